@@ -1,0 +1,556 @@
+//! Session entries (`type` tag): the nodes of the session tree.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Number, Value};
+
+use crate::content::{Extra, UserContent};
+use crate::ids::{EntryId, Timestamp};
+use crate::message::{AgentMessage, Usage};
+
+/// The fields every entry shares: its id, its parent and when it was written.
+///
+/// Legacy v1 entries have no `id` and no `parentId`; an entry written by some
+/// writers lacks `timestamp`. Those are `None` here and stay absent on output
+/// (a missing `parentId` is written back as `null`, which the tree reads the same way).
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryBase {
+    /// The entry's id.
+    #[serde(default)]
+    pub id: Option<EntryId>,
+    /// The parent entry, `None` for a root.
+    #[serde(default)]
+    pub parent_id: Option<EntryId>,
+    /// ISO-8601 time of writing.
+    #[serde(default)]
+    pub timestamp: Option<Timestamp>,
+}
+
+impl Serialize for EntryBase {
+    /// `id` and `timestamp` are written when present. `parentId` is written (as
+    /// `null` for a root) whenever the entry has an id; an id-less legacy v1 entry
+    /// gets no `parentId` key, as in its source.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        if let Some(id) = &self.id {
+            m.serialize_entry("id", id)?;
+        }
+        if self.id.is_some() || self.parent_id.is_some() {
+            m.serialize_entry("parentId", &self.parent_id)?;
+        }
+        if let Some(ts) = &self.timestamp {
+            m.serialize_entry("timestamp", ts)?;
+        }
+        m.end()
+    }
+}
+
+impl EntryBase {
+    /// A base with every field set, as the append methods produce it.
+    pub fn new(id: EntryId, parent_id: Option<EntryId>, timestamp: Timestamp) -> Self {
+        Self {
+            id: Some(id),
+            parent_id,
+            timestamp: Some(timestamp),
+        }
+    }
+}
+
+/// One entry of a session tree (`type` tag). The session header is not an entry;
+/// see [`crate::Record`].
+///
+/// An entry whose `type` this version does not know is kept whole in
+/// [`Entry::Unknown`] and serialized back unchanged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+#[non_exhaustive]
+// Variants are plain data read once and matched on; boxing them would only add
+// allocations and indirection to every consumer.
+#[allow(clippy::large_enum_variant)]
+pub enum Entry {
+    /// `message`: an [`AgentMessage`].
+    #[serde(rename = "message")]
+    Message(MessageEntry),
+    /// `thinking_level_change`
+    #[serde(rename = "thinking_level_change")]
+    ThinkingLevelChange(ThinkingLevelChangeEntry),
+    /// `model_change`
+    #[serde(rename = "model_change")]
+    ModelChange(ModelChangeEntry),
+    /// `service_tier_change`
+    #[serde(rename = "service_tier_change")]
+    ServiceTierChange(ServiceTierChangeEntry),
+    /// `compaction`
+    #[serde(rename = "compaction")]
+    Compaction(CompactionEntry),
+    /// `branch_summary`
+    #[serde(rename = "branch_summary")]
+    BranchSummary(BranchSummaryEntry),
+    /// `custom`: extension state, never in the context.
+    #[serde(rename = "custom")]
+    Custom(CustomEntry),
+    /// `child_usage_attributed`: usage of a child run folded into an assistant message.
+    #[serde(rename = "child_usage_attributed")]
+    ChildUsageAttributed(ChildUsageAttributedEntry),
+    /// `custom_message`: an extension message that is in the context.
+    #[serde(rename = "custom_message")]
+    CustomMessage(CustomMessageEntry),
+    /// `label`: a bookmark on another entry.
+    #[serde(rename = "label")]
+    Label(LabelEntry),
+    /// `session_info`: the display name.
+    #[serde(rename = "session_info")]
+    SessionInfo(SessionInfoEntry),
+    /// `session_state`: daemon lifecycle state.
+    #[serde(rename = "session_state")]
+    SessionState(SessionStateEntry),
+    /// `agent_status`: the agents-view status line.
+    #[serde(rename = "agent_status")]
+    AgentStatus(AgentStatusEntry),
+    /// `git_state`: a repository snapshot.
+    #[serde(rename = "git_state")]
+    GitState(GitStateEntry),
+    /// An entry of a type this version does not model, with its `type` key.
+    #[serde(untagged)]
+    Unknown(Extra),
+}
+
+/// The `type` strings of the entry types this version models, in the seed's order.
+pub const KNOWN_ENTRY_TYPES: [&str; 14] = [
+    "message",
+    "thinking_level_change",
+    "model_change",
+    "service_tier_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "child_usage_attributed",
+    "custom_message",
+    "label",
+    "session_info",
+    "session_state",
+    "agent_status",
+    "git_state",
+];
+
+macro_rules! for_each_known {
+    ($self:expr, $e:ident => $body:expr, unknown $m:ident => $ubody:expr) => {
+        match $self {
+            Entry::Message($e) => $body,
+            Entry::ThinkingLevelChange($e) => $body,
+            Entry::ModelChange($e) => $body,
+            Entry::ServiceTierChange($e) => $body,
+            Entry::Compaction($e) => $body,
+            Entry::BranchSummary($e) => $body,
+            Entry::Custom($e) => $body,
+            Entry::ChildUsageAttributed($e) => $body,
+            Entry::CustomMessage($e) => $body,
+            Entry::Label($e) => $body,
+            Entry::SessionInfo($e) => $body,
+            Entry::SessionState($e) => $body,
+            Entry::AgentStatus($e) => $body,
+            Entry::GitState($e) => $body,
+            Entry::Unknown($m) => $ubody,
+        }
+    };
+}
+
+impl Entry {
+    /// The `type` string (`None` only for an unknown entry without a string `type`).
+    pub fn entry_type(&self) -> Option<&str> {
+        Some(match self {
+            Entry::Message(_) => "message",
+            Entry::ThinkingLevelChange(_) => "thinking_level_change",
+            Entry::ModelChange(_) => "model_change",
+            Entry::ServiceTierChange(_) => "service_tier_change",
+            Entry::Compaction(_) => "compaction",
+            Entry::BranchSummary(_) => "branch_summary",
+            Entry::Custom(_) => "custom",
+            Entry::ChildUsageAttributed(_) => "child_usage_attributed",
+            Entry::CustomMessage(_) => "custom_message",
+            Entry::Label(_) => "label",
+            Entry::SessionInfo(_) => "session_info",
+            Entry::SessionState(_) => "session_state",
+            Entry::AgentStatus(_) => "agent_status",
+            Entry::GitState(_) => "git_state",
+            Entry::Unknown(m) => return m.get("type").and_then(Value::as_str),
+        })
+    }
+
+    /// The entry's id (`None` for legacy v1 entries and id-less unknown entries).
+    pub fn id(&self) -> Option<&str> {
+        for_each_known!(self, e => e.base.id.as_ref().map(EntryId::as_str), unknown m => unknown_str(m, "id"))
+    }
+
+    /// The parent's id (`None` for a root, and for `null`, absent or non-string values).
+    pub fn parent_id(&self) -> Option<&str> {
+        for_each_known!(self, e => e.base.parent_id.as_ref().map(EntryId::as_str), unknown m => unknown_str(m, "parentId"))
+    }
+
+    /// The entry timestamp as written.
+    pub fn timestamp(&self) -> Option<&str> {
+        for_each_known!(self, e => e.base.timestamp.as_ref().map(Timestamp::as_str), unknown m => unknown_str(m, "timestamp"))
+    }
+
+    /// The entry timestamp as `Date.parse` reads it (`None` where it gives `NaN`).
+    pub fn timestamp_ms(&self) -> Option<i64> {
+        self.timestamp().and_then(crate::ids::parse_js_date)
+    }
+
+    /// The shared base fields, `None` for an unknown entry.
+    pub fn base(&self) -> Option<&EntryBase> {
+        for_each_known!(self, e => Some(&e.base), unknown _m => None)
+    }
+
+    /// The shared base fields, mutable; `None` for an unknown entry.
+    pub fn base_mut(&mut self) -> Option<&mut EntryBase> {
+        for_each_known!(self, e => Some(&mut e.base), unknown _m => None)
+    }
+
+    /// The message of a `message` entry.
+    pub fn as_message(&self) -> Option<&AgentMessage> {
+        match self {
+            Entry::Message(m) => Some(&m.message),
+            _ => None,
+        }
+    }
+}
+
+fn unknown_str<'a>(m: &'a Extra, key: &str) -> Option<&'a str> {
+    m.get(key).and_then(Value::as_str)
+}
+
+/// `message`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The stored message.
+    pub message: AgentMessage,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `thinking_level_change`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingLevelChangeEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// `off`, `minimal`, `low`, `medium`, `high`, `xhigh` (not validated, as in the reference).
+    pub thinking_level: String,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `model_change`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChangeEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// Provider, e.g. `openai`.
+    pub provider: String,
+    /// Model id, e.g. `gpt-4o`.
+    pub model_id: String,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `service_tier_change`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceTierChangeEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// Provider service tier, e.g. `priority`.
+    pub service_tier: String,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `compaction`: a summary standing in for the history before `firstKeptEntryId`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The summary.
+    pub summary: String,
+    /// First entry kept verbatim after the summary (absent after some v1 migrations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_kept_entry_id: Option<EntryId>,
+    /// Context size before compaction.
+    pub tokens_before: Number,
+    /// Implementation data, e.g. `{readFiles, modifiedFiles}`.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub details: Option<Value>,
+    /// Whether an extension produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `branch_summary`: what happened on the branch the user left.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The entry branched from, or `"root"`.
+    pub from_id: String,
+    /// The summary (an empty one adds nothing to the context).
+    pub summary: String,
+    /// File tracking or extension data.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub details: Option<Value>,
+    /// Whether an extension produced it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `custom`: extension state. The reference writes its payload before the base fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomEntry {
+    /// Extension identifier.
+    pub custom_type: String,
+    /// Extension data (absent, `null` or any value).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub data: Option<Value>,
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `child_usage_attributed`: a child run's usage folded into an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChildUsageAttributedEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The assistant message entry the usage is attributed to.
+    pub target_id: EntryId,
+    /// The usage one child added.
+    pub child_usage: Usage,
+    /// The target's usage after adding it.
+    pub aggregate_usage: Usage,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `custom_message`: an extension message in the context. The reference writes its
+/// payload before the base fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessageEntry {
+    /// Extension identifier.
+    pub custom_type: String,
+    /// A string or text/image blocks.
+    pub content: UserContent,
+    /// Whether the interface shows it.
+    pub display: bool,
+    /// Extension metadata (not sent to the model).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub details: Option<Value>,
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `label`: sets or (without `label`) clears the label of `targetId`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The labelled entry.
+    pub target_id: EntryId,
+    /// The label; absent or empty clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `session_info`: the session's display name (empty clears it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfoEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The name (trimmed on write by the append method).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// Daemon-managed lifecycle state of a session.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SessionState {
+    /// Running or resumable.
+    Active,
+    /// Put away (legacy `sleep` reads as this).
+    Archived,
+    /// Legacy: the owner crashed.
+    Crash,
+    /// A state this version does not know, kept as written.
+    Other(String),
+}
+
+impl SessionState {
+    /// The JSON string written for this state.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Active => "active",
+            Self::Archived => "archived",
+            Self::Crash => "crash",
+            Self::Other(s) => s,
+        }
+    }
+}
+
+impl Serialize for SessionState {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionState {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(match s.as_str() {
+            "active" => Self::Active,
+            "archived" | "sleep" => Self::Archived,
+            "crash" => Self::Crash,
+            _ => Self::Other(s),
+        })
+    }
+}
+
+/// `session_state`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStateEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The lifecycle state.
+    pub state: SessionState,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The agents-view status of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStatus {
+    /// One-line summary.
+    pub summary: String,
+    /// Optional task state, e.g. `working`, `blocked`, `done`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_state: Option<String>,
+    /// How many messages the summary was made from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_message_count: Option<u64>,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `agent_status`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStatusEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The status.
+    pub status: AgentStatus,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A repository snapshot.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GitState {
+    /// Current branch, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// HEAD commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// Whether the work tree had changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty: Option<bool>,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `git_state`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GitStateEntry {
+    /// id, parentId, timestamp.
+    #[serde(flatten)]
+    pub base: EntryBase,
+    /// The snapshot.
+    pub git: GitState,
+    /// Unmodelled fields.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}

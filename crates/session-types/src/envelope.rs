@@ -1,0 +1,174 @@
+//! A cheap, borrowed view of the tree fields of one record, for indexing and import.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, Visitor};
+
+/// The fields that place a record in the tree, read without building the whole entry.
+///
+/// Strings that are not strings (a numeric `id`, say) read as `None`, so a hostile
+/// record cannot make this fail after the JSON itself is valid.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Envelope<'a> {
+    /// `type`
+    #[serde(rename = "type", default, borrow, deserialize_with = "lenient_str")]
+    pub entry_type: Option<Cow<'a, str>>,
+    /// `id`
+    #[serde(default, borrow, deserialize_with = "lenient_str")]
+    pub id: Option<Cow<'a, str>>,
+    /// `parentId` (`None` for `null`, absent or not a string).
+    #[serde(rename = "parentId", default, borrow, deserialize_with = "lenient_str")]
+    pub parent_id: Option<Cow<'a, str>>,
+    /// `timestamp`
+    #[serde(default, borrow, deserialize_with = "lenient_str")]
+    pub timestamp: Option<Cow<'a, str>>,
+    /// `message.role` for `message` entries.
+    #[serde(default, borrow)]
+    pub message: Option<MessageEnvelope<'a>>,
+}
+
+/// The role of a stored message.
+#[derive(Debug, Clone, Default)]
+pub struct MessageEnvelope<'a> {
+    /// `role`
+    pub role: Option<Cow<'a, str>>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MessageEnvelope<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Inner<'a> {
+            #[serde(default, borrow, deserialize_with = "lenient_str")]
+            role: Option<Cow<'a, str>>,
+        }
+        // A non-object `message` is data too: it has no role.
+        let v = LenientObject::<Inner<'a>>::deserialize(d)?;
+        Ok(MessageEnvelope {
+            role: v.0.and_then(|i| i.role),
+        })
+    }
+}
+
+struct LenientObject<T>(Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for LenientObject<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = LenientObject<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|t| LenientObject(Some(t)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LenientObject(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(LenientObject(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LenientObject(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LenientObject(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LenientObject(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LenientObject(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LenientObject(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+fn lenient_str<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'a, str>>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(s)))
+        }
+        fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(s.to_owned())))
+        }
+        fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(s)))
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    d.deserialize_any(V)
+}
+
+impl<'a> Envelope<'a> {
+    /// Reads the envelope of one JSON object.
+    ///
+    /// ```
+    /// use session_types::Envelope;
+    /// let e = Envelope::parse(r#"{"type":"message","id":"b","parentId":"a","message":{"role":"user","content":"hi"}}"#).unwrap();
+    /// assert_eq!(e.parent_id.as_deref(), Some("a"));
+    /// assert_eq!(e.role(), Some("user"));
+    /// ```
+    pub fn parse(text: &'a str) -> Result<Self, crate::ParseError> {
+        if text.trim_start().as_bytes().first() != Some(&b'{') {
+            return Err(crate::Record::parse(text).err().unwrap_or_else(|| {
+                crate::ParseError::from_serde(
+                    text,
+                    &serde::de::Error::custom("expected a JSON object"),
+                )
+            }));
+        }
+        serde_json::from_str(text).map_err(|e| crate::ParseError::from_serde(text, &e))
+    }
+
+    /// `message.role`, if this is a message with a string role.
+    pub fn role(&self) -> Option<&str> {
+        self.message.as_ref().and_then(|m| m.role.as_deref())
+    }
+}

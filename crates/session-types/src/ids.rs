@@ -1,0 +1,248 @@
+//! Identities and timestamps as they appear in the logical model.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The id of one entry in a session tree (the reference writes 8 lowercase hex
+/// characters; any string is accepted on read).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct EntryId(pub String);
+
+impl EntryId {
+    /// Wraps a string as an entry id.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+
+    /// The id as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for EntryId {
+    fn from(s: &str) -> Self {
+        Self(s.to_owned())
+    }
+}
+
+impl From<String> for EntryId {
+    fn from(s: String) -> Self {
+        Self(s)
+    }
+}
+
+impl AsRef<str> for EntryId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for EntryId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The id of a session, as carried by its header (a UUID in practice; any
+/// string is accepted on read, validation of file-name safety is the manager's job).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SessionId(pub String);
+
+impl SessionId {
+    /// Wraps a string as a session id.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+
+    /// The id as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An entry timestamp: an ISO-8601 string such as `2025-12-03T14:00:00.000Z`.
+///
+/// The string is kept exactly as read; [`Timestamp::unix_ms`] interprets it the
+/// way JavaScript's `Date.parse` does for the ISO forms the reference writes, and
+/// gives `None` where `Date.parse` gives `NaN`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Timestamp(pub String);
+
+impl Timestamp {
+    /// Wraps a string as a timestamp (no validation: invalid ones are data too).
+    pub fn new(ts: impl Into<String>) -> Self {
+        Self(ts.into())
+    }
+
+    /// Formats milliseconds since the Unix epoch as the reference does
+    /// (`toISOString()`: UTC, millisecond precision, `Z`).
+    ///
+    /// ```
+    /// use session_types::Timestamp;
+    /// assert_eq!(Timestamp::from_unix_ms(0).as_str(), "1970-01-01T00:00:00.000Z");
+    /// ```
+    pub fn from_unix_ms(ms: i64) -> Self {
+        let dt = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms).unwrap_or_default();
+        Self(dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+    }
+
+    /// The timestamp as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Milliseconds since the Unix epoch, or `None` for what `Date.parse` rejects.
+    ///
+    /// ```
+    /// use session_types::Timestamp;
+    /// assert_eq!(Timestamp::new("2025-01-01T00:00:00.000Z").unix_ms(), Some(1735689600000));
+    /// assert_eq!(Timestamp::new("garbage").unix_ms(), None);
+    /// ```
+    pub fn unix_ms(&self) -> Option<i64> {
+        parse_js_date(&self.0)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// `Date.parse` for the ISO-8601 forms of ECMA-262 §21.4.1.32: `YYYY`, `YYYY-MM`,
+/// `YYYY-MM-DD`, optionally followed by `THH:mm`, `:ss`, `.sss` and `Z` or `±HH:mm`.
+/// Date-only forms are UTC; date-time forms without an offset are taken as UTC too
+/// (the reference runs them in local time — our tests and fixtures use UTC).
+pub fn parse_js_date(s: &str) -> Option<i64> {
+    use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+    let b = s.as_bytes();
+    let mut i = 0;
+    let num = |i: &mut usize, n: usize| -> Option<u32> {
+        let d = b.get(*i..*i + n)?;
+        if !d.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        *i += n;
+        std::str::from_utf8(d).ok()?.parse().ok()
+    };
+    let year = num(&mut i, 4)? as i32;
+    let (mut month, mut day) = (1, 1);
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+        month = num(&mut i, 2)?;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+            day = num(&mut i, 2)?;
+        }
+    }
+    let date = NaiveDate::from_ymd_opt(year, month, day)?;
+    let (mut h, mut m, mut sec, mut ms) = (0, 0, 0, 0);
+    let mut offset_min: i64 = 0;
+    if b.get(i) == Some(&b'T') {
+        i += 1;
+        h = num(&mut i, 2)?;
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        m = num(&mut i, 2)?;
+        if b.get(i) == Some(&b':') {
+            i += 1;
+            sec = num(&mut i, 2)?;
+            if b.get(i) == Some(&b'.') {
+                i += 1;
+                let start = i;
+                while b.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+                if i == start {
+                    return None;
+                }
+                let frac = &s[start..i];
+                let frac3: String = frac.chars().chain("000".chars()).take(3).collect();
+                ms = frac3.parse().ok()?;
+            }
+        }
+        match b.get(i) {
+            Some(b'Z') => i += 1,
+            Some(&sign @ (b'+' | b'-')) => {
+                i += 1;
+                let oh = num(&mut i, 2)? as i64;
+                if b.get(i) != Some(&b':') {
+                    return None;
+                }
+                i += 1;
+                let om = num(&mut i, 2)? as i64;
+                offset_min = (oh * 60 + om) * if sign == b'+' { 1 } else { -1 };
+            }
+            _ => {}
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    let (h, m) = if h == 24 && m == 0 && sec == 0 && ms == 0 {
+        // ECMA-262 allows 24:00 as the end of the day.
+        return Some(
+            NaiveDateTime::new(date, NaiveTime::MIN)
+                .and_utc()
+                .timestamp_millis()
+                + 86_400_000
+                - offset_min * 60_000,
+        );
+    } else {
+        (h, m)
+    };
+    let time = NaiveTime::from_hms_milli_opt(h, m, sec, ms)?;
+    Some(NaiveDateTime::new(date, time).and_utc().timestamp_millis() - offset_min * 60_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn js_date_forms() {
+        assert_eq!(
+            parse_js_date("2025-01-01T00:00:00.000Z"),
+            Some(1_735_689_600_000)
+        );
+        assert_eq!(parse_js_date("2025-01-01"), Some(1_735_689_600_000));
+        assert_eq!(
+            parse_js_date("2025-01-01T01:00:00+01:00"),
+            Some(1_735_689_600_000)
+        );
+        assert_eq!(
+            parse_js_date("2025-01-01T00:00:00.5Z"),
+            Some(1_735_689_600_500)
+        );
+        assert_eq!(parse_js_date("2025-13-01"), None);
+        assert_eq!(parse_js_date(""), None);
+        assert_eq!(parse_js_date("garbage"), None);
+        assert_eq!(parse_js_date("2025-01-01T00:00:00.000Zjunk"), None);
+    }
+
+    #[test]
+    fn iso_formatting_round_trips() {
+        let ts = Timestamp::from_unix_ms(1_735_689_600_123);
+        assert_eq!(ts.as_str(), "2025-01-01T00:00:00.123Z");
+        assert_eq!(ts.unix_ms(), Some(1_735_689_600_123));
+    }
+}

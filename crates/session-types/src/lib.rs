@@ -1,0 +1,53 @@
+//! The logical data model of Base Context sessions.
+//!
+//! Layer 0 of the workspace: everything else (journal framing aside) speaks these
+//! types. This crate knows JSON and nothing about files, bytes on disk, clocks or
+//! randomness.
+//!
+//! A tour:
+//! - [`Record`] is one JSON record: a [`SessionHeader`] or an [`Entry`].
+//! - [`Entry`] has one variant per entry type of the seed (`message`, `compaction`,
+//!   `label`, …) plus [`Entry::Unknown`], which keeps entries of future types whole.
+//! - [`AgentMessage`] (`role` tag) and [`ContentBlock`] (`type` tag) are modelled the
+//!   same way, with `Unknown` variants; every struct keeps unmodelled fields in `extra`.
+//! - Constructors such as [`Entry::label`] build entries with the reference
+//!   implementation's key order.
+//! - [`Envelope`] reads just the tree fields (`type`, `id`, `parentId`, `timestamp`,
+//!   `message.role`) without building the entry.
+//! - [`json`] holds the JavaScript-number and lone-surrogate helpers.
+//!
+//! Round trips are by value: `parse → to_json → parse` gives an equal value. Byte
+//! exactness is the journal's job (it keeps payloads verbatim).
+//!
+//! ```
+//! use session_types::{Entry, EntryBase, EntryId, Record, Timestamp};
+//!
+//! let base = EntryBase::new(EntryId::new("a1b2c3d4"), None, Timestamp::new("2025-01-01T00:00:00.000Z"));
+//! let entry = Entry::thinking_level_change(base, "high");
+//! let json = entry.to_json();
+//! assert_eq!(
+//!     json,
+//!     r#"{"type":"thinking_level_change","id":"a1b2c3d4","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","thinkingLevel":"high"}"#
+//! );
+//! assert_eq!(Record::parse(&json).unwrap(), Record::Entry(entry));
+//! ```
+
+pub mod construct;
+pub mod content;
+pub mod entry;
+pub mod envelope;
+pub mod header;
+pub mod ids;
+pub mod json;
+pub mod message;
+pub mod record;
+
+pub use content::{
+    ContentBlock, Extra, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent,
+};
+pub use entry::*;
+pub use envelope::{Envelope, MessageEnvelope};
+pub use header::{CURRENT_VERSION, SessionHeader};
+pub use ids::{EntryId, SessionId, Timestamp, parse_js_date};
+pub use message::*;
+pub use record::{ParseError, ParseErrorKind, Record};

@@ -1,0 +1,258 @@
+//! Parsing and writing one record (a header or an entry) as JSON text.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::entry::Entry;
+use crate::header::SessionHeader;
+use crate::json::find_lone_surrogates;
+
+/// One JSON record of a session: the header or an entry.
+#[derive(Debug, Clone, PartialEq)]
+// Variants are plain data read once and matched on; boxing them would only add
+// allocations and indirection to every consumer.
+#[allow(clippy::large_enum_variant)]
+pub enum Record {
+    /// `type: "session"`
+    Header(SessionHeader),
+    /// Any other `type`.
+    Entry(Entry),
+}
+
+impl Record {
+    /// Parses one record from JSON text (one legacy line, or one journal payload).
+    ///
+    /// ```
+    /// use session_types::Record;
+    /// let r = Record::parse(r#"{"type":"label","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","targetId":"b2","label":"x"}"#).unwrap();
+    /// assert!(matches!(r, Record::Entry(e) if e.entry_type() == Some("label")));
+    /// ```
+    pub fn parse(text: &str) -> Result<Record, ParseError> {
+        match Entry::parse(text)? {
+            Entry::Unknown(map) if map.get("type").and_then(Value::as_str) == Some("session") => {
+                serde_json::from_value::<SessionHeader>(Value::Object(map))
+                    .map(Record::Header)
+                    .map_err(|e| ParseError::from_serde(text, &e))
+            }
+            entry => Ok(Record::Entry(entry)),
+        }
+    }
+
+    /// Compact JSON text, keys in the reference's order for the modelled fields.
+    pub fn to_json(&self) -> String {
+        match self {
+            Record::Header(h) => header_to_json(h),
+            Record::Entry(e) => e.to_json(),
+        }
+    }
+}
+
+fn header_to_json(h: &SessionHeader) -> String {
+    #[derive(serde::Serialize)]
+    struct Tagged<'a> {
+        #[serde(rename = "type")]
+        t: &'static str,
+        #[serde(flatten)]
+        h: &'a SessionHeader,
+    }
+    serde_json::to_string(&Tagged { t: "session", h }).unwrap_or_default()
+}
+
+impl SessionHeader {
+    /// Compact JSON text with `"type":"session"` first.
+    pub fn to_json(&self) -> String {
+        header_to_json(self)
+    }
+}
+
+impl Entry {
+    /// Parses one entry from JSON text. A `type` this version does not know gives
+    /// [`Entry::Unknown`]; a known `type` with missing or wrong-typed fields is an error.
+    pub fn parse(text: &str) -> Result<Entry, ParseError> {
+        let first = text.trim_start().as_bytes().first().copied();
+        if first != Some(b'{') {
+            // Still run the parser so a syntax error is located precisely.
+            return Err(match serde_json::from_str::<Value>(text) {
+                Err(e) => ParseError::from_serde(text, &e),
+                Ok(v) => ParseError::new(
+                    ParseErrorKind::NotAnObject,
+                    1,
+                    1,
+                    format!("expected a JSON object, found {}", kind_name(&v)),
+                ),
+            });
+        }
+        let entry: Entry =
+            serde_json::from_str(text).map_err(|e| ParseError::from_serde(text, &e))?;
+        if let Entry::Unknown(map) = &entry {
+            match map.get("type") {
+                Some(Value::String(t)) if crate::entry::KNOWN_ENTRY_TYPES.contains(&t.as_str()) => {
+                    // serde fell back to the untagged variant: a known type in the
+                    // wrong shape. Re-read it as that type to name what was wrong.
+                    return Err(known_type_error(text, t));
+                }
+                Some(Value::String(_)) => {}
+                Some(other) => {
+                    return Err(ParseError::new(
+                        ParseErrorKind::WrongShape,
+                        1,
+                        1,
+                        format!("expected `type` to be a string, found {}", kind_name(other)),
+                    ));
+                }
+                None => {
+                    return Err(ParseError::new(
+                        ParseErrorKind::WrongShape,
+                        1,
+                        1,
+                        "missing field `type`".to_owned(),
+                    ));
+                }
+            }
+        }
+        Ok(entry)
+    }
+
+    /// Compact JSON text, keys in the reference's order for the modelled fields
+    /// (unmodelled fields follow in their original order).
+    pub fn to_json(&self) -> String {
+        // Serializing these types cannot fail: every map key is a string.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+fn known_type_error(text: &str, entry_type: &str) -> ParseError {
+    use crate::entry::*;
+    fn err<T: serde::de::DeserializeOwned>(text: &str) -> Option<serde_json::Error> {
+        serde_json::from_str::<T>(text).err()
+    }
+    let e = match entry_type {
+        "message" => err::<MessageEntry>(text),
+        "thinking_level_change" => err::<ThinkingLevelChangeEntry>(text),
+        "model_change" => err::<ModelChangeEntry>(text),
+        "service_tier_change" => err::<ServiceTierChangeEntry>(text),
+        "compaction" => err::<CompactionEntry>(text),
+        "branch_summary" => err::<BranchSummaryEntry>(text),
+        "custom" => err::<CustomEntry>(text),
+        "child_usage_attributed" => err::<ChildUsageAttributedEntry>(text),
+        "custom_message" => err::<CustomMessageEntry>(text),
+        "label" => err::<LabelEntry>(text),
+        "session_info" => err::<SessionInfoEntry>(text),
+        "session_state" => err::<SessionStateEntry>(text),
+        "agent_status" => err::<AgentStatusEntry>(text),
+        _ => err::<GitStateEntry>(text),
+    };
+    match e {
+        Some(e) => {
+            let mut pe = ParseError::from_serde(text, &e);
+            pe.message = format!("`{entry_type}` entry: {}", pe.message);
+            pe
+        }
+        None => ParseError::new(
+            ParseErrorKind::WrongShape,
+            1,
+            1,
+            format!("`{entry_type}` entry does not match its model"),
+        ),
+    }
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What was wrong with a record's JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParseErrorKind {
+    /// Not JSON text at all, or broken JSON.
+    Syntax,
+    /// The text ends in the middle of a value (a torn line).
+    Truncated,
+    /// Valid JSON, but not an object.
+    NotAnObject,
+    /// An object with missing or wrong-typed fields for its `type`.
+    WrongShape,
+    /// A lone UTF-16 surrogate escape such as `\ud83d`, which a Rust string cannot hold.
+    LoneSurrogate,
+}
+
+/// A located error from parsing one record. Callers add the file and line number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ParseError {
+    /// The class of error.
+    pub kind: ParseErrorKind,
+    /// 1-based line within the record text (records are one line, so usually 1).
+    pub line: usize,
+    /// 1-based column (byte) within that line.
+    pub column: usize,
+    /// What was expected and what was found.
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at column {}", self.message, self.column)?;
+        if self.line > 1 {
+            write!(f, " of line {}", self.line)?;
+        }
+        Ok(())
+    }
+}
+
+impl ParseError {
+    fn new(kind: ParseErrorKind, line: usize, column: usize, message: String) -> Self {
+        Self {
+            kind,
+            line,
+            column,
+            message,
+        }
+    }
+
+    /// Classifies a `serde_json` error on `text`.
+    pub fn from_serde(text: &str, e: &serde_json::Error) -> Self {
+        use serde_json::error::Category;
+        let mut message = e.to_string();
+        // serde_json appends " at line L column C"; we report the location ourselves.
+        if let Some(cut) = message.rfind(" at line ") {
+            message.truncate(cut);
+        }
+        let kind = match e.classify() {
+            Category::Eof => ParseErrorKind::Truncated,
+            Category::Data => ParseErrorKind::WrongShape,
+            Category::Syntax | Category::Io => {
+                if message.contains("surrogate") || !find_lone_surrogates(text).is_empty() {
+                    ParseErrorKind::LoneSurrogate
+                } else {
+                    ParseErrorKind::Syntax
+                }
+            }
+        };
+        if let (ParseErrorKind::LoneSurrogate, Some(s)) = (kind, find_lone_surrogates(text).first())
+        {
+            message = format!(
+                "lone UTF-16 surrogate \\u{:04x} (not representable)",
+                s.unit
+            );
+            let (line, column) = line_col(text, s.offset);
+            return Self::new(kind, line, column, message);
+        }
+        Self::new(kind, e.line().max(1), e.column().max(1), message)
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    (line, col)
+}

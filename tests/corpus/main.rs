@@ -1,0 +1,1 @@
+//! The golden corpus, checked across crates.

@@ -1,0 +1,5 @@
+//! Workspace automation. Run `cargo xtask help`.
+
+fn main() -> anyhow::Result<()> {
+    anyhow::bail!("no command yet")
+}
