@@ -1,5 +1,41 @@
-//! Workspace automation. Run `cargo xtask help`.
+//! Workspace automation: `cargo xtask <command>`.
+//!
+//! Commands:
+//! - `layers` — checks that our crates depend on each other only downward.
+//! - `fixtures [--check]` — regenerates (or checks) the golden corpus.
+//!
+//! Commands that drive the reference implementation need node and the npm package
+//! `@mariozechner/pi-coding-agent@0.73.1`; see `tests/fixtures/README.md`.
 
-fn main() -> anyhow::Result<()> {
-    anyhow::bail!("no command yet")
+use anyhow::{Result, bail};
+
+// Command modules. Each exposes `pub(crate) fn run(args: &[String]) -> Result<()>`.
+mod fixtures;
+mod layers;
+// <command modules: add `mod name;` lines above this marker>
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        print_help();
+        return Ok(());
+    };
+    match command.as_str() {
+        "layers" => layers::run(rest),
+        "fixtures" => fixtures::run(rest),
+        // <command dispatch: add `"name" => name::run(rest),` lines above this marker>
+        "help" | "--help" | "-h" => {
+            print_help();
+            Ok(())
+        }
+        other => bail!("unknown command `{other}`; run `cargo xtask help`"),
+    }
+}
+
+fn print_help() {
+    println!(
+        "cargo xtask <command>\n\n\
+         layers             check the crate layering (reads `cargo metadata`)\n\
+         fixtures [--check] regenerate the golden corpus (or check it is up to date)\n"
+    );
 }
