@@ -32,6 +32,12 @@ fn main() -> Result<()> {
     }
 }
 
+/// The workspace root (the parent of `xtask/`).
+pub(crate) fn workspace_root() -> std::path::PathBuf {
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().map_or_else(|| here.to_path_buf(), std::path::Path::to_path_buf)
+}
+
 fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
