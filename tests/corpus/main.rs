@@ -1,1 +1,3 @@
 //! The golden corpus, checked across crates.
+
+mod inventory;

@@ -1,0 +1,165 @@
+//! Time and identity sources, injected so fixtures and tests are byte-stable.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use session_types::{EntryId, Timestamp};
+
+/// Where the manager gets "now" from.
+pub trait Clock: Send + Sync + std::fmt::Debug {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+
+    /// Now as the reference writes it (`toISOString()`).
+    fn now(&self) -> Timestamp {
+        Timestamp::from_unix_ms(self.now_ms())
+    }
+}
+
+/// The real clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+    }
+}
+
+/// A clock for tests: starts at a fixed instant and advances by a fixed step on
+/// every reading.
+#[derive(Debug)]
+pub struct FixedClock {
+    next: AtomicU64,
+    step_ms: u64,
+}
+
+impl FixedClock {
+    /// Starts at `start_ms`, advancing `step_ms` per reading.
+    pub fn new(start_ms: u64, step_ms: u64) -> Self {
+        Self {
+            next: AtomicU64::new(start_ms),
+            step_ms,
+        }
+    }
+}
+
+impl Clock for FixedClock {
+    fn now_ms(&self) -> i64 {
+        let v = self.next.fetch_add(self.step_ms, Ordering::Relaxed);
+        i64::try_from(v).unwrap_or(i64::MAX)
+    }
+}
+
+/// Where new session ids, entry ids and journal ids come from.
+pub trait IdSource: Send + Sync + std::fmt::Debug {
+    /// A new session id (UUIDv7 text by default).
+    fn session_id(&self, now_ms: i64) -> String;
+    /// A candidate entry id (8 lowercase hex characters, as the reference).
+    fn entry_id(&self) -> EntryId;
+    /// 16 random bytes for a journal's identity.
+    fn journal_id(&self) -> [u8; 16];
+}
+
+/// Random ids: UUIDv7 session ids, 8-hex entry ids from UUIDv4.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RandomIds;
+
+impl IdSource for RandomIds {
+    fn session_id(&self, now_ms: i64) -> String {
+        let secs = u64::try_from(now_ms.max(0)).unwrap_or(0) / 1000;
+        let nanos = u32::try_from(now_ms.rem_euclid(1000)).unwrap_or(0) * 1_000_000;
+        let ts = uuid::Timestamp::from_unix(uuid::NoContext, secs, nanos);
+        uuid::Uuid::new_v7(ts).to_string()
+    }
+
+    fn entry_id(&self) -> EntryId {
+        EntryId::new(uuid::Uuid::new_v4().simple().to_string()[..8].to_owned())
+    }
+
+    fn journal_id(&self) -> [u8; 16] {
+        *uuid::Uuid::new_v4().as_bytes()
+    }
+}
+
+/// Deterministic ids for tests and fixtures: a counter mixed through a small
+/// permutation, so ids look random but repeat exactly from run to run.
+#[derive(Debug)]
+pub struct SeededIds {
+    state: AtomicU64,
+}
+
+impl SeededIds {
+    /// Ids derived from `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self {
+            state: AtomicU64::new(seed),
+        }
+    }
+
+    fn next(&self) -> u64 {
+        // splitmix64
+        let mut z = self
+            .state
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+            .wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+impl IdSource for SeededIds {
+    fn session_id(&self, now_ms: i64) -> String {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&self.next().to_be_bytes());
+        bytes[8..].copy_from_slice(&self.next().to_be_bytes());
+        let ms = u64::try_from(now_ms.max(0)).unwrap_or(0);
+        bytes[..6].copy_from_slice(&ms.to_be_bytes()[2..]);
+        bytes[6] = 0x70 | (bytes[6] & 0x0f);
+        bytes[8] = 0x80 | (bytes[8] & 0x3f);
+        uuid::Uuid::from_bytes(bytes).to_string()
+    }
+
+    fn entry_id(&self) -> EntryId {
+        EntryId::new(format!("{:08x}", self.next() >> 32))
+    }
+
+    fn journal_id(&self) -> [u8; 16] {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&self.next().to_le_bytes());
+        bytes[8..].copy_from_slice(&self.next().to_le_bytes());
+        bytes
+    }
+}
+
+/// The injected sources a manager uses.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The clock.
+    pub clock: Arc<dyn Clock>,
+    /// The id source.
+    pub ids: Arc<dyn IdSource>,
+}
+
+impl Default for Sources {
+    fn default() -> Self {
+        Self {
+            clock: Arc::new(SystemClock),
+            ids: Arc::new(RandomIds),
+        }
+    }
+}
+
+impl Sources {
+    /// Deterministic sources: a fixed clock (1 s steps from `start_ms`) and seeded ids.
+    pub fn deterministic(start_ms: u64, seed: u64) -> Self {
+        Self {
+            clock: Arc::new(FixedClock::new(start_ms, 1000)),
+            ids: Arc::new(SeededIds::new(seed)),
+        }
+    }
+}
