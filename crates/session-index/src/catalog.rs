@@ -1,0 +1,335 @@
+//! Listing sessions through a per-directory catalog (`<sessions>/.catalog`).
+//!
+//! The catalog holds, per journal file, the journal's id, the length its record
+//! describes, and the listing summary at that length. A listing reads the directory,
+//! `stat`s each journal and reads the catalog: a record whose length equals the
+//! journal's length is used as is (no journal is opened). Any other journal is opened
+//! through its index (O(1) validation plus the tail), and its record is replaced when
+//! everything the index covers was durable. A missing or damaged catalog is rebuilt
+//! (from the per-session indexes) and the reason reported.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use serde::{Deserialize, Serialize};
+use session_journal::vfs::{OpenMode, StdVfs, Vfs};
+
+use crate::index::{Index, IndexStatus, OpenIndexOptions};
+use crate::summary::SessionSummary;
+
+/// The catalog's file name inside a sessions directory.
+pub const CATALOG_FILE: &str = ".catalog";
+/// The first 8 bytes of a catalog.
+pub(crate) const CATALOG_MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'C', b'A', b'T', b'\n'];
+/// The catalog format version.
+pub(crate) const CATALOG_VERSION: u32 = 1;
+
+/// Options of [`list_sessions`].
+#[derive(Debug, Clone)]
+pub struct ListOptions {
+    /// The file system for journals, indexes and the catalog. (Directory listing and
+    /// `stat` go through std: the journal's `Vfs` has neither.)
+    pub vfs: Arc<dyn Vfs>,
+    /// Read and write the catalog (default true). Without it every journal is opened.
+    pub use_catalog: bool,
+}
+
+impl Default for ListOptions {
+    fn default() -> Self {
+        Self {
+            vfs: Arc::new(StdVfs),
+            use_catalog: true,
+        }
+    }
+}
+
+/// One listed session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// The journal's path.
+    pub path: PathBuf,
+    /// Its summary.
+    pub summary: SessionSummary,
+    /// The journal file's modification time (ms), used only when the summary has no
+    /// time of its own (the reference's mtime fallback).
+    pub file_mtime_ms: Option<i64>,
+}
+
+impl SessionInfo {
+    /// `modified` in ms.
+    pub fn modified_ms(&self) -> Option<i64> {
+        self.summary.modified_ms(self.file_mtime_ms)
+    }
+
+    /// The reference's JSON rendering of this `SessionInfo` (without `allMessagesText`).
+    pub fn to_json(&self) -> serde_json::Value {
+        self.summary
+            .to_json(&self.path.to_string_lossy(), self.file_mtime_ms)
+    }
+}
+
+/// What happened to the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CatalogStatus {
+    /// Every record was fresh.
+    Fresh,
+    /// Some records were refreshed from indexes.
+    Updated {
+        /// How many.
+        refreshed: u64,
+    },
+    /// The catalog was missing or unusable and was rebuilt.
+    Rebuilt {
+        /// Why.
+        reason: String,
+    },
+    /// The catalog was not used.
+    Disabled,
+}
+
+/// What a listing did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListReport {
+    /// The catalog's fate.
+    pub catalog: CatalogStatus,
+    /// Journals opened (0 when the catalog was fresh).
+    pub journals_opened: u64,
+    /// Files skipped, with the reason (not a journal, no session header, unreadable).
+    pub skipped: Vec<(PathBuf, String)>,
+    /// Why writing the catalog failed, if it did.
+    pub save_error: Option<String>,
+}
+
+/// How a listing failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ListError {
+    /// The directory could not be read.
+    #[error("{path}: reading directory failed: {source}")]
+    ReadDir {
+        /// The directory.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CatalogRecord {
+    file: String,
+    journal_id: String,
+    journal_len: u64,
+    summary: SessionSummary,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CatalogBody {
+    records: Vec<CatalogRecord>,
+}
+
+fn encode_catalog(body: &CatalogBody) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&CATALOG_MAGIC);
+    out.extend_from_slice(&CATALOG_VERSION.to_le_bytes());
+    out.extend_from_slice(&serde_json::to_vec(body).unwrap_or_default());
+    let h = blake3::hash(&out);
+    out.extend_from_slice(h.as_bytes());
+    out
+}
+
+fn decode_catalog(bytes: &[u8]) -> Result<CatalogBody, String> {
+    if bytes.len() < 12 + 32 || bytes[..8] != CATALOG_MAGIC {
+        return Err("not a catalog (bad magic or too short)".into());
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != CATALOG_VERSION {
+        return Err(format!(
+            "catalog version {version} unsupported (supported: {CATALOG_VERSION})"
+        ));
+    }
+    let (body, trailer) = bytes.split_at(bytes.len() - 32);
+    if blake3::hash(body).as_bytes() != trailer {
+        return Err("catalog checksum mismatch".into());
+    }
+    serde_json::from_slice(&body[12..]).map_err(|e| format!("catalog body: {e}"))
+}
+
+fn read_file(vfs: &dyn Vfs, path: &Path) -> std::io::Result<Vec<u8>> {
+    let f = vfs.open(path, OpenMode::Read)?;
+    let n = usize::try_from(f.len()?).map_err(std::io::Error::other)?;
+    let mut b = vec![0u8; n];
+    f.read_exact_at(0, &mut b)?;
+    Ok(b)
+}
+
+fn sort_infos(infos: &mut [SessionInfo]) {
+    // Newest first (stable: ties keep file-name order). Invalid dates compare as the
+    // reference's NaN comparisons do not reorder: treated as equal to everything would
+    // break the total order, so they go last.
+    infos.sort_by(|a, b| {
+        let k = |i: &SessionInfo| i.modified_ms().map_or(i64::MIN, |m| m);
+        k(b).cmp(&k(a))
+    });
+}
+
+/// Lists the sessions (`*.jsonl` native journals) of one directory, newest first.
+pub fn list_sessions(
+    dir: &Path,
+    options: &ListOptions,
+) -> Result<(Vec<SessionInfo>, ListReport), ListError> {
+    let rd = std::fs::read_dir(dir).map_err(|source| ListError::ReadDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files: Vec<(String, u64, Option<i64>)> = Vec::new();
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".jsonl") {
+            continue;
+        }
+        let Ok(md) = e.metadata() else { continue };
+        if !md.is_file() {
+            continue;
+        }
+        let mtime = md
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as i64);
+        files.push((name, md.len(), mtime));
+    }
+    files.sort();
+    let cat_path = dir.join(CATALOG_FILE);
+    let mut report = ListReport {
+        catalog: CatalogStatus::Disabled,
+        journals_opened: 0,
+        skipped: Vec::new(),
+        save_error: None,
+    };
+    let mut old: HashMap<String, CatalogRecord> = HashMap::new();
+    let mut rebuilt_reason = None;
+    if options.use_catalog {
+        match read_file(options.vfs.as_ref(), &cat_path) {
+            Ok(bytes) => match decode_catalog(&bytes) {
+                Ok(body) => {
+                    old = body
+                        .records
+                        .into_iter()
+                        .map(|r| (r.file.clone(), r))
+                        .collect();
+                }
+                Err(why) => rebuilt_reason = Some(why),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                rebuilt_reason = Some("catalog missing".into());
+            }
+            Err(e) => rebuilt_reason = Some(format!("catalog unreadable: {e}")),
+        }
+    }
+    let mut infos = Vec::with_capacity(files.len());
+    let mut records = Vec::with_capacity(files.len());
+    let mut refreshed = 0u64;
+    let mut changed = old.len() != files.len();
+    for (name, len, mtime) in files {
+        let path = dir.join(&name);
+        if let Some(rec) = old.remove(&name)
+            && rec.journal_len == len
+        {
+            infos.push(SessionInfo {
+                path,
+                summary: rec.summary.clone(),
+                file_mtime_ms: mtime,
+            });
+            records.push(rec);
+            continue;
+        }
+        changed = true;
+        report.journals_opened += 1;
+        let opened = Index::open_or_rebuild(
+            &path,
+            OpenIndexOptions {
+                vfs: options.vfs.clone(),
+                ..OpenIndexOptions::default()
+            },
+        );
+        let (index, ir) = match opened {
+            Ok(x) => x,
+            Err(e) => {
+                report.skipped.push((path, e.to_string()));
+                continue;
+            }
+        };
+        let summary = index.summary();
+        if !summary.has_header {
+            report
+                .skipped
+                .push((path, "no session header record".into()));
+            continue;
+        }
+        let durable = match ir.status {
+            IndexStatus::Fresh => Some(index.covered_len().0),
+            _ => ir.saved_coverage,
+        };
+        if durable == Some(len) && index.covered_len().0 == len {
+            refreshed += 1;
+            records.push(CatalogRecord {
+                file: name,
+                journal_id: index.journal_id().to_string(),
+                journal_len: len,
+                summary: summary.clone(),
+            });
+        }
+        infos.push(SessionInfo {
+            path,
+            summary,
+            file_mtime_ms: mtime,
+        });
+    }
+    if options.use_catalog {
+        report.catalog = match rebuilt_reason {
+            Some(reason) => CatalogStatus::Rebuilt { reason },
+            None if refreshed == 0 && !changed => CatalogStatus::Fresh,
+            None => CatalogStatus::Updated { refreshed },
+        };
+        if changed || matches!(report.catalog, CatalogStatus::Rebuilt { .. }) {
+            let bytes = encode_catalog(&CatalogBody { records });
+            if let Err(e) = crate::index::write_atomic(options.vfs.as_ref(), &cat_path, &bytes) {
+                report.save_error = Some(e.to_string());
+            }
+        }
+    }
+    sort_infos(&mut infos);
+    Ok((infos, report))
+}
+
+/// Lists the sessions of every immediate subdirectory of `root` (the reference's
+/// `listAll`), newest first.
+pub fn list_all(
+    root: &Path,
+    options: &ListOptions,
+) -> Result<(Vec<SessionInfo>, Vec<ListReport>), ListError> {
+    let rd = std::fs::read_dir(root).map_err(|source| ListError::ReadDir {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let mut dirs: Vec<PathBuf> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    let mut all = Vec::new();
+    let mut reports = Vec::new();
+    for d in dirs {
+        let (infos, r) = list_sessions(&d, options)?;
+        all.extend(infos);
+        reports.push(r);
+    }
+    sort_infos(&mut all);
+    Ok((all, reports))
+}

@@ -1,0 +1,158 @@
+//! An I/O-counting file system: every byte read through it is counted, per file.
+//!
+//! Tests wrap the real or simulated [`Vfs`] in a [`CountingVfs`] and pass it to the
+//! index so they can assert how many journal bytes an operation read.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use session_journal::vfs::{LockAttempt, OpenMode, Vfs, VfsFile};
+
+#[derive(Debug, Default)]
+struct Counters {
+    opens: Mutex<HashMap<PathBuf, u64>>,
+    bytes: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
+}
+
+/// A [`Vfs`] wrapper that counts opens and bytes read per path. Cloning shares the
+/// counters.
+#[derive(Debug, Clone)]
+pub struct CountingVfs {
+    inner: Arc<dyn Vfs>,
+    counters: Arc<Counters>,
+}
+
+impl CountingVfs {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn Vfs>) -> Self {
+        Self {
+            inner,
+            counters: Arc::new(Counters::default()),
+        }
+    }
+
+    /// Bytes read from `path` since the last [`reset`](Self::reset).
+    pub fn bytes_read(&self, path: &Path) -> u64 {
+        let map = self
+            .counters
+            .bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        map.get(path).map_or(0, |c| c.load(Ordering::Relaxed))
+    }
+
+    /// Bytes read from every file whose name ends with `suffix` (e.g. `.jsonl`).
+    pub fn bytes_read_matching(&self, suffix: &str) -> u64 {
+        let map = self
+            .counters
+            .bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        map.iter()
+            .filter(|(p, _)| p.to_string_lossy().ends_with(suffix))
+            .map(|(_, c)| c.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// How many times files whose name ends with `suffix` were opened.
+    pub fn opens_matching(&self, suffix: &str) -> u64 {
+        let map = self
+            .counters
+            .opens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        map.iter()
+            .filter(|(p, _)| p.to_string_lossy().ends_with(suffix))
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    /// Zeroes every counter.
+    pub fn reset(&self) {
+        self.counters
+            .opens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        let map = self
+            .counters
+            .bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for c in map.values() {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+#[derive(Debug)]
+struct CountingFile {
+    inner: Box<dyn VfsFile>,
+    read: Arc<AtomicU64>,
+}
+
+impl VfsFile for CountingFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read_at(offset, buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+    fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all_at(offset, buf)
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.inner.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.inner.sync_data()
+    }
+    fn sync_all(&self) -> io::Result<()> {
+        self.inner.sync_all()
+    }
+}
+
+impl Vfs for CountingVfs {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn VfsFile>> {
+        let inner = self.inner.open(path, mode)?;
+        *self
+            .counters
+            .opens
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(path.to_path_buf())
+            .or_default() += 1;
+        let read = self
+            .counters
+            .bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(path.to_path_buf())
+            .or_default()
+            .clone();
+        Ok(Box::new(CountingFile { inner, read }))
+    }
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.inner.create_dir_all(path)
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        self.inner.sync_dir(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.inner.remove_file(path)
+    }
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        self.inner.exists(path)
+    }
+    fn try_lock(&self, path: &Path, holder: &[u8]) -> io::Result<LockAttempt> {
+        self.inner.try_lock(path, holder)
+    }
+}

@@ -1,0 +1,783 @@
+//! Opening an index: validate the sidecar in O(1), catch up the tail, or rebuild; and
+//! keeping it current while appending.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use session_journal::vfs::{OpenMode, StdVfs, Vfs};
+use session_journal::{
+    Appended, Capture, Frame, FrameInfo, FrameKind, JournalId, Offset, Reader, ReaderOptions, Seq,
+    Tag, Timestamp,
+};
+use session_types::Record;
+
+use crate::error::{IndexError, LoadError, ObserveError, SaveError};
+use crate::sidecar::{self, DecodeFault};
+use crate::state::{REC_UNPARSABLE, State};
+use crate::summary::SessionSummary;
+
+/// The sidecar path of a journal: `<journal>.idx`.
+pub fn sidecar_path(journal: &Path) -> PathBuf {
+    let mut s = journal.as_os_str().to_owned();
+    s.push(".idx");
+    PathBuf::from(s)
+}
+
+/// What to do when the journal is shorter than the index's durable coverage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OnRegression {
+    /// Rebuild and report [`RebuildReason::JournalShorter`] (the default).
+    #[default]
+    Rebuild,
+    /// Fail with [`IndexError::JournalRegressed`].
+    Error,
+}
+
+/// Options of [`Index::open_or_rebuild`].
+#[derive(Debug, Clone)]
+pub struct OpenIndexOptions {
+    /// The file system (wrap it in a [`CountingVfs`](crate::CountingVfs) to count reads).
+    pub vfs: Arc<dyn Vfs>,
+    /// The writer's durable capture, if the caller holds the writer: bytes below it
+    /// may be claimed by the saved sidecar. Without it, only bytes a later frame's
+    /// `synced_to` proves durable are claimed.
+    pub durable: Option<Capture>,
+    /// Journal shorter than the index's coverage: rebuild (default) or fail.
+    pub on_regression: OnRegression,
+    /// Write the sidecar after a rebuild or catch-up (default true).
+    pub save: bool,
+    /// Before a rebuild or catch-up, `fdatasync` the journal (one call, read-only
+    /// handle) so that every frame read may be claimed by the saved sidecar (default
+    /// true). If the sync fails, only what frames prove durable is claimed.
+    pub sync_journal: bool,
+}
+
+impl Default for OpenIndexOptions {
+    fn default() -> Self {
+        Self {
+            vfs: Arc::new(StdVfs),
+            durable: None,
+            on_regression: OnRegression::default(),
+            save: true,
+            sync_journal: true,
+        }
+    }
+}
+
+/// Why an index was rebuilt from the whole journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RebuildReason {
+    /// No sidecar exists.
+    Missing,
+    /// The sidecar could not be read.
+    Unreadable {
+        /// The I/O error.
+        detail: String,
+    },
+    /// The sidecar is damaged (truncated, bit-flipped, inconsistent).
+    Corrupt {
+        /// What check failed.
+        detail: String,
+    },
+    /// The sidecar has a format version this build does not read.
+    UnsupportedVersion {
+        /// The version found.
+        found: u32,
+        /// The version supported.
+        supported: u32,
+    },
+    /// The sidecar belongs to another journal.
+    ForeignJournal {
+        /// This journal's id.
+        expected: JournalId,
+        /// The sidecar's journal id.
+        found: JournalId,
+    },
+    /// The journal is shorter than the bytes the sidecar covered.
+    JournalShorter {
+        /// Bytes the sidecar covered.
+        covered: u64,
+        /// The journal's length.
+        actual: u64,
+    },
+    /// The last covered frame does not match the sidecar's witness (journal rewritten
+    /// or replaced).
+    WitnessMismatch {
+        /// The frame offset checked.
+        offset: u64,
+        /// What differed.
+        detail: String,
+    },
+}
+
+impl fmt::Display for RebuildReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Missing => f.write_str("index missing"),
+            Self::Unreadable { detail } => write!(f, "index unreadable: {detail}"),
+            Self::Corrupt { detail } => write!(f, "index corrupt: {detail}"),
+            Self::UnsupportedVersion { found, supported } => {
+                write!(
+                    f,
+                    "index version {found} unsupported (supported: {supported})"
+                )
+            }
+            Self::ForeignJournal { expected, found } => {
+                write!(f, "index belongs to journal {found}, expected {expected}")
+            }
+            Self::JournalShorter { covered, actual } => {
+                write!(f, "journal is {actual} bytes, index covered {covered}")
+            }
+            Self::WitnessMismatch { offset, detail } => {
+                write!(f, "last covered frame at offset {offset} differs: {detail}")
+            }
+        }
+    }
+}
+
+/// How the index was obtained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IndexStatus {
+    /// The sidecar was valid and covered the whole journal.
+    Fresh,
+    /// The sidecar was valid; the tail after it was read.
+    CaughtUp {
+        /// Journal bytes of the tail that were decoded.
+        bytes_read: u64,
+        /// Frames added.
+        frames: u64,
+    },
+    /// The sidecar was unusable; the whole journal was read.
+    Rebuilt {
+        /// Why.
+        reason: RebuildReason,
+    },
+}
+
+/// What [`Index::open_or_rebuild`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IndexReport {
+    /// Fresh, caught up or rebuilt.
+    pub status: IndexStatus,
+    /// Journal bytes the saved sidecar now covers (`None`: nothing was saved).
+    pub saved_coverage: Option<u64>,
+    /// Why saving the sidecar failed, if it did (the index is still usable).
+    pub save_error: Option<String>,
+    /// Where an invalid frame ended the readable journal early, if one did.
+    pub tail_stop: Option<Offset>,
+}
+
+/// Position of an indexed frame in append order (0: the header record's frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryIndex(pub u32);
+
+/// Where an indexed entry lives and what it is, without decoding it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct EntryInfo<'a> {
+    /// Its position in append order.
+    pub index: EntryIndex,
+    /// `id` (`None` if absent or not a string).
+    pub id: Option<&'a str>,
+    /// `parentId` (`None` for null, absent, empty or not a string).
+    pub parent_id: Option<&'a str>,
+    /// `type` (`""` if absent).
+    pub entry_type: &'a str,
+    /// `message.role` for messages.
+    pub role: Option<&'a str>,
+    /// `Date.parse(timestamp)`, `None` when invalid.
+    pub timestamp_ms: Option<i64>,
+    /// Frame offset in the journal.
+    pub offset: Offset,
+    /// Frame seq.
+    pub seq: Seq,
+    /// Payload length.
+    pub payload_len: u32,
+    /// The frame's kind byte.
+    pub kind: u8,
+}
+
+/// Entry counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Counts {
+    /// Entry frames (header record excluded).
+    pub entries: u64,
+    /// `message` entries, all roles, all branches.
+    pub messages: u64,
+    /// `label` entries.
+    pub label_entries: u64,
+    /// Entries whose payload is not a JSON object (located, not in the tree).
+    pub unparsable: u64,
+    /// Entries without a string id (located, not in the tree).
+    pub without_id: u64,
+    /// Entries whose id an earlier entry already had (the later one wins lookups).
+    pub duplicate_ids: u64,
+    /// Frames of kinds this crate does not know.
+    pub other_kinds: u64,
+}
+
+/// The derived index of one session journal.
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub(crate) journal: PathBuf,
+    pub(crate) journal_id: JournalId,
+    pub(crate) data_start: u64,
+    pub(crate) vfs: Arc<dyn Vfs>,
+    pub(crate) state: State,
+}
+
+/// Frames beyond the durable point kept in memory while replaying, at most.
+const PENDING_CAP: u64 = 64 << 20;
+
+struct Replay {
+    frames: u64,
+    bytes: u64,
+    snapshot: Option<Vec<u8>>,
+    stop: Option<Offset>,
+}
+
+enum Loaded {
+    Usable(State),
+    Rebuild(RebuildReason),
+}
+
+impl Index {
+    /// Opens the index of the journal at `path`: validates the sidecar in O(1) (journal
+    /// identity, covered length, the last covered frame's check), catches up the tail
+    /// or rebuilds, and saves the sidecar for the durable part.
+    pub fn open_or_rebuild(
+        path: &Path,
+        options: OpenIndexOptions,
+    ) -> Result<(Index, IndexReport), IndexError> {
+        let reader = Reader::open(
+            path,
+            ReaderOptions {
+                vfs: options.vfs.clone(),
+            },
+        )?;
+        let journal_id = reader.journal_id();
+        let data_start = reader.data_start().0;
+        let jlen = reader.len()?.0;
+        let side = sidecar_path(path);
+        let loaded = load_sidecar(&reader, options.vfs.as_ref(), &side, jlen);
+        let (mut state, status_kind) = match loaded {
+            Loaded::Usable(s) => (s, None),
+            Loaded::Rebuild(reason) => {
+                if let RebuildReason::JournalShorter { covered, actual } = reason
+                    && options.on_regression == OnRegression::Error
+                {
+                    return Err(IndexError::JournalRegressed {
+                        path: path.to_path_buf(),
+                        covered,
+                        actual,
+                    });
+                }
+                (State::new(Offset(data_start)), Some(reason))
+            }
+        };
+        let before = state.covered_len;
+        let mut durable_hint = options
+            .durable
+            .filter(|c| c.journal_id == journal_id)
+            .map_or(0, |c| c.len.0);
+        if options.save && options.sync_journal && jlen > state.covered_len.max(durable_hint) {
+            // Everything in the file when the sync starts is durable once it returns.
+            if let Ok(f) = options.vfs.open(path, OpenMode::Read)
+                && let Ok(len) = f.len()
+                && f.sync_data().is_ok()
+            {
+                durable_hint = durable_hint.max(len);
+            }
+        }
+        let rebuilt = status_kind.is_some();
+        let replay = match replay(&reader, &mut state, durable_hint, rebuilt) {
+            Ok(r) => r,
+            Err(reason) => {
+                // The tail does not continue the sidecar's frames: rebuild.
+                let mut fresh = State::new(Offset(data_start));
+                let r = replay(&reader, &mut fresh, durable_hint, true).map_err(|_| {
+                    IndexError::Read(session_journal::ReadError::Io {
+                        path: path.to_path_buf(),
+                        offset: Offset(data_start),
+                        source: std::io::Error::other("journal frames out of sequence"),
+                    })
+                })?;
+                state = fresh;
+                return finish(
+                    path,
+                    journal_id,
+                    data_start,
+                    &options,
+                    state,
+                    r,
+                    Some(reason),
+                    before,
+                );
+            }
+        };
+        finish(
+            path,
+            journal_id,
+            data_start,
+            &options,
+            state,
+            replay,
+            status_kind,
+            before,
+        )
+    }
+
+    /// The journal this index describes.
+    pub fn journal_path(&self) -> &Path {
+        &self.journal
+    }
+
+    /// The journal's id.
+    pub fn journal_id(&self) -> JournalId {
+        self.journal_id
+    }
+
+    /// Journal bytes covered (the end of the last indexed frame).
+    pub fn covered_len(&self) -> Offset {
+        Offset(self.state.covered_len)
+    }
+
+    /// Seq of the last indexed frame (0: none).
+    pub fn covered_seq(&self) -> Seq {
+        Seq(self.state.covered_seq)
+    }
+
+    /// Adds a frame the caller just appended (the manager keeps the index current
+    /// without re-reading). `payload` is the frame's payload as appended.
+    pub fn observe(
+        &mut self,
+        kind: FrameKind,
+        appended: &Appended,
+        payload: &[u8],
+    ) -> Result<(), ObserveError> {
+        if appended.seq.0 != self.state.covered_seq + 1
+            || appended.offset.0 != self.state.covered_len
+        {
+            return Err(ObserveError::OutOfOrder {
+                expected_seq: Seq(self.state.covered_seq + 1),
+                expected_offset: Offset(self.state.covered_len),
+                found_seq: appended.seq,
+                found_offset: appended.offset,
+            });
+        }
+        let info = FrameInfo {
+            offset: appended.offset,
+            kind,
+            seq: appended.seq,
+            tag: Tag::default(),
+            time: Timestamp(0),
+            synced_to: Offset(0),
+            payload_len: payload.len() as u32,
+            body_check: appended.body_check,
+        };
+        self.state.observe(&info, payload);
+        Ok(())
+    }
+
+    /// Writes the sidecar atomically (temp file, sync, rename, directory sync).
+    /// `durable` is the writer's durable capture: the index must not cover more.
+    pub fn save(&self, durable: Capture) -> Result<(), SaveError> {
+        let side = sidecar_path(&self.journal);
+        if durable.journal_id != self.journal_id {
+            return Err(SaveError::ForeignCapture { path: side });
+        }
+        if self.state.covered_len > durable.len.0 {
+            return Err(SaveError::NotDurable {
+                path: side,
+                covered: self.state.covered_len,
+                durable: durable.len.0,
+            });
+        }
+        let bytes = sidecar::encode(&self.state, self.journal_id, self.data_start);
+        write_atomic(self.vfs.as_ref(), &side, &bytes)
+    }
+
+    /// Entry counts.
+    pub fn counts(&self) -> Counts {
+        let a = &self.state.agg;
+        Counts {
+            entries: a.entries,
+            messages: a.message_count,
+            label_entries: a.label_entries,
+            unparsable: a.unparsable,
+            without_id: a.no_id,
+            duplicate_ids: a.duplicate_ids,
+            other_kinds: a.other_kinds,
+        }
+    }
+
+    /// Number of indexed frames (header record included).
+    pub fn len(&self) -> usize {
+        self.state.recs.len()
+    }
+
+    /// Whether no frame is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.state.recs.is_empty()
+    }
+
+    /// The entry with this id (the last one, if the id repeats).
+    pub fn find(&self, id: &str) -> Option<EntryIndex> {
+        self.state.by_id.get(id).map(|i| EntryIndex(*i))
+    }
+
+    /// Location and envelope of an indexed frame.
+    pub fn info(&self, i: EntryIndex) -> Option<EntryInfo<'_>> {
+        let r = self.state.recs.get(i.0 as usize)?;
+        Some(EntryInfo {
+            index: i,
+            id: self.state.id_of(i.0),
+            parent_id: self.state.parent_id_of(i.0),
+            entry_type: self.state.type_of(i.0),
+            role: self.state.role_of(i.0),
+            timestamp_ms: (!r.ts.is_nan()).then_some(r.ts as i64),
+            offset: Offset(r.offset),
+            seq: Seq(r.seq),
+            payload_len: r.payload_len,
+            kind: r.kind,
+        })
+    }
+
+    /// The entry the reference resumes at: the last appended entry.
+    pub fn leaf(&self) -> Option<EntryIndex> {
+        self.state.agg.leaf.map(EntryIndex)
+    }
+
+    /// The resolved parent of an entry (by the reference's rules: the last entry with
+    /// that id; `None` for roots, self-parents and orphans).
+    pub fn parent(&self, i: EntryIndex) -> Option<EntryIndex> {
+        let p = self.state.parent_id_of(i.0)?;
+        if Some(p) == self.state.id_of(i.0) {
+            return None;
+        }
+        self.state.by_id.get(p).map(|x| EntryIndex(*x))
+    }
+
+    /// Current labels: target id → label, in the reference's map order.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.state
+            .agg
+            .labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.label.as_str()))
+    }
+
+    /// The current label of an entry id.
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.state.agg.labels.get(id).map(|l| l.label.as_str())
+    }
+
+    /// The session name: the latest `session_info` in append order, trimmed; an empty
+    /// name clears it (reference 0.73.1).
+    pub fn name(&self) -> Option<&str> {
+        self.state.agg.name.as_deref()
+    }
+
+    /// The latest `session_state` entry's state, as written.
+    pub fn lifecycle_state(&self) -> Option<&str> {
+        self.state.agg.state.as_deref()
+    }
+
+    /// The latest `child_usage_attributed` entry for a target message id.
+    pub fn latest_aggregate_usage(&self, target_id: &str) -> Option<EntryIndex> {
+        self.state
+            .agg
+            .usage_latest
+            .get(target_id)
+            .map(|i| EntryIndex(*i))
+    }
+
+    /// The listing summary (the reference's `SessionInfo` fields).
+    pub fn summary(&self) -> SessionSummary {
+        SessionSummary::from_aggregates(&self.state.agg)
+    }
+
+    /// Reads and verifies one entry's frame through `reader` and parses it.
+    pub fn load(&self, reader: &Reader, i: EntryIndex) -> Result<Record, LoadError> {
+        let r = self
+            .state
+            .recs
+            .get(i.0 as usize)
+            .ok_or_else(|| LoadError::NotFound {
+                id: format!("#{}", i.0),
+            })?;
+        let frame: Frame = reader.read_frame_at(Offset(r.offset))?;
+        if frame.info.seq.0 != r.seq || frame.info.body_check.0 != r.body_check {
+            return Err(LoadError::Stale {
+                path: self.journal.clone(),
+                offset: Offset(r.offset),
+                expected: Seq(r.seq),
+                found: frame.info.seq,
+            });
+        }
+        let text = String::from_utf8_lossy(&frame.payload);
+        Record::parse(&text).map_err(|source| LoadError::Parse {
+            path: self.journal.clone(),
+            offset: Offset(r.offset),
+            source,
+        })
+    }
+
+    /// Whether the entry's payload was not a JSON object.
+    pub fn is_unparsable(&self, i: EntryIndex) -> bool {
+        self.state
+            .recs
+            .get(i.0 as usize)
+            .is_some_and(|r| r.flags & REC_UNPARSABLE != 0)
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    path: &Path,
+    journal_id: JournalId,
+    data_start: u64,
+    options: &OpenIndexOptions,
+    state: State,
+    replay: Replay,
+    rebuild: Option<RebuildReason>,
+    before: u64,
+) -> Result<(Index, IndexReport), IndexError> {
+    let index = Index {
+        journal: path.to_path_buf(),
+        journal_id,
+        data_start,
+        vfs: options.vfs.clone(),
+        state,
+    };
+    let mut saved_coverage = None;
+    let mut save_error = None;
+    if options.save
+        && let Some(bytes) = replay.snapshot
+    {
+        let side = sidecar_path(path);
+        let covered = u64::from_le_bytes(bytes[32..40].try_into().unwrap_or([0; 8]));
+        match write_atomic(options.vfs.as_ref(), &side, &bytes) {
+            Ok(()) => saved_coverage = Some(covered),
+            Err(e) => save_error = Some(e.to_string()),
+        }
+    }
+    let status = match rebuild {
+        Some(reason) => IndexStatus::Rebuilt { reason },
+        None if replay.frames == 0 => IndexStatus::Fresh,
+        None => IndexStatus::CaughtUp {
+            bytes_read: replay.bytes,
+            frames: replay.frames,
+        },
+    };
+    let _ = before;
+    Ok((
+        index,
+        IndexReport {
+            status,
+            saved_coverage,
+            save_error,
+            tail_stop: replay.stop,
+        },
+    ))
+}
+
+fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loaded {
+    let file = match vfs.open(side, OpenMode::Read) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Loaded::Rebuild(RebuildReason::Missing);
+        }
+        Err(e) => {
+            return Loaded::Rebuild(RebuildReason::Unreadable {
+                detail: e.to_string(),
+            });
+        }
+    };
+    let bytes = match file.len().and_then(|n| {
+        let n = usize::try_from(n).map_err(std::io::Error::other)?;
+        let mut b = vec![0u8; n];
+        file.read_exact_at(0, &mut b)?;
+        Ok(b)
+    }) {
+        Ok(b) => b,
+        Err(e) => {
+            return Loaded::Rebuild(RebuildReason::Unreadable {
+                detail: e.to_string(),
+            });
+        }
+    };
+    let (cp, state) = match sidecar::decode(&bytes, reader.journal_id()) {
+        Ok(x) => x,
+        Err(DecodeFault::Corrupt(detail)) => {
+            return Loaded::Rebuild(RebuildReason::Corrupt { detail });
+        }
+        Err(DecodeFault::Version(found)) => {
+            return Loaded::Rebuild(RebuildReason::UnsupportedVersion {
+                found,
+                supported: sidecar::VERSION,
+            });
+        }
+        Err(DecodeFault::Foreign(found)) => {
+            return Loaded::Rebuild(RebuildReason::ForeignJournal {
+                expected: reader.journal_id(),
+                found,
+            });
+        }
+    };
+    if cp.data_start != reader.data_start().0 {
+        return Loaded::Rebuild(RebuildReason::WitnessMismatch {
+            offset: cp.data_start,
+            detail: format!(
+                "index says entries start at {}, journal at {}",
+                cp.data_start,
+                reader.data_start().0
+            ),
+        });
+    }
+    if cp.covered_len > jlen {
+        return Loaded::Rebuild(RebuildReason::JournalShorter {
+            covered: cp.covered_len,
+            actual: jlen,
+        });
+    }
+    if cp.covered_seq == 0 {
+        if cp.covered_len != cp.data_start {
+            return Loaded::Rebuild(RebuildReason::Corrupt {
+                detail: "no frame covered but coverage is not the data start".into(),
+            });
+        }
+        return Loaded::Usable(state);
+    }
+    match reader.verify_frame_at(Offset(cp.last_offset)) {
+        Ok(info)
+            if info.body_check.0 == cp.last_body_check
+                && info.seq.0 == cp.covered_seq
+                && info.end().0 == cp.covered_len =>
+        {
+            Loaded::Usable(state)
+        }
+        Ok(info) => Loaded::Rebuild(RebuildReason::WitnessMismatch {
+            offset: cp.last_offset,
+            detail: format!(
+                "expected seq {} check {} ending at {}, found seq {} check {} ending at {}",
+                cp.covered_seq,
+                session_journal::BodyCheck(cp.last_body_check),
+                cp.covered_len,
+                info.seq,
+                info.body_check,
+                info.end()
+            ),
+        }),
+        Err(e) => Loaded::Rebuild(RebuildReason::WitnessMismatch {
+            offset: cp.last_offset,
+            detail: e.to_string(),
+        }),
+    }
+}
+
+/// Replays frames after `state`'s coverage. Frames are applied as soon as they are
+/// known durable (below the caller's hint or a later frame's `synced_to`); the state
+/// at that point is encoded as the sidecar snapshot; then the rest is applied.
+fn replay(
+    reader: &Reader,
+    state: &mut State,
+    durable_hint: u64,
+    rebuilt: bool,
+) -> Result<Replay, RebuildReason> {
+    let start = state.covered_len;
+    let mut durable = durable_hint.max(start);
+    let mut pending: VecDeque<Frame> = VecDeque::new();
+    let mut pending_bytes = 0u64;
+    let mut blocked = false;
+    let mut frames = 0u64;
+    let mut next_seq = state.covered_seq + 1;
+    let mut iter = reader.frames_from(Offset(start), None);
+    for item in iter.by_ref() {
+        let frame = match item {
+            Ok(f) => f,
+            Err(e) => {
+                return Err(RebuildReason::WitnessMismatch {
+                    offset: start,
+                    detail: e.to_string(),
+                });
+            }
+        };
+        if frame.info.seq.0 != next_seq {
+            return Err(RebuildReason::WitnessMismatch {
+                offset: frame.info.offset.0,
+                detail: format!("expected seq {next_seq}, found {}", frame.info.seq),
+            });
+        }
+        next_seq += 1;
+        frames += 1;
+        durable = durable.max(frame.info.synced_to.0);
+        pending_bytes += frame.payload.len() as u64;
+        pending.push_back(frame);
+        while pending.front().is_some_and(|f| f.info.end().0 <= durable) {
+            if let Some(f) = pending.pop_front() {
+                pending_bytes -= f.payload.len() as u64;
+                state.observe(&f.info, &f.payload);
+            }
+        }
+        if pending_bytes > PENDING_CAP {
+            blocked = true;
+            while let Some(f) = pending.pop_front() {
+                state.observe(&f.info, &f.payload);
+            }
+            pending_bytes = 0;
+        }
+    }
+    let stop = iter.stop().map(|s| s.offset);
+    let end = iter.position().0;
+    let snapshot = (!blocked && (state.covered_len > start || rebuilt))
+        .then(|| sidecar::encode(state, reader.journal_id(), reader.data_start().0));
+    for f in pending {
+        state.observe(&f.info, &f.payload);
+    }
+    Ok(Replay {
+        frames,
+        bytes: end - start,
+        snapshot,
+        stop,
+    })
+}
+
+/// Writes `bytes` to `path` atomically through `vfs`.
+pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let io = |op: &'static str, p: &Path| {
+        let p = p.to_path_buf();
+        move |source| SaveError::Io {
+            path: p,
+            op,
+            source,
+        }
+    };
+    match vfs.remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io("remove", &tmp)(e)),
+        _ => {}
+    }
+    let f = vfs
+        .open(&tmp, OpenMode::CreateNew)
+        .map_err(io("create", &tmp))?;
+    f.write_all_at(0, bytes).map_err(io("write", &tmp))?;
+    f.sync_data().map_err(io("sync", &tmp))?;
+    drop(f);
+    vfs.rename(&tmp, path).map_err(io("rename", path))?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    vfs.sync_dir(&dir).map_err(io("sync directory", &dir))?;
+    Ok(())
+}

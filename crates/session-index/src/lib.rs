@@ -1,0 +1,78 @@
+//! Derived, disposable indexes over session journals.
+//!
+//! Layer 2 of Base Context sessions (depends on `session-types` and
+//! `session-journal`): everything derived from a journal, so that opening a session,
+//! tree queries and listing cost what the answer needs, not what the journal holds.
+//! It never interprets context semantics; it reads each record's envelope (`type`,
+//! `id`, `parentId`, `timestamp`, `message.role`) and the few fields labels, names,
+//! lifecycle state and the listing summary need. Byte formats: `docs/format.md` §3.
+//!
+//! Tour:
+//!
+//! - [`kinds`] — the frame kinds of a session journal ([`kinds::SESSION_HEADER`],
+//!   [`kinds::ENTRY`]) and the entry-id [`kinds::id_tag`].
+//! - [`Index`] — one session's index: [`Index::open_or_rebuild`] validates the
+//!   sidecar `<journal>.idx` in O(1), catches up the tail or rebuilds, and reports
+//!   which ([`IndexReport`], [`RebuildReason`]); [`Index::observe`] and
+//!   [`Index::save`] keep it current while appending. Queries: [`Index::find`],
+//!   [`Index::info`], [`Index::parent`], [`Index::leaf`], [`Index::labels`],
+//!   [`Index::name`], [`Index::lifecycle_state`], [`Index::summary`],
+//!   [`Index::load`] (one verified frame, parsed).
+//! - Tree queries ([`Index::children`], [`Index::path_to_root`], [`Index::tree`]):
+//!   the reference's `getTree()` order, iterative, cycles reported ([`TreeReport`]).
+//! - [`list_sessions`] / [`list_all`] — listing through the per-directory catalog;
+//!   a fresh catalog opens no journal.
+//! - [`CountingVfs`] — counts bytes read per file, so tests assert I/O bounds.
+//! - [`legacy`] — scaffolding that writes a native journal from a legacy JSONL text
+//!   (tests, benchmarks, conformance; not the import).
+//!
+//! ```
+//! use std::{path::Path, sync::Arc};
+//! use session_index::{Index, IndexStatus, OpenIndexOptions, legacy};
+//! use session_journal::sim::SimFs;
+//!
+//! let fs = Arc::new(SimFs::new());
+//! let path = Path::new("/s/a.jsonl");
+//! let text = concat!(
+//!     r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
+//!     r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#, "\n",
+//!     r#"{"type":"label","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","targetId":"a","label":"start"}"#, "\n",
+//! );
+//! legacy::write_journal_from_jsonl(path, legacy::fixture_journal_id("a"), text, fs.clone())?;
+//! let opts = || OpenIndexOptions { vfs: fs.clone(), ..OpenIndexOptions::default() };
+//! let (index, report) = Index::open_or_rebuild(path, opts())?;
+//! assert!(matches!(report.status, IndexStatus::Rebuilt { .. }));
+//! assert_eq!(index.label("a"), Some("start"));
+//! assert_eq!(index.summary().first_message, "hi");
+//! let (_, report) = Index::open_or_rebuild(path, opts())?;
+//! assert_eq!(report.status, IndexStatus::Fresh);
+//! # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+//! ```
+
+mod catalog;
+mod count;
+mod error;
+mod index;
+pub mod kinds;
+pub mod legacy;
+mod probe;
+mod sidecar;
+mod state;
+mod summary;
+mod tree;
+
+pub use catalog::{
+    CATALOG_FILE, CatalogStatus, ListError, ListOptions, ListReport, SessionInfo, list_all,
+    list_sessions,
+};
+pub use count::CountingVfs;
+pub use error::{IndexError, LoadError, ObserveError, SaveError};
+pub use index::{
+    Counts, EntryIndex, EntryInfo, Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions,
+    RebuildReason, sidecar_path,
+};
+pub use sidecar::{
+    HEADER_LEN as SIDECAR_HEADER_LEN, MAGIC as SIDECAR_MAGIC, VERSION as SIDECAR_VERSION,
+};
+pub use summary::{Modified, SessionSummary, iso};
+pub use tree::{PathToRoot, Tree, TreeNode, TreeReport};

@@ -1,0 +1,289 @@
+//! The index sidecar's byte format: encode and decode (checks included).
+//!
+//! Layout (little-endian; documented in `docs/format.md` §3):
+//!
+//! ```text
+//! 0    magic            8   89 42 43 53 49 44 58 0a  ("\x89BCSIDX\n")
+//! 8    version          u32 (1)
+//! 12   flags            u32 (0)
+//! 16   journal_id       16
+//! 32   covered_len      u64   journal bytes covered (a frame boundary)
+//! 40   covered_seq      u64   seq of the last covered frame (0: none)
+//! 48   last_offset      u64   offset of the last covered frame
+//! 56   last_body_check  8     its body check
+//! 64   data_start       u64   where the journal's first entry frame starts
+//! 72   rec_count        u64
+//! 80   pool_len         u64
+//! 88   types_count      u32
+//! 92   roles_count      u32
+//! 96   agg_len          u64
+//! 104  records          rec_count × 68 bytes
+//!      pool             pool_len bytes (entry and parent ids, UTF-8)
+//!      types, roles     each: u32 length + UTF-8 bytes
+//!      aggregates       agg_len bytes of JSON
+//!      trailer          32  BLAKE3 of every byte before it
+//! ```
+
+use session_journal::JournalId;
+
+use crate::state::{Aggregates, Rec, Span, State};
+
+/// The first 8 bytes of an index sidecar.
+pub const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'I', b'D', b'X', b'\n'];
+/// The sidecar format version this crate writes and reads.
+pub const VERSION: u32 = 1;
+/// Fixed header length.
+pub const HEADER_LEN: usize = 104;
+/// Length of one encoded record.
+pub(crate) const REC_LEN: usize = 68;
+/// Length of the trailing BLAKE3.
+pub(crate) const TRAILER_LEN: usize = 32;
+
+/// Why a sidecar could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DecodeFault {
+    Corrupt(String),
+    Version(u32),
+    Foreign(JournalId),
+}
+
+/// Encodes `state` (bound to `journal_id`).
+pub(crate) fn encode(state: &State, journal_id: JournalId, data_start: u64) -> Vec<u8> {
+    let agg = serde_json::to_vec(&state.agg).unwrap_or_default();
+    let mut out = Vec::with_capacity(
+        HEADER_LEN + state.recs.len() * REC_LEN + state.pool.len() + agg.len() + 256,
+    );
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(journal_id.as_bytes());
+    let (last_off, last_check) = state.last_frame.unwrap_or((0, [0; 8]));
+    out.extend_from_slice(&state.covered_len.to_le_bytes());
+    out.extend_from_slice(&state.covered_seq.to_le_bytes());
+    out.extend_from_slice(&last_off.to_le_bytes());
+    out.extend_from_slice(&last_check);
+    out.extend_from_slice(&data_start.to_le_bytes());
+    out.extend_from_slice(&(state.recs.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(state.pool.len() as u64).to_le_bytes());
+    out.extend_from_slice(&(state.types.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(state.roles.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(agg.len() as u64).to_le_bytes());
+    debug_assert_eq!(out.len(), HEADER_LEN);
+    for r in &state.recs {
+        out.extend_from_slice(&r.offset.to_le_bytes());
+        out.extend_from_slice(&r.seq.to_le_bytes());
+        out.extend_from_slice(&r.body_check);
+        out.extend_from_slice(&r.ts.to_le_bytes());
+        out.extend_from_slice(&r.id.start.to_le_bytes());
+        out.extend_from_slice(&r.id.len.to_le_bytes());
+        out.extend_from_slice(&r.parent.start.to_le_bytes());
+        out.extend_from_slice(&r.parent.len.to_le_bytes());
+        out.extend_from_slice(&r.payload_len.to_le_bytes());
+        out.extend_from_slice(&r.type_code.to_le_bytes());
+        out.extend_from_slice(&r.role_code.to_le_bytes());
+        out.push(r.kind);
+        out.push(r.flags);
+        out.extend_from_slice(&[0, 0]);
+    }
+    out.extend_from_slice(&state.pool);
+    for table in [&state.types, &state.roles] {
+        for s in table.iter() {
+            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+    out.extend_from_slice(&agg);
+    let h = blake3::hash(&out);
+    out.extend_from_slice(h.as_bytes());
+    out
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeFault> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|e| *e <= self.b.len())
+            .ok_or_else(|| {
+                DecodeFault::Corrupt(format!(
+                    "needs {n} bytes at offset {}, file body has {}",
+                    self.at,
+                    self.b.len()
+                ))
+            })?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn arr<const N: usize>(&mut self) -> Result<[u8; N], DecodeFault> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+    fn u16(&mut self) -> Result<u16, DecodeFault> {
+        Ok(u16::from_le_bytes(self.arr()?))
+    }
+    fn u32(&mut self) -> Result<u32, DecodeFault> {
+        Ok(u32::from_le_bytes(self.arr()?))
+    }
+    fn u64(&mut self) -> Result<u64, DecodeFault> {
+        Ok(u64::from_le_bytes(self.arr()?))
+    }
+}
+
+/// The fixed header, readable without the rest (for the O(1) checks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Checkpoint {
+    pub(crate) journal_id: JournalId,
+    pub(crate) covered_len: u64,
+    pub(crate) covered_seq: u64,
+    pub(crate) last_offset: u64,
+    pub(crate) last_body_check: [u8; 8],
+    pub(crate) data_start: u64,
+}
+
+/// Decodes a sidecar; `expected` is the journal it must belong to.
+pub(crate) fn decode(
+    bytes: &[u8],
+    expected: JournalId,
+) -> Result<(Checkpoint, State), DecodeFault> {
+    let corrupt = |s: String| DecodeFault::Corrupt(s);
+    if bytes.len() < 12 {
+        return Err(corrupt(format!(
+            "file is {} bytes, shorter than a header",
+            bytes.len()
+        )));
+    }
+    if bytes[..8] != MAGIC {
+        return Err(corrupt("bad magic".to_owned()));
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != VERSION {
+        return Err(DecodeFault::Version(version));
+    }
+    if bytes.len() < HEADER_LEN + TRAILER_LEN {
+        return Err(corrupt(format!(
+            "file is {} bytes, shorter than header and trailer",
+            bytes.len()
+        )));
+    }
+    let (body, trailer) = bytes.split_at(bytes.len() - TRAILER_LEN);
+    if blake3::hash(body).as_bytes() != trailer {
+        return Err(corrupt("checksum mismatch".to_owned()));
+    }
+    let mut c = Cursor { b: body, at: 12 };
+    let _flags = c.u32()?;
+    let journal_id = JournalId(c.arr()?);
+    if journal_id != expected {
+        return Err(DecodeFault::Foreign(journal_id));
+    }
+    let cp = Checkpoint {
+        journal_id,
+        covered_len: c.u64()?,
+        covered_seq: c.u64()?,
+        last_offset: c.u64()?,
+        last_body_check: c.arr()?,
+        data_start: c.u64()?,
+    };
+    let rec_count = c.u64()?;
+    let pool_len = c.u64()?;
+    let types_count = c.u32()?;
+    let roles_count = c.u32()?;
+    let agg_len = c.u64()?;
+    let rec_bytes = usize::try_from(rec_count)
+        .ok()
+        .and_then(|n| n.checked_mul(REC_LEN))
+        .filter(|n| *n <= body.len())
+        .ok_or_else(|| corrupt(format!("record count {rec_count} exceeds the file")))?;
+    let mut rc = Cursor {
+        b: c.take(rec_bytes)?,
+        at: 0,
+    };
+    let pool = c.take(usize::try_from(pool_len).map_err(|_| corrupt("pool too large".into()))?)?;
+    let mut recs = Vec::with_capacity(rec_bytes / REC_LEN);
+    for _ in 0..rec_bytes / REC_LEN {
+        let r = Rec {
+            offset: rc.u64()?,
+            seq: rc.u64()?,
+            body_check: rc.arr()?,
+            ts: f64::from_le_bytes(rc.arr()?),
+            id: Span {
+                start: rc.u64()?,
+                len: rc.u32()?,
+            },
+            parent: Span {
+                start: rc.u64()?,
+                len: rc.u32()?,
+            },
+            payload_len: rc.u32()?,
+            type_code: rc.u16()?,
+            role_code: rc.u16()?,
+            kind: rc.arr::<1>()?[0],
+            flags: rc.arr::<1>()?[0],
+        };
+        let _pad = rc.arr::<2>()?;
+        for s in [r.id, r.parent] {
+            if !s.is_none() && s.start.saturating_add(u64::from(s.len)) > pool_len {
+                return Err(corrupt(format!(
+                    "record at journal offset {} points outside the pool",
+                    r.offset
+                )));
+            }
+        }
+        if u32::from(r.type_code) >= types_count.max(1) && r.type_code != u16::MAX
+            || u32::from(r.role_code) >= roles_count.max(1) && r.role_code != u16::MAX
+        {
+            return Err(corrupt(format!(
+                "record at journal offset {} has an unknown type or role code",
+                r.offset
+            )));
+        }
+        recs.push(r);
+    }
+    let mut tables: [Vec<Box<str>>; 2] = [Vec::new(), Vec::new()];
+    for (t, n) in tables.iter_mut().zip([types_count, roles_count]) {
+        for _ in 0..n {
+            let len = c.u32()? as usize;
+            let s = std::str::from_utf8(c.take(len)?)
+                .map_err(|_| corrupt("a type or role name is not UTF-8".into()))?;
+            t.push(s.into());
+        }
+        if t.is_empty() {
+            t.push("".into());
+        }
+    }
+    let agg_bytes =
+        c.take(usize::try_from(agg_len).map_err(|_| corrupt("aggregates too large".into()))?)?;
+    if c.at != body.len() {
+        return Err(corrupt(format!(
+            "{} trailing bytes before the trailer",
+            body.len() - c.at
+        )));
+    }
+    let agg: Aggregates =
+        serde_json::from_slice(agg_bytes).map_err(|e| corrupt(format!("aggregates: {e}")))?;
+    let [types, roles] = tables;
+    let mut state = State {
+        recs,
+        pool: pool.to_vec(),
+        types,
+        roles,
+        agg,
+        covered_len: cp.covered_len,
+        covered_seq: cp.covered_seq,
+        last_frame: (cp.covered_seq > 0).then_some((cp.last_offset, cp.last_body_check)),
+        ..State::default()
+    };
+    if let Some(last) = state.recs.last()
+        && (last.seq != cp.covered_seq || last.offset != cp.last_offset)
+    {
+        return Err(corrupt("checkpoint disagrees with the last record".into()));
+    }
+    state.rebuild_lookups();
+    Ok((cp, state))
+}

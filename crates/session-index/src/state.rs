@@ -1,0 +1,408 @@
+//! The in-memory index: one compact record per frame, the id map, and the aggregates
+//! a replay of the journal in append order produces.
+
+use std::collections::HashMap;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use session_journal::{FrameInfo, Offset};
+use session_types::parse_js_date;
+
+use crate::kinds::{ENTRY_KIND, SESSION_HEADER_KIND};
+use crate::probe::{self, MessageProbe, Probe, Text};
+
+/// Sentinel for "no string" in a span.
+pub(crate) const NO_SPAN: u32 = u32::MAX;
+
+/// A byte range of the string pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) start: u64,
+    pub(crate) len: u32,
+}
+
+impl Span {
+    pub(crate) const NONE: Span = Span {
+        start: 0,
+        len: NO_SPAN,
+    };
+    pub(crate) fn is_none(self) -> bool {
+        self.len == NO_SPAN
+    }
+}
+
+/// One indexed frame (header record or entry), 64 bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Rec {
+    pub(crate) offset: u64,
+    pub(crate) seq: u64,
+    pub(crate) body_check: [u8; 8],
+    /// `Date.parse(timestamp)` in ms; NaN when invalid or absent.
+    pub(crate) ts: f64,
+    pub(crate) id: Span,
+    pub(crate) parent: Span,
+    pub(crate) payload_len: u32,
+    /// Interned `type` string (0: none).
+    pub(crate) type_code: u16,
+    /// Interned `message.role` string (0: none).
+    pub(crate) role_code: u16,
+    /// The frame kind byte.
+    pub(crate) kind: u8,
+    /// `REC_*` flags.
+    pub(crate) flags: u8,
+}
+
+/// The payload was not a JSON object (kept as a location, not a tree node).
+pub(crate) const REC_UNPARSABLE: u8 = 1;
+
+/// What the header record says, kept as raw JSON values.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct HeaderInfo {
+    pub(crate) id: Option<serde_json::Value>,
+    pub(crate) cwd: Option<serde_json::Value>,
+    pub(crate) parent_session: Option<serde_json::Value>,
+    pub(crate) timestamp: Option<serde_json::Value>,
+    pub(crate) version: Option<serde_json::Value>,
+}
+
+/// A current label.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LabelState {
+    pub(crate) label: String,
+    pub(crate) entry: u32,
+}
+
+/// Everything the replay accumulates besides the per-frame records.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Aggregates {
+    pub(crate) header: Option<HeaderInfo>,
+    pub(crate) header_entry: Option<u32>,
+    /// target id → latest label, in the reference's map insertion order.
+    pub(crate) labels: IndexMap<String, LabelState>,
+    pub(crate) name: Option<String>,
+    pub(crate) name_entry: Option<u32>,
+    pub(crate) state: Option<String>,
+    pub(crate) state_entry: Option<u32>,
+    /// target id → latest `child_usage_attributed` entry index.
+    pub(crate) usage_latest: IndexMap<String, u32>,
+    pub(crate) message_count: u64,
+    pub(crate) last_activity: Option<f64>,
+    pub(crate) first_message: Option<String>,
+    pub(crate) reference_would_drop: Option<String>,
+    pub(crate) entries: u64,
+    pub(crate) unparsable: u64,
+    pub(crate) no_id: u64,
+    pub(crate) duplicate_ids: u64,
+    pub(crate) label_entries: u64,
+    pub(crate) other_kinds: u64,
+    /// The last entry frame (the leaf the reference resumes at).
+    pub(crate) leaf: Option<u32>,
+}
+
+/// The in-memory index state.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct State {
+    pub(crate) recs: Vec<Rec>,
+    pub(crate) pool: Vec<u8>,
+    pub(crate) types: Vec<Box<str>>,
+    pub(crate) roles: Vec<Box<str>>,
+    pub(crate) type_codes: HashMap<Box<str>, u16>,
+    pub(crate) role_codes: HashMap<Box<str>, u16>,
+    pub(crate) by_id: HashMap<Box<str>, u32>,
+    pub(crate) agg: Aggregates,
+    /// End of the last observed frame (journal bytes covered).
+    pub(crate) covered_len: u64,
+    pub(crate) covered_seq: u64,
+    pub(crate) last_frame: Option<(u64, [u8; 8])>,
+}
+
+fn intern(table: &mut Vec<Box<str>>, codes: &mut HashMap<Box<str>, u16>, s: &str) -> u16 {
+    if table.is_empty() {
+        table.push("".into());
+    }
+    if let Some(c) = codes.get(s) {
+        return *c;
+    }
+    if table.len() >= usize::from(u16::MAX) {
+        return u16::MAX;
+    }
+    let code = table.len() as u16;
+    table.push(s.into());
+    codes.insert(s.into(), code);
+    code
+}
+
+impl State {
+    /// An empty index of a journal whose first entry frame starts at `data_start`.
+    pub(crate) fn new(data_start: Offset) -> Self {
+        let mut s = State {
+            covered_len: data_start.0,
+            ..State::default()
+        };
+        s.types.push("".into());
+        s.roles.push("".into());
+        s
+    }
+
+    pub(crate) fn str_at(&self, span: Span) -> Option<&str> {
+        if span.is_none() {
+            return None;
+        }
+        let start = usize::try_from(span.start).ok()?;
+        let b = self.pool.get(start..start + span.len as usize)?;
+        std::str::from_utf8(b).ok()
+    }
+
+    fn push_str(&mut self, s: &str) -> Span {
+        if s.len() >= NO_SPAN as usize {
+            return Span::NONE;
+        }
+        let start = self.pool.len() as u64;
+        self.pool.extend_from_slice(s.as_bytes());
+        Span {
+            start,
+            len: s.len() as u32,
+        }
+    }
+
+    pub(crate) fn type_of(&self, i: u32) -> &str {
+        let c = self.recs[i as usize].type_code;
+        self.types.get(usize::from(c)).map_or("", |s| s)
+    }
+
+    pub(crate) fn role_of(&self, i: u32) -> Option<&str> {
+        let c = self.recs[i as usize].role_code;
+        if c == 0 {
+            return None;
+        }
+        self.roles.get(usize::from(c)).map(|s| &**s)
+    }
+
+    pub(crate) fn id_of(&self, i: u32) -> Option<&str> {
+        self.str_at(self.recs[i as usize].id)
+    }
+
+    pub(crate) fn parent_id_of(&self, i: u32) -> Option<&str> {
+        self.str_at(self.recs[i as usize].parent)
+    }
+
+    /// Restores the interning maps after a load.
+    pub(crate) fn rebuild_lookups(&mut self) {
+        self.type_codes = self
+            .types
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, s)| (s.clone(), i as u16))
+            .collect();
+        self.role_codes = self
+            .roles
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, s)| (s.clone(), i as u16))
+            .collect();
+        let mut by_id = HashMap::with_capacity(self.recs.len());
+        for i in 0..self.recs.len() as u32 {
+            if self.recs[i as usize].kind == ENTRY_KIND
+                && let Some(id) = self.id_of(i)
+            {
+                by_id.insert(Box::<str>::from(id), i);
+            }
+        }
+        self.by_id = by_id;
+    }
+
+    /// Adds one verified frame (in append order) to the index.
+    pub(crate) fn observe(&mut self, info: &FrameInfo, payload: &[u8]) {
+        let index = self.recs.len() as u32;
+        let mut rec = Rec {
+            offset: info.offset.0,
+            seq: info.seq.0,
+            body_check: info.body_check.0,
+            ts: f64::NAN,
+            id: Span::NONE,
+            parent: Span::NONE,
+            payload_len: info.payload_len,
+            type_code: 0,
+            role_code: 0,
+            kind: info.kind.get(),
+            flags: 0,
+        };
+        self.covered_len = info.end().0;
+        self.covered_seq = info.seq.0;
+        self.last_frame = Some((info.offset.0, info.body_check.0));
+        let text = std::str::from_utf8(payload).ok();
+        let probe = text
+            .filter(|t| t.trim_start().starts_with('{'))
+            .and_then(|t| serde_json::from_str::<Probe<'_>>(t).ok());
+        let Some(p) = probe else {
+            rec.flags |= REC_UNPARSABLE;
+            if rec.kind == ENTRY_KIND {
+                self.agg.unparsable += 1;
+                self.agg.entries += 1;
+                self.agg.leaf = Some(index);
+                if text.is_some_and(|t| t.trim() == "null") {
+                    self.note_drop("an entry is null");
+                }
+            } else {
+                self.agg.other_kinds += 1;
+            }
+            self.recs.push(rec);
+            return;
+        };
+        let ty = probe::as_str(p.entry_type);
+        if let Some(t) = ty.as_deref() {
+            rec.type_code = intern(&mut self.types, &mut self.type_codes, t);
+        }
+        match rec.kind {
+            SESSION_HEADER_KIND => {
+                if self.agg.header.is_none() {
+                    let v =
+                        |r: Option<&RawValue>| r.and_then(|r| serde_json::from_str(r.get()).ok());
+                    let raw: serde_json::Map<String, serde_json::Value> = text
+                        .and_then(|t| serde_json::from_str(t).ok())
+                        .unwrap_or_default();
+                    self.agg.header = Some(HeaderInfo {
+                        id: v(p.id),
+                        cwd: raw.get("cwd").cloned(),
+                        parent_session: raw.get("parentSession").cloned(),
+                        timestamp: v(p.timestamp),
+                        version: raw.get("version").cloned(),
+                    });
+                    self.agg.header_entry = Some(index);
+                }
+                self.recs.push(rec);
+                return;
+            }
+            ENTRY_KIND => {}
+            _ => {
+                self.agg.other_kinds += 1;
+                self.recs.push(rec);
+                return;
+            }
+        }
+        self.agg.entries += 1;
+        self.agg.leaf = Some(index);
+        if let Some(ts) = probe::as_str(p.timestamp) {
+            rec.ts = parse_js_date(&ts).map_or(f64::NAN, |ms| ms as f64);
+        }
+        match probe::as_str(p.id) {
+            Some(id) => {
+                rec.id = self.push_str(&id);
+                if self.by_id.insert(Box::from(&*id), index).is_some() {
+                    self.agg.duplicate_ids += 1;
+                }
+            }
+            None => self.agg.no_id += 1,
+        }
+        if let Some(parent) = probe::as_str(p.parent_id)
+            && !parent.is_empty()
+        {
+            rec.parent = self.push_str(&parent);
+        }
+        let msg = p
+            .message
+            .filter(|m| probe::is_object(m))
+            .and_then(|m| serde_json::from_str::<MessageProbe<'_>>(m.get()).ok());
+        if let Some(m) = &msg
+            && let Some(role) = probe::as_str(m.role)
+        {
+            rec.role_code = intern(&mut self.roles, &mut self.role_codes, &role);
+        }
+        let ts_raw = p.timestamp;
+        self.recs.push(rec);
+        match ty.as_deref() {
+            Some("message") => self.observe_message(p.message, msg, ts_raw),
+            Some("label") => {
+                self.agg.label_entries += 1;
+                if let Some(target) = probe::as_str(p.target_id) {
+                    let label = probe::as_str(p.label).filter(|l| !l.is_empty());
+                    match label {
+                        Some(l) if !probe::is_falsy(p.label) => {
+                            let st = LabelState {
+                                label: l.into_owned(),
+                                entry: index,
+                            };
+                            if let Some(cur) = self.agg.labels.get_mut(&*target) {
+                                *cur = st;
+                            } else {
+                                self.agg.labels.insert(target.into_owned(), st);
+                            }
+                        }
+                        _ => {
+                            self.agg.labels.shift_remove(&*target);
+                        }
+                    }
+                }
+            }
+            Some("session_info") => {
+                let name = probe::as_str(p.name)
+                    .map(|n| probe::js_trim(&n).to_owned())
+                    .filter(|n| !n.is_empty());
+                self.agg.name = name;
+                self.agg.name_entry = Some(index);
+            }
+            Some("session_state") => {
+                self.agg.state = probe::as_str(p.state).map(|s| s.into_owned());
+                self.agg.state_entry = Some(index);
+            }
+            Some("child_usage_attributed") => {
+                if let Some(target) = probe::as_str(p.target_id) {
+                    self.agg.usage_latest.insert(target.into_owned(), index);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn note_drop(&mut self, why: &str) {
+        if self.agg.reference_would_drop.is_none() {
+            self.agg.reference_would_drop = Some(why.to_owned());
+        }
+    }
+
+    /// The listing bookkeeping of one `message` entry (§3.8 of the behaviour spec).
+    fn observe_message(
+        &mut self,
+        raw: Option<&RawValue>,
+        msg: Option<MessageProbe<'_>>,
+        entry_ts: Option<&RawValue>,
+    ) {
+        self.agg.message_count += 1;
+        match raw.map(RawValue::get) {
+            None | Some("null") => {
+                self.note_drop("a message entry has no message object");
+                return;
+            }
+            _ => {}
+        }
+        let Some(m) = msg else { return };
+        // isMessageWithContent: a string role and a `content` key.
+        let Some(role) = probe::as_str(m.role) else {
+            return;
+        };
+        let Some(content) = m.content else { return };
+        if role != "user" && role != "assistant" {
+            return;
+        }
+        // getLastActivityTime
+        if let Some(n) = probe::as_number(m.timestamp) {
+            self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(n));
+        } else if let Some(ts) = probe::as_str(entry_ts)
+            && let Some(t) = parse_js_date(&ts)
+        {
+            self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(t as f64));
+        }
+        // firstMessage (assistant text is extracted too: a throw there drops the session)
+        match probe::extract_text(content) {
+            Text::Throws(why) => self.note_drop(why),
+            Text::Ok(text) => {
+                if role == "user" && self.agg.first_message.is_none() && !text.is_empty() {
+                    self.agg.first_message = Some(text);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! The listing summary: the reference's `SessionInfo`, computed incrementally.
+
+use serde::{Deserialize, Serialize};
+use session_types::{Timestamp, parse_js_date};
+
+use crate::state::Aggregates;
+
+/// ECMAScript `TimeClip`: `None` outside ±8.64e15 ms, else truncated.
+fn time_clip(t: f64) -> Option<i64> {
+    (t.is_finite() && t.abs() <= 8.64e15).then(|| t.trunc() as i64)
+}
+
+/// When the session was last active, as the reference computes `modified`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Modified {
+    /// A time from the entries or the header (ms since the epoch; `None`: Invalid Date).
+    At(Option<i64>),
+    /// Neither gave a time: the journal file's modification time applies.
+    FileMtime,
+}
+
+/// The listing fields of one session, as the reference's `SessionInfo` computes them
+/// from a full parse (all branches), minus `path` (the listing adds it) and
+/// `allMessagesText` (not indexed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionSummary {
+    /// Whether the journal has a session header record (the reference lists only
+    /// files whose first record is one).
+    pub has_header: bool,
+    /// `header.id`, unvalidated (any JSON value).
+    pub id: Option<serde_json::Value>,
+    /// `header.cwd` if it is a string, else `""`.
+    pub cwd: String,
+    /// The latest `session_info` name, trimmed; empty clears.
+    pub name: Option<String>,
+    /// `header.parentSession` as written (absent: `None`).
+    pub parent_session_path: Option<serde_json::Value>,
+    /// `new Date(header.timestamp)` in ms (`None`: Invalid Date).
+    pub created: Option<i64>,
+    /// `modified` (see [`Modified`]).
+    pub modified: Modified,
+    /// `message` entries, any role, all branches.
+    pub message_count: u64,
+    /// The first non-empty user message text in append order, or `"(no messages)"`.
+    pub first_message: String,
+    /// Set when the reference's listing would throw on this session and drop it (we
+    /// list it anyway): the first reason.
+    pub reference_would_drop: Option<String>,
+}
+
+impl SessionSummary {
+    pub(crate) fn from_aggregates(a: &Aggregates) -> Self {
+        let h = a.header.clone().unwrap_or_default();
+        let created = match &h.timestamp {
+            None => None,
+            Some(serde_json::Value::String(s)) => parse_js_date(s),
+            Some(serde_json::Value::Number(n)) => n.as_f64().and_then(time_clip),
+            Some(serde_json::Value::Null) => Some(0),
+            Some(serde_json::Value::Bool(b)) => Some(i64::from(*b)),
+            Some(_) => None,
+        };
+        let modified = match a.last_activity {
+            Some(t) if t > 0.0 => Modified::At(time_clip(t)),
+            _ => match &h.timestamp {
+                Some(serde_json::Value::String(s)) => match parse_js_date(s) {
+                    Some(ms) => Modified::At(Some(ms)),
+                    None => Modified::FileMtime,
+                },
+                _ => Modified::FileMtime,
+            },
+        };
+        SessionSummary {
+            has_header: a.header.is_some(),
+            id: h.id,
+            cwd: match h.cwd {
+                Some(serde_json::Value::String(s)) => s,
+                _ => String::new(),
+            },
+            name: a.name.clone(),
+            parent_session_path: h.parent_session,
+            created,
+            modified,
+            message_count: a.message_count,
+            first_message: a
+                .first_message
+                .clone()
+                .unwrap_or_else(|| "(no messages)".to_owned()),
+            reference_would_drop: a.reference_would_drop.clone(),
+        }
+    }
+
+    /// `modified` in ms, with the journal file's mtime (ms) for the fallback.
+    pub fn modified_ms(&self, file_mtime_ms: Option<i64>) -> Option<i64> {
+        match self.modified {
+            Modified::At(t) => t,
+            Modified::FileMtime => file_mtime_ms,
+        }
+    }
+
+    /// The reference's JSON rendering (`list.mjs` with `--no-text`): dates as ISO
+    /// strings (`null` for Invalid Date), `name` and `parentSessionPath` omitted when
+    /// absent.
+    pub fn to_json(&self, path: &str, file_mtime_ms: Option<i64>) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        m.insert("path".into(), path.into());
+        if let Some(id) = &self.id {
+            m.insert("id".into(), id.clone());
+        }
+        m.insert("cwd".into(), self.cwd.clone().into());
+        if let Some(n) = &self.name {
+            m.insert("name".into(), n.clone().into());
+        }
+        if let Some(p) = &self.parent_session_path {
+            m.insert("parentSessionPath".into(), p.clone());
+        }
+        m.insert("created".into(), iso(self.created));
+        m.insert("modified".into(), iso(self.modified_ms(file_mtime_ms)));
+        m.insert("messageCount".into(), self.message_count.into());
+        m.insert("firstMessage".into(), self.first_message.clone().into());
+        serde_json::Value::Object(m)
+    }
+}
+
+/// `Date.prototype.toJSON`: ISO text, or `null` for Invalid Date.
+pub fn iso(ms: Option<i64>) -> serde_json::Value {
+    match ms {
+        Some(ms) => Timestamp::from_unix_ms(ms).as_str().into(),
+        None => serde_json::Value::Null,
+    }
+}
