@@ -1,0 +1,109 @@
+//! The bytes this crate writes: frame kinds, provenance payloads, the imports registry.
+//!
+//! `docs/format.md` §4 specifies the same; [`constants_table`] is the table it
+//! reproduces and a test keeps the two in agreement.
+//!
+//! Frame kinds are defined here, in one place, until the index crate owns them (see
+//! the crate README): every crate that reads a session journal treats
+//! [`KIND_RECORD`] frames as the session's JSON records and skips kinds it does not know.
+
+use serde::{Deserialize, Serialize};
+use session_journal::FrameKind;
+
+/// Kind of a frame whose payload is one session record as JSON text: the first one
+/// is the session header (`{"type":"session",…}`), every later one an entry.
+/// Equal to [`FrameKind::ENTRY`].
+pub const KIND_RECORD: FrameKind = FrameKind::ENTRY;
+
+/// Kind of the import-source frame: one per imported journal, right after the header
+/// record. Payload: [`SourceRecord`] as JSON.
+pub const KIND_IMPORT_SOURCE: FrameKind = match FrameKind::new(0x20) {
+    Some(k) => k,
+    None => panic!("0x20 is in the caller range"),
+};
+
+/// Kind of a retention frame: it immediately follows the imported entry record it
+/// describes. Payload: [`RetentionRecord`] as JSON.
+pub const KIND_RETENTION: FrameKind = match FrameKind::new(0x21) {
+    Some(k) => k,
+    None => panic!("0x21 is in the caller range"),
+};
+
+/// The imports registry: a JSONL file in the destination directory mapping a source's
+/// BLAKE3 to the journal imported from it (a derived file; deleting it loses nothing).
+pub const REGISTRY_FILE: &str = ".imports.jsonl";
+
+/// The longest legacy line this crate reads (256 MiB). Longer lines refuse the import:
+/// memory is bounded by the largest line, and this bounds the largest line.
+pub const MAX_LINE_LEN: u64 = 256 << 20;
+
+/// Batches of frames are appended once they hold this many payload bytes.
+pub const BATCH_BYTES: usize = 4 << 20;
+
+/// The default cap on issues listed individually in an outcome (the rest are counted).
+pub const DEFAULT_MAX_LISTED_ISSUES: usize = 10_000;
+
+/// Where an imported session came from: the payload of the [`KIND_IMPORT_SOURCE`] frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceRecord {
+    /// Always `"import_source"`.
+    #[serde(rename = "type")]
+    pub record_type: String,
+    /// The source path as given to the import (made absolute when possible).
+    pub path: String,
+    /// BLAKE3 of the source file's bytes, 64 lower-case hex digits.
+    pub blake3: String,
+    /// The source's logical version (1, 2 or 3).
+    pub source_version: u32,
+    /// The source's length in bytes.
+    pub bytes: u64,
+    /// The 1-based line of the source header.
+    pub header_line: u64,
+    /// Whether the header record differs from the source line (v1/v2 migration).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub header_changed: bool,
+}
+
+/// The provenance of one imported entry: the payload of a [`KIND_RETENTION`] frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RetentionRecord {
+    /// The 1-based source line the entry came from.
+    pub line: u64,
+    /// `true` when the record is not the source line's exact bytes (v1/v2 migration).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub changed: bool,
+}
+
+/// One line of the imports registry ([`REGISTRY_FILE`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryLine {
+    /// BLAKE3 of the source, hex.
+    pub blake3: String,
+    /// The imported session's id.
+    pub session_id: String,
+    /// The journal's file name, relative to the registry's directory.
+    pub journal: String,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The constants as the `text` block that `docs/format.md` §4 reproduces verbatim.
+pub fn constants_table() -> String {
+    let rows = [
+        ("kind_record", format!("0x{:02x}", KIND_RECORD.get())),
+        (
+            "kind_import_source",
+            format!("0x{:02x}", KIND_IMPORT_SOURCE.get()),
+        ),
+        ("kind_retention", format!("0x{:02x}", KIND_RETENTION.get())),
+        ("registry_file", format!("{REGISTRY_FILE:?}")),
+        ("max_line_len", MAX_LINE_LEN.to_string()),
+    ];
+    rows.iter()
+        .map(|(k, v)| format!("{k:<20} = {v}\n"))
+        .collect()
+}

@@ -1,0 +1,745 @@
+//! The import: legacy plain JSONL (v1, v2, v3) → a new native journal.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use session_journal::format::{DEFAULT_MAX_PAYLOAD, MAX_PAYLOAD_CAP};
+use session_journal::{Clock, CreateOptions, Durability, FrameKind, JournalId, NewFrame, Writer};
+use session_types::json::{find_lone_surrogates, replace_lone_surrogates};
+use session_types::{Envelope, KNOWN_ENTRY_TYPES, ParseErrorKind};
+
+use crate::error::ImportError;
+use crate::format::{
+    BATCH_BYTES, DEFAULT_MAX_LISTED_ISSUES, KIND_IMPORT_SOURCE, KIND_RECORD, KIND_RETENTION,
+    RetentionRecord, SourceRecord,
+};
+use crate::lines::{LineMeta, LineReader, SourceScan, scan_source};
+use crate::migrate::{
+    Slot, V1State, migrate_header, migrate_v1_entry, rename_hook_message, to_js_json,
+};
+use crate::outcome::{ImportOutcome, IssueKind, LineIssue, SourceInfo};
+use crate::registry;
+use crate::tree_check::TreeCheck;
+
+/// Where the imported journal goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// A sessions directory: the journal is `<dir>/<session-id>.jsonl`.
+    Dir(PathBuf),
+    /// An explicit journal path (its directory holds the imports registry).
+    Journal(PathBuf),
+}
+
+impl Destination {
+    fn dir(&self) -> PathBuf {
+        match self {
+            Destination::Dir(d) => d.clone(),
+            Destination::Journal(p) => match p.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                _ => PathBuf::from("."),
+            },
+        }
+    }
+}
+
+/// Options of [`import`].
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// Frame timestamps and the journal's creation time.
+    pub clock: Clock,
+    /// The new journal's id; by default derived from the source hash and the
+    /// destination path (so a repeated import is byte-stable).
+    pub journal_id: Option<JournalId>,
+    /// Issues listed individually in the outcome; later ones are only counted.
+    pub max_listed_issues: usize,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self {
+            clock: Clock::system(),
+            journal_id: None,
+            max_listed_issues: DEFAULT_MAX_LISTED_ISSUES,
+        }
+    }
+}
+
+/// Whether `id` can name a file: `[A-Za-z0-9._-]`, 1–128 bytes, not `.` or `..`.
+pub fn is_safe_session_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id != "."
+        && id != ".."
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Imports the legacy session at `source` into a new native journal.
+///
+/// The source is only ever read. On any error nothing is left behind. Importing a
+/// source whose BLAKE3 was imported before returns that import with
+/// `already_imported: true` and writes nothing.
+pub fn import(
+    source: &Path,
+    destination: &Destination,
+    options: &ImportOptions,
+) -> Result<ImportOutcome, ImportError> {
+    let shown_source = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+    let scan = scan_source(source)?;
+    if scan.native_signature {
+        return Err(ImportError::NativeJournal {
+            path: source.to_path_buf(),
+        });
+    }
+    if scan.only_whitespace {
+        return Err(ImportError::Empty {
+            path: source.to_path_buf(),
+        });
+    }
+    let hash_hex = scan.blake3.to_hex().to_string();
+    let dir = destination.dir();
+    let info = |version: u32| SourceInfo {
+        path: shown_source.clone(),
+        blake3: hash_hex.clone(),
+        version,
+        bytes: scan.bytes,
+        lines: scan.lines,
+    };
+    if let Some(done) = registry::find(&dir, &hash_hex) {
+        let version = done.version;
+        return Ok(already(done, info(version)));
+    }
+
+    let mut run = Run::new(source, &scan, options)?;
+    let header = run.read_header()?;
+    let session_id = if is_safe_session_id(&header.id) {
+        header.id.clone()
+    } else {
+        let h = blake3::hash(
+            &[
+                b"session-import session id".as_slice(),
+                scan.blake3.as_bytes(),
+            ]
+            .concat(),
+        );
+        format!("legacy-{}", &h.to_hex()[..32])
+    };
+    let journal = match destination {
+        Destination::Dir(d) => d.join(format!("{session_id}.jsonl")),
+        Destination::Journal(p) => p.clone(),
+    };
+    if journal.exists() {
+        if let Some(done) = registry::check_journal(&journal, &hash_hex, &session_id) {
+            registry::record(&dir, &done);
+            return Ok(already(done, info(header.version)));
+        }
+        return Err(ImportError::DestinationExists { path: journal });
+    }
+
+    let tmp = temp_path(&journal);
+    let journal_id = options.journal_id.unwrap_or_else(|| {
+        let mut h = blake3::Hasher::new();
+        h.update(b"session-import journal id");
+        h.update(scan.blake3.as_bytes());
+        h.update(journal.as_os_str().as_encoded_bytes());
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&h.finalize().as_bytes()[..16]);
+        JournalId(id)
+    });
+    let max_payload = (scan.longest_line.saturating_mul(2).saturating_add(4096))
+        .max(u64::from(DEFAULT_MAX_PAYLOAD))
+        .min(u64::from(MAX_PAYLOAD_CAP)) as u32;
+    let writer = Writer::create(
+        &tmp,
+        journal_id,
+        CreateOptions {
+            session_id: Some(session_id.clone()),
+            max_payload,
+            clock: options.clock.clone(),
+            ..CreateOptions::default()
+        },
+    )
+    .map_err(|source| ImportError::Create {
+        path: tmp.clone(),
+        source,
+    });
+    let writer = match writer {
+        Ok(w) => w,
+        Err(e) => {
+            cleanup(&tmp);
+            return Err(e);
+        }
+    };
+    let result = run.write_all(writer, &tmp, header, &shown_source, &hash_hex);
+    let result = result.and_then(|()| publish(&tmp, &journal));
+    cleanup(&tmp);
+    result?;
+    let done = registry::Done {
+        session_id: session_id.clone(),
+        journal: journal.clone(),
+        version: run.version,
+    };
+    registry::record(&dir, &done);
+    Ok(ImportOutcome {
+        session_id,
+        journal,
+        source: info(run.version),
+        already_imported: false,
+        entries: run.entries,
+        blank_lines: run.blank_lines,
+        crlf_lines: run.crlf_lines,
+        ids_assigned: run.ids_assigned,
+        issues: run.issues,
+        issues_not_listed: run.issues_not_listed,
+    })
+}
+
+fn already(done: registry::Done, source: SourceInfo) -> ImportOutcome {
+    ImportOutcome {
+        session_id: done.session_id,
+        journal: done.journal,
+        source,
+        already_imported: true,
+        entries: 0,
+        blank_lines: 0,
+        crlf_lines: 0,
+        ids_assigned: 0,
+        issues: Vec::new(),
+        issues_not_listed: 0,
+    }
+}
+
+fn temp_path(journal: &Path) -> PathBuf {
+    let name = journal
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "session".to_owned());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    journal.with_file_name(format!(".{name}.import-{}-{nanos}.tmp", std::process::id()))
+}
+
+/// Removes the temporary journal and its lock file (both ours alone: the name is unique).
+fn cleanup(tmp: &Path) {
+    let _ = std::fs::remove_file(tmp);
+    let _ = std::fs::remove_file(session_journal::lock::lock_path(tmp));
+}
+
+/// Moves the synced journal into place without replacing anything, then syncs the
+/// directory.
+fn publish(tmp: &Path, journal: &Path) -> Result<(), ImportError> {
+    match std::fs::hard_link(tmp, journal) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(ImportError::DestinationExists {
+                path: journal.to_path_buf(),
+            });
+        }
+        Err(source) => {
+            return Err(ImportError::Io {
+                path: journal.to_path_buf(),
+                op: "link into place",
+                source,
+            });
+        }
+    }
+    let _ = std::fs::remove_file(tmp);
+    let dir = match journal.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    #[cfg(unix)]
+    std::fs::File::open(&dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|source| ImportError::Io {
+            path: dir.clone(),
+            op: "sync directory",
+            source,
+        })?;
+    Ok(())
+}
+
+/// The session header as read from the source.
+pub(crate) struct Header {
+    id: String,
+    version: u32,
+    line: LineMeta,
+    payload: Vec<u8>,
+    changed: bool,
+}
+
+/// How a line reads as JSON.
+enum Parsed<'a> {
+    Object(Envelope<'a>, Option<usize>),
+    Bad(IssueKind),
+}
+
+struct Run<'a> {
+    path: &'a Path,
+    reader: LineReader<'a>,
+    scan_hash: blake3::Hash,
+    bytes: u64,
+    version: u32,
+    line: Vec<u8>,
+    entries: u64,
+    blank_lines: u64,
+    crlf_lines: u64,
+    ids_assigned: u64,
+    issues: Vec<LineIssue>,
+    issues_not_listed: u64,
+    max_issues: usize,
+    v1: Option<V1State>,
+    tree: TreeCheck,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        path: &'a Path,
+        scan: &SourceScan,
+        options: &ImportOptions,
+    ) -> Result<Self, ImportError> {
+        Ok(Self {
+            path,
+            reader: LineReader::open(path)?,
+            scan_hash: scan.blake3,
+            bytes: scan.bytes,
+            version: 3,
+            line: Vec::new(),
+            entries: 0,
+            blank_lines: 0,
+            crlf_lines: 0,
+            ids_assigned: 0,
+            issues: Vec::new(),
+            issues_not_listed: 0,
+            max_issues: options.max_listed_issues,
+            v1: None,
+            tree: TreeCheck::default(),
+        })
+    }
+
+    fn issue(&mut self, line: u64, kind: IssueKind) {
+        if self.issues.len() < self.max_issues {
+            self.issues.push(LineIssue { line, kind });
+        } else {
+            self.issues_not_listed += 1;
+        }
+    }
+
+    /// Reads lines up to and including the header; refuses what is not a session.
+    fn read_header(&mut self) -> Result<Header, ImportError> {
+        let mut first_bad: Option<(u64, String)> = None;
+        loop {
+            let mut buf = std::mem::take(&mut self.line);
+            let meta = self.reader.next_line(&mut buf)?;
+            let Some(meta) = meta else {
+                let (line, reason) = first_bad.unwrap_or((0, "no content".to_owned()));
+                return Err(ImportError::NotJsonl {
+                    path: self.path.to_path_buf(),
+                    line,
+                    reason,
+                });
+            };
+            if is_blank(&buf) {
+                self.count_blank(meta);
+                self.line = buf;
+                continue;
+            }
+            if meta.crlf {
+                self.crlf_lines += 1;
+            }
+            let parsed = parse_line(&buf, meta);
+            let (env, surrogate) = match parsed {
+                Parsed::Bad(kind) => {
+                    first_bad.get_or_insert((meta.number, kind.to_string()));
+                    self.issue(meta.number, kind);
+                    self.line = buf;
+                    continue;
+                }
+                Parsed::Object(env, s) => (env, s),
+            };
+            let found = describe(&env);
+            let header_id = match (env.entry_type.as_deref(), env.id.as_deref()) {
+                (Some("session"), Some(id)) => id.to_owned(),
+                _ => {
+                    return Err(ImportError::NoHeader {
+                        path: self.path.to_path_buf(),
+                        line: meta.number,
+                        found,
+                    });
+                }
+            };
+            drop(env);
+            let Some(mut map) = parse_map(&buf) else {
+                return Err(ImportError::NoHeader {
+                    path: self.path.to_path_buf(),
+                    line: meta.number,
+                    found: "a session header nested too deeply to read".to_owned(),
+                });
+            };
+            let version = match map.get("version") {
+                None | Some(Value::Null) => 1,
+                Some(Value::Number(n)) if matches!(n.as_u64(), Some(1..=3)) => {
+                    n.as_u64().unwrap_or(3) as u32
+                }
+                Some(other) => {
+                    return Err(ImportError::UnsupportedVersion {
+                        path: self.path.to_path_buf(),
+                        line: meta.number,
+                        found: other.to_string(),
+                    });
+                }
+            };
+            self.version = version;
+            let (payload, changed) = if version < 3 {
+                migrate_header(&mut map);
+                self.issue(meta.number, IssueKind::HeaderVersionSet { from: version });
+                if let Some(column) = surrogate {
+                    self.issue(meta.number, IssueKind::LoneSurrogateReplaced { column });
+                }
+                (to_js_json(map).into_bytes(), true)
+            } else {
+                if let Some(column) = surrogate {
+                    self.issue(meta.number, IssueKind::LoneSurrogate { column });
+                }
+                (buf.clone(), false)
+            };
+            if version == 1 {
+                self.v1 = Some(V1State::new(*self.scan_hash.as_bytes()));
+            }
+            self.line = buf;
+            return Ok(Header {
+                id: header_id,
+                version,
+                line: meta,
+                payload,
+                changed,
+            });
+        }
+    }
+
+    fn count_blank(&mut self, meta: LineMeta) {
+        self.blank_lines += 1;
+        if meta.crlf {
+            self.crlf_lines += 1;
+        }
+    }
+
+    /// Streams the header, the source record and every entry into `writer`, then syncs.
+    fn write_all(
+        &mut self,
+        mut writer: Writer,
+        tmp: &Path,
+        header: Header,
+        shown_source: &Path,
+        hash_hex: &str,
+    ) -> Result<(), ImportError> {
+        let source_record = SourceRecord {
+            record_type: "import_source".to_owned(),
+            path: shown_source.to_string_lossy().into_owned(),
+            blake3: hash_hex.to_owned(),
+            source_version: header.version,
+            bytes: self.bytes,
+            header_line: header.line.number,
+            header_changed: header.changed,
+        };
+        let mut batch = Batch::default();
+        batch.push(KIND_RECORD, &header.payload);
+        batch.push(
+            KIND_IMPORT_SOURCE,
+            serde_json::to_string(&source_record)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        let mut buf = std::mem::take(&mut self.line);
+        while let Some(meta) = self.reader.next_line(&mut buf)? {
+            if is_blank(&buf) {
+                self.count_blank(meta);
+                continue;
+            }
+            if meta.crlf {
+                self.crlf_lines += 1;
+            }
+            self.take_line(&buf, meta, &mut batch);
+            if batch.bytes.len() >= BATCH_BYTES {
+                batch.flush(&mut writer, tmp, meta.number)?;
+            }
+        }
+        batch.flush(&mut writer, tmp, self.reader_lines())?;
+        let found = self.reader.hash();
+        if found != self.scan_hash {
+            return Err(ImportError::SourceChanged {
+                path: self.path.to_path_buf(),
+                expected: self.scan_hash.to_hex().to_string(),
+                found: found.to_hex().to_string(),
+            });
+        }
+        writer.close().map_err(|source| ImportError::Append {
+            path: tmp.to_path_buf(),
+            line: self.reader_lines(),
+            source,
+        })?;
+        let tree = std::mem::take(&mut self.tree);
+        for issue in tree.finish() {
+            self.issue(issue.line, issue.kind);
+        }
+        self.issues.sort_by_key(|i| i.line);
+        Ok(())
+    }
+
+    fn reader_lines(&self) -> u64 {
+        self.reader.lines()
+    }
+
+    /// Takes one non-blank line after the header: validates it, migrates it if the
+    /// source version requires, and queues its record and retention frames.
+    fn take_line(&mut self, buf: &[u8], meta: LineMeta, batch: &mut Batch) {
+        let n = meta.number;
+        let (env, surrogate) = match parse_line(buf, meta) {
+            Parsed::Bad(kind) => {
+                if let Some(v1) = &mut self.v1
+                    && reference_parses(buf, &kind)
+                {
+                    v1.slots.push(Slot::Other);
+                }
+                self.issue(n, kind);
+                return;
+            }
+            Parsed::Object(env, s) => (env, s),
+        };
+        let is_session = env.entry_type.as_deref() == Some("session");
+        match env.entry_type.as_deref() {
+            Some("session") => self.issue(n, IssueKind::ExtraHeader),
+            Some("session_state") => {
+                let state = session_state(buf);
+                self.issue(n, IssueKind::LifecycleClaim { state });
+            }
+            Some(t) if KNOWN_ENTRY_TYPES.contains(&t) => {}
+            other => {
+                let entry_type = other.map(str::to_owned);
+                self.issue(n, IssueKind::UnknownType { entry_type });
+            }
+        }
+        let needs_change = match self.version {
+            1 => true,
+            2 => {
+                is_session
+                    || (env.entry_type.as_deref() == Some("message")
+                        && env.role() == Some("hookMessage"))
+            }
+            _ => false,
+        };
+        self.entries += 1;
+        if !needs_change {
+            if let Some(column) = surrogate {
+                self.issue(n, IssueKind::LoneSurrogate { column });
+            }
+            if !is_session {
+                match env.id.as_deref() {
+                    Some(id) => {
+                        if let Some(dup) = self.tree.add(n, id, env.parent_id.as_deref()) {
+                            self.issue(n, dup);
+                        }
+                    }
+                    None => self.issue(n, IssueKind::MissingId),
+                }
+            }
+            batch.push(KIND_RECORD, buf);
+            batch.push_retention(n, false);
+            return;
+        }
+        drop(env);
+        let Some(mut map) = parse_map(buf) else {
+            self.entries -= 1;
+            self.issue(
+                n,
+                IssueKind::InvalidJson {
+                    column: 1,
+                    message: "nesting too deep to migrate".to_owned(),
+                },
+            );
+            return;
+        };
+        if let Some(column) = surrogate {
+            self.issue(n, IssueKind::LoneSurrogateReplaced { column });
+        }
+        if is_session {
+            migrate_header(&mut map);
+            if let Some(v1) = &mut self.v1 {
+                v1.slots.push(Slot::Session);
+            }
+            self.issue(n, IssueKind::HeaderVersionSet { from: self.version });
+        } else if let Some(v1) = &mut self.v1 {
+            let notes = migrate_v1_entry(&mut map, n, v1);
+            self.ids_assigned += 1;
+            for note in notes {
+                self.issue(n, note);
+            }
+            let id = map.get("id").and_then(Value::as_str).unwrap_or_default();
+            let parent = map.get("parentId").and_then(Value::as_str);
+            // Derived ids are unique within the file: no duplicate can arise.
+            let _ = self.tree.add(n, id, parent);
+        } else {
+            if rename_hook_message(&mut map) {
+                self.issue(n, IssueKind::HookMessageRenamed);
+            }
+            match map.get("id").and_then(Value::as_str) {
+                Some(id) => {
+                    let parent = map.get("parentId").and_then(Value::as_str);
+                    if let Some(dup) = self.tree.add(n, id, parent) {
+                        self.issue(n, dup);
+                    }
+                }
+                None => self.issue(n, IssueKind::MissingId),
+            }
+        }
+        batch.push(KIND_RECORD, to_js_json(map).as_bytes());
+        batch.push_retention(n, true);
+    }
+}
+
+fn is_blank(buf: &[u8]) -> bool {
+    buf.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Reads a line's envelope; a lone surrogate is read through its U+FFFD view.
+fn parse_line(buf: &[u8], meta: LineMeta) -> Parsed<'_> {
+    let torn = !meta.newline;
+    let text = match std::str::from_utf8(buf) {
+        Ok(t) => t,
+        Err(e) if torn => {
+            let _ = e;
+            return Parsed::Bad(IssueKind::TornLastLine { bytes: buf.len() });
+        }
+        Err(e) => {
+            return Parsed::Bad(IssueKind::InvalidUtf8 {
+                column: e.valid_up_to() + 1,
+            });
+        }
+    };
+    let bad = |e: session_types::ParseError| match e.kind {
+        ParseErrorKind::NotAnObject => IssueKind::NotAnObject,
+        _ if torn => IssueKind::TornLastLine { bytes: buf.len() },
+        _ => IssueKind::InvalidJson {
+            column: e.column,
+            message: e.message,
+        },
+    };
+    match Envelope::parse(text) {
+        // The envelope skips most of the line without decoding its strings: look for
+        // lone surrogates only where a `\u` escape exists at all.
+        Ok(env) if memchr::memmem::find(buf, b"\\u").is_some() => {
+            let column = find_lone_surrogates(text).first().map(|s| s.offset + 1);
+            Parsed::Object(env, column)
+        }
+        Ok(env) => Parsed::Object(env, None),
+        Err(e) if e.kind == ParseErrorKind::LoneSurrogate => {
+            let column = find_lone_surrogates(text)
+                .first()
+                .map_or(1, |s| s.offset + 1);
+            let (view, _) = replace_lone_surrogates(text);
+            match Envelope::parse(&view) {
+                Ok(env) => Parsed::Object(owned(env), Some(column)),
+                Err(e) => Parsed::Bad(bad(e)),
+            }
+        }
+        Err(e) => Parsed::Bad(bad(e)),
+    }
+}
+
+fn owned(e: Envelope<'_>) -> Envelope<'static> {
+    fn o(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+        c.map(|c| Cow::Owned(c.into_owned()))
+    }
+    Envelope {
+        entry_type: o(e.entry_type),
+        id: o(e.id),
+        parent_id: o(e.parent_id),
+        timestamp: o(e.timestamp),
+        message: e
+            .message
+            .map(|m| session_types::MessageEnvelope { role: o(m.role) }),
+    }
+}
+
+/// Whether the reference's `JSON.parse` (after Node's lossy UTF-8 decoding) accepts a
+/// line this import skips: such a line still takes a slot in the v1 index array.
+fn reference_parses(buf: &[u8], kind: &IssueKind) -> bool {
+    match kind {
+        IssueKind::NotAnObject => true,
+        IssueKind::InvalidUtf8 { .. } => {
+            let text = String::from_utf8_lossy(buf);
+            serde_json::from_str::<serde::de::IgnoredAny>(&replace_lone_surrogates(&text).0).is_ok()
+        }
+        _ => false,
+    }
+}
+
+/// The object of a line whose envelope parsed (lone surrogates read as U+FFFD).
+fn parse_map(buf: &[u8]) -> Option<Map<String, Value>> {
+    let text = std::str::from_utf8(buf).ok()?;
+    let (view, _) = replace_lone_surrogates(text);
+    serde_json::from_str(&view).ok()
+}
+
+fn session_state(buf: &[u8]) -> Option<String> {
+    parse_map(buf).and_then(|m| match m.get("state") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+        None => None,
+    })
+}
+
+fn describe(env: &Envelope<'_>) -> String {
+    match (env.entry_type.as_deref(), env.id.as_deref()) {
+        (Some("session"), None) => "a session header without a string id".to_owned(),
+        (Some(t), _) => format!("a {t:?} record"),
+        (None, _) => "an object without a string type".to_owned(),
+    }
+}
+
+/// Frames waiting to be appended together (one write; the sync comes at the end).
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    frames: Vec<(FrameKind, usize, usize)>,
+}
+
+impl Batch {
+    fn push(&mut self, kind: FrameKind, payload: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(payload);
+        self.frames.push((kind, start, self.bytes.len()));
+    }
+
+    fn push_retention(&mut self, line: u64, changed: bool) {
+        let record = RetentionRecord { line, changed };
+        let start = self.bytes.len();
+        // Serializing two plain fields cannot fail.
+        let _ = serde_json::to_writer(&mut self.bytes, &record);
+        self.frames.push((KIND_RETENTION, start, self.bytes.len()));
+    }
+
+    fn flush(&mut self, writer: &mut Writer, tmp: &Path, line: u64) -> Result<(), ImportError> {
+        if self.frames.is_empty() {
+            return Ok(());
+        }
+        let frames: Vec<NewFrame<'_>> = self
+            .frames
+            .iter()
+            .map(|&(kind, s, e)| NewFrame::new(kind, &self.bytes[s..e]))
+            .collect();
+        writer
+            .append_batch(&frames, Durability::Buffered)
+            .map_err(|source| ImportError::Append {
+                path: tmp.to_path_buf(),
+                line,
+                source,
+            })?;
+        self.bytes.clear();
+        self.frames.clear();
+        Ok(())
+    }
+}

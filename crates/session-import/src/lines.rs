@@ -1,0 +1,161 @@
+//! Reading a legacy file: a first pass for its identity, then bounded line reads.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use crate::error::ImportError;
+use crate::format::MAX_LINE_LEN;
+
+fn io<'p>(path: &'p Path, op: &'static str) -> impl FnOnce(std::io::Error) -> ImportError + 'p {
+    move |source| ImportError::Io {
+        path: path.to_path_buf(),
+        op,
+        source,
+    }
+}
+
+/// What the first pass learns about a source without keeping any of it.
+#[derive(Debug, Clone)]
+pub(crate) struct SourceScan {
+    pub(crate) blake3: blake3::Hash,
+    pub(crate) bytes: u64,
+    pub(crate) lines: u64,
+    pub(crate) longest_line: u64,
+    pub(crate) native_signature: bool,
+    pub(crate) only_whitespace: bool,
+}
+
+/// Hashes the source and measures its lines (memory: one 1 MiB buffer).
+pub(crate) fn scan_source(path: &Path) -> Result<SourceScan, ImportError> {
+    let mut file = File::open(path).map_err(io(path, "open"))?;
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut bytes = 0u64;
+    let mut lines = 0u64;
+    let mut current = 0u64;
+    let mut longest = 0u64;
+    let mut head = Vec::with_capacity(8);
+    let mut only_whitespace = true;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(path, "read")(e)),
+        };
+        let chunk = &buf[..n];
+        hasher.update(chunk);
+        if head.len() < 8 {
+            let take = (8 - head.len()).min(n);
+            head.extend_from_slice(&chunk[..take]);
+        }
+        if only_whitespace && !chunk.iter().all(u8::is_ascii_whitespace) {
+            only_whitespace = false;
+        }
+        let mut start = 0usize;
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            current += (nl - start) as u64;
+            longest = longest.max(current);
+            current = 0;
+            lines += 1;
+            start = nl + 1;
+        }
+        current += (n - start) as u64;
+        longest = longest.max(current);
+        bytes += n as u64;
+        if longest > MAX_LINE_LEN {
+            return Err(ImportError::LineTooLong {
+                path: path.to_path_buf(),
+                line: lines + 1,
+                max: MAX_LINE_LEN,
+            });
+        }
+    }
+    if current > 0 {
+        lines += 1;
+    }
+    Ok(SourceScan {
+        blake3: hasher.finalize(),
+        bytes,
+        lines,
+        longest_line: longest,
+        native_signature: head == session_journal::format::SIGNATURE,
+        only_whitespace,
+    })
+}
+
+/// One line as read: its bytes live in the caller's buffer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LineMeta {
+    /// 1-based line number.
+    pub(crate) number: u64,
+    /// Whether the line ended with `\n` (only the last line may not).
+    pub(crate) newline: bool,
+    /// Whether a `\r` preceded the `\n` (it is not part of the line's content).
+    pub(crate) crlf: bool,
+}
+
+/// Streams lines with a bounded buffer, hashing what it reads.
+pub(crate) struct LineReader<'p> {
+    path: &'p Path,
+    reader: BufReader<File>,
+    hasher: blake3::Hasher,
+    number: u64,
+}
+
+impl<'p> LineReader<'p> {
+    pub(crate) fn open(path: &'p Path) -> Result<Self, ImportError> {
+        let file = File::open(path).map_err(io(path, "open"))?;
+        Ok(Self {
+            path,
+            reader: BufReader::with_capacity(1 << 20, file),
+            hasher: blake3::Hasher::new(),
+            number: 0,
+        })
+    }
+
+    /// Reads the next line into `buf` (cleared first), without its `\n` and `\r`.
+    pub(crate) fn next_line(&mut self, buf: &mut Vec<u8>) -> Result<Option<LineMeta>, ImportError> {
+        buf.clear();
+        let n = (&mut self.reader)
+            .take(MAX_LINE_LEN + 1)
+            .read_until(b'\n', buf)
+            .map_err(io(self.path, "read"))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.hasher.update(buf);
+        self.number += 1;
+        let newline = buf.last() == Some(&b'\n');
+        if !newline && n as u64 > MAX_LINE_LEN {
+            return Err(ImportError::LineTooLong {
+                path: self.path.to_path_buf(),
+                line: self.number,
+                max: MAX_LINE_LEN,
+            });
+        }
+        if newline {
+            buf.pop();
+        }
+        let crlf = newline && buf.last() == Some(&b'\r');
+        if crlf {
+            buf.pop();
+        }
+        Ok(Some(LineMeta {
+            number: self.number,
+            newline,
+            crlf,
+        }))
+    }
+
+    /// Lines read so far.
+    pub(crate) fn lines(&self) -> u64 {
+        self.number
+    }
+
+    /// The hash of everything read so far.
+    pub(crate) fn hash(&self) -> blake3::Hash {
+        self.hasher.finalize()
+    }
+}

@@ -1,0 +1,142 @@
+//! The reference's v1 → v2 → v3 migration (`legacy-pi-behaviour.md` §1.7), one line
+//! at a time, with deterministic v1 ids.
+//!
+//! Key order follows JavaScript property semantics: assigning an existing key keeps
+//! its position, a new key is appended, `delete` removes it (shift, not swap). Numbers
+//! are printed as JavaScript prints them ([`session_types::json::js_normalized`]).
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::outcome::IssueKind;
+
+/// What one parsed record of a v1 file is, for `firstKeptEntryIndex` lookups.
+#[derive(Debug, Clone)]
+pub(crate) enum Slot {
+    /// A `session` record (the header at index 0, or a later one).
+    Session,
+    /// An entry and the id migration gave it.
+    Entry(String),
+    /// A JSON value this import does not take (the reference would count it).
+    Other,
+}
+
+/// Migration state of a v1 file.
+pub(crate) struct V1State {
+    source_hash: [u8; 32],
+    assigned: HashSet<String>,
+    /// One slot per JSON line of the file, header = index 0.
+    pub(crate) slots: Vec<Slot>,
+    prev: Option<String>,
+}
+
+impl V1State {
+    pub(crate) fn new(source_hash: [u8; 32]) -> Self {
+        Self {
+            source_hash,
+            assigned: HashSet::new(),
+            slots: vec![Slot::Session],
+            prev: None,
+        }
+    }
+
+    /// The id of the entry on `line`: the first 8 hex digits of
+    /// `blake3("session-import v1 id" ‖ source blake3 ‖ line (u64 LE) ‖ attempt (u32 LE))`,
+    /// with `attempt` counting up from 0 until the id is unused in this file.
+    pub(crate) fn derive_id(&mut self, line: u64) -> String {
+        let mut attempt: u32 = 0;
+        loop {
+            let mut h = blake3::Hasher::new();
+            h.update(b"session-import v1 id");
+            h.update(&self.source_hash);
+            h.update(&line.to_le_bytes());
+            h.update(&attempt.to_le_bytes());
+            let hex = h.finalize().to_hex();
+            let id = hex[..8].to_owned();
+            if self.assigned.insert(id.clone()) {
+                return id;
+            }
+            attempt += 1;
+        }
+    }
+}
+
+/// Sets `version` to 3 the way the reference does: v1 appends `version` (2, then 3 in
+/// place); v2 assigns in place.
+pub(crate) fn migrate_header(map: &mut Map<String, Value>) {
+    map.insert("version".to_owned(), Value::from(3u64));
+}
+
+/// Renames `message.role` `hookMessage` → `custom` in place; `true` if it did.
+pub(crate) fn rename_hook_message(map: &mut Map<String, Value>) -> bool {
+    if map.get("type").and_then(Value::as_str) != Some("message") {
+        return false;
+    }
+    match map.get_mut("message").and_then(Value::as_object_mut) {
+        Some(m) if m.get("role").and_then(Value::as_str) == Some("hookMessage") => {
+            m.insert("role".to_owned(), Value::from("custom"));
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Migrates one v1 entry (not a `session` record): appends `id` and `parentId`, converts
+/// `firstKeptEntryIndex`, renames `hookMessage`. Returns the notes for the outcome.
+pub(crate) fn migrate_v1_entry(
+    map: &mut Map<String, Value>,
+    line: u64,
+    state: &mut V1State,
+) -> Vec<IssueKind> {
+    let mut notes = Vec::new();
+    let id = state.derive_id(line);
+    map.insert("id".to_owned(), Value::from(id.clone()));
+    map.insert(
+        "parentId".to_owned(),
+        state.prev.clone().map_or(Value::Null, Value::from),
+    );
+    state.prev = Some(id.clone());
+    state.slots.push(Slot::Entry(id));
+    if map.get("type").and_then(Value::as_str) == Some("compaction")
+        && let Some(Value::Number(n)) = map.get("firstKeptEntryIndex")
+    {
+        let shown = n.to_string();
+        let target = n.as_f64().and_then(|x| {
+            (x >= 0.0 && x.fract() == 0.0 && x < state.slots.len() as f64)
+                .then(|| &state.slots[x as usize])
+        });
+        match target {
+            Some(Slot::Session) => {
+                notes.push(IssueKind::FirstKeptIndexDropped { index: shown });
+            }
+            Some(Slot::Entry(target_id)) => {
+                map.insert(
+                    "firstKeptEntryId".to_owned(),
+                    Value::from(target_id.clone()),
+                );
+                notes.push(IssueKind::FirstKeptIndexConverted {
+                    index: shown,
+                    id: target_id.clone(),
+                });
+            }
+            // A forward or out-of-range index, or a value without an id: JavaScript
+            // assigns `undefined`, which JSON.stringify omits.
+            Some(Slot::Other) | None => {
+                map.shift_remove("firstKeptEntryId");
+                notes.push(IssueKind::FirstKeptIndexDropped { index: shown });
+            }
+        }
+        map.shift_remove("firstKeptEntryIndex");
+    }
+    if rename_hook_message(map) {
+        notes.push(IssueKind::HookMessageRenamed);
+    }
+    notes
+}
+
+/// Compact JSON text of a migrated record, numbers as JavaScript prints them.
+pub(crate) fn to_js_json(map: Map<String, Value>) -> String {
+    let v = session_types::json::js_normalized(&Value::Object(map));
+    serde_json::to_string(&v).unwrap_or_default()
+}

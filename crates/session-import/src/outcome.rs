@@ -1,0 +1,300 @@
+//! What an import did: the session it produced and every line it did not take as is.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The result of a successful (or recognised-as-done) import.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportOutcome {
+    /// The imported session's id (the legacy header id when it is a safe file name).
+    pub session_id: String,
+    /// The native journal.
+    pub journal: PathBuf,
+    /// The source and its identity.
+    pub source: SourceInfo,
+    /// `true` when this source (same BLAKE3) had been imported before: nothing was
+    /// written and `issues` is empty.
+    pub already_imported: bool,
+    /// Entry records written (the header record not counted).
+    pub entries: u64,
+    /// Blank or whitespace-only lines (accepted silently, not written).
+    pub blank_lines: u64,
+    /// Lines ending in `\r\n` (accepted silently; the `\r` is not kept).
+    pub crlf_lines: u64,
+    /// v1 entries that received a derived id.
+    pub ids_assigned: u64,
+    /// Every line not taken, taken with a change, or kept with a caveat, in line order.
+    pub issues: Vec<LineIssue>,
+    /// Issues beyond [`ImportOptions::max_listed_issues`](crate::ImportOptions), counted only.
+    pub issues_not_listed: u64,
+}
+
+/// The identity of an import source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceInfo {
+    /// The path as given (made absolute when possible).
+    pub path: PathBuf,
+    /// BLAKE3 of the file's bytes, 64 lower-case hex digits.
+    pub blake3: String,
+    /// The logical version of the source (1, 2 or 3).
+    pub version: u32,
+    /// Length in bytes.
+    pub bytes: u64,
+    /// Number of lines (a final line without `\n` counts).
+    pub lines: u64,
+}
+
+/// One reported line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineIssue {
+    /// 1-based line number in the source.
+    pub line: u64,
+    /// What happened.
+    pub kind: IssueKind,
+}
+
+/// What happened to a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// The line was not imported.
+    Skipped,
+    /// Imported byte for byte; the note is informational.
+    Kept,
+    /// Imported with a change (migration).
+    Changed,
+}
+
+/// Why a line is reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IssueKind {
+    /// Not valid JSON (skipped, as the reference skips it).
+    InvalidJson {
+        /// 1-based byte column of the error.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// Valid JSON that is not an object (skipped).
+    NotAnObject,
+    /// Not valid UTF-8 (skipped).
+    InvalidUtf8 {
+        /// 1-based byte column of the first invalid byte.
+        column: usize,
+    },
+    /// The last line has no `\n` and is not valid JSON: an interrupted write (skipped).
+    TornLastLine {
+        /// Bytes in the torn line.
+        bytes: usize,
+    },
+    /// A lone UTF-16 surrogate escape: kept byte-exact; typed readers see U+FFFD.
+    LoneSurrogate {
+        /// 1-based byte column of the escape.
+        column: usize,
+    },
+    /// A lone surrogate in a line that migration re-serialised: replaced by U+FFFD.
+    LoneSurrogateReplaced {
+        /// 1-based byte column of the escape in the source line.
+        column: usize,
+    },
+    /// An id seen before: both records are kept (export stays lossless); like the
+    /// reference, the later one is the one the tree resolves the id to.
+    DuplicateId {
+        /// The id.
+        id: String,
+        /// The line of the previous record with this id.
+        first_line: u64,
+    },
+    /// An entry without a string `id` (kept; no other entry can refer to it).
+    MissingId,
+    /// `parentId` names no entry of the file (kept: the entry is an extra root).
+    MissingParent {
+        /// The entry.
+        id: String,
+        /// The missing parent.
+        parent_id: String,
+    },
+    /// The entry is on a parent cycle (kept; the tree layer breaks cycles safely).
+    Cycle {
+        /// The entry.
+        id: String,
+        /// Lines of every member of the cycle, in walk order.
+        members: Vec<u64>,
+    },
+    /// An entry type this version does not model (kept whole; not an error).
+    UnknownType {
+        /// The `type`, or `None` when it is missing or not a string.
+        entry_type: Option<String>,
+    },
+    /// A second `session` header (kept as data; only the first identifies the session).
+    ExtraHeader,
+    /// A `session_state` lifecycle claim: kept as data; it never makes the imported
+    /// session look owned or live.
+    LifecycleClaim {
+        /// The claimed state, when it is a string.
+        state: Option<String>,
+    },
+    /// Migration set the header's `version` to 3.
+    HeaderVersionSet {
+        /// The source version.
+        from: u32,
+    },
+    /// v1 compaction: `firstKeptEntryIndex` became `firstKeptEntryId`.
+    FirstKeptIndexConverted {
+        /// The index (header = 0).
+        index: String,
+        /// The id it resolved to.
+        id: String,
+    },
+    /// v1 compaction: `firstKeptEntryIndex` was dropped without an id (header, forward
+    /// or out-of-range index), exactly as the reference does.
+    FirstKeptIndexDropped {
+        /// The index as written.
+        index: String,
+    },
+    /// v2 message: role `hookMessage` renamed to `custom`.
+    HookMessageRenamed,
+}
+
+impl IssueKind {
+    /// Whether the line was skipped, kept as is, or changed.
+    pub fn disposition(&self) -> Disposition {
+        match self {
+            IssueKind::InvalidJson { .. }
+            | IssueKind::NotAnObject
+            | IssueKind::InvalidUtf8 { .. }
+            | IssueKind::TornLastLine { .. } => Disposition::Skipped,
+            IssueKind::LoneSurrogateReplaced { .. }
+            | IssueKind::HeaderVersionSet { .. }
+            | IssueKind::FirstKeptIndexConverted { .. }
+            | IssueKind::FirstKeptIndexDropped { .. }
+            | IssueKind::HookMessageRenamed => Disposition::Changed,
+            _ => Disposition::Kept,
+        }
+    }
+}
+
+impl fmt::Display for IssueKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IssueKind::InvalidJson { column, message } => {
+                write!(f, "invalid JSON at column {column}: {message}")
+            }
+            IssueKind::NotAnObject => f.write_str("JSON value is not an object"),
+            IssueKind::InvalidUtf8 { column } => {
+                write!(f, "invalid UTF-8 at column {column}")
+            }
+            IssueKind::TornLastLine { bytes } => write!(
+                f,
+                "torn last line ({bytes} bytes, no newline, not valid JSON): an interrupted write"
+            ),
+            IssueKind::LoneSurrogate { column } => write!(
+                f,
+                "lone surrogate at column {column} kept byte-exact; typed readers see U+FFFD"
+            ),
+            IssueKind::LoneSurrogateReplaced { column } => write!(
+                f,
+                "lone surrogate at column {column} replaced by U+FFFD (line re-serialised by migration)"
+            ),
+            IssueKind::DuplicateId { id, first_line } => write!(
+                f,
+                "duplicate id {id:?} (also on line {first_line}); both kept, this later one wins"
+            ),
+            IssueKind::MissingId => f.write_str("entry has no string id; kept"),
+            IssueKind::MissingParent { id, parent_id } => write!(
+                f,
+                "entry {id:?}: parent {parent_id:?} does not exist; kept as an extra root"
+            ),
+            IssueKind::Cycle { id, members } => {
+                write!(f, "entry {id:?} is on a parent cycle through lines ")?;
+                for (i, l) in members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{l}")?;
+                }
+                f.write_str("; kept")
+            }
+            IssueKind::UnknownType { entry_type } => match entry_type {
+                Some(t) => write!(f, "unknown entry type {t:?}; kept whole"),
+                None => f.write_str("entry without a string type; kept whole"),
+            },
+            IssueKind::ExtraHeader => f.write_str(
+                "second session header; kept as data, the first one identifies the session",
+            ),
+            IssueKind::LifecycleClaim { state } => write!(
+                f,
+                "session_state {} kept as data; the imported session is not owned or live",
+                state
+                    .as_deref()
+                    .map_or("(no state)".to_owned(), |s| format!("{s:?}"))
+            ),
+            IssueKind::HeaderVersionSet { from } => {
+                write!(f, "header version {from} migrated to 3")
+            }
+            IssueKind::FirstKeptIndexConverted { index, id } => {
+                write!(
+                    f,
+                    "firstKeptEntryIndex {index} converted to firstKeptEntryId {id:?}"
+                )
+            }
+            IssueKind::FirstKeptIndexDropped { index } => write!(
+                f,
+                "firstKeptEntryIndex {index} dropped without an id (header, forward or out of range), as the reference does"
+            ),
+            IssueKind::HookMessageRenamed => {
+                f.write_str("message role hookMessage renamed to custom")
+            }
+        }
+    }
+}
+
+impl fmt::Display for LineIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = match self.kind.disposition() {
+            Disposition::Skipped => "skipped",
+            Disposition::Kept => "kept",
+            Disposition::Changed => "changed",
+        };
+        write!(f, "line {}: {d}: {}", self.line, self.kind)
+    }
+}
+
+impl ImportOutcome {
+    /// A stable, human-readable report (what a CLI prints; what tests snapshot).
+    /// The source path and the journal path are left out so the text is portable.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        s.push_str(&format!(
+            "session {} from v{} source ({} bytes, {} lines, blake3 {})\n",
+            self.session_id,
+            self.source.version,
+            self.source.bytes,
+            self.source.lines,
+            self.source.blake3
+        ));
+        if self.already_imported {
+            s.push_str("already imported: nothing written\n");
+            return s;
+        }
+        s.push_str(&format!(
+            "entries {}, blank lines {}, crlf lines {}, ids assigned {}\n",
+            self.entries, self.blank_lines, self.crlf_lines, self.ids_assigned
+        ));
+        for issue in &self.issues {
+            s.push_str(&issue.to_string());
+            s.push('\n');
+        }
+        if self.issues_not_listed > 0 {
+            s.push_str(&format!("… and {} more issues\n", self.issues_not_listed));
+        }
+        s
+    }
+
+    /// Issues whose line was not imported.
+    pub fn skipped(&self) -> impl Iterator<Item = &LineIssue> {
+        self.issues
+            .iter()
+            .filter(|i| i.kind.disposition() == Disposition::Skipped)
+    }
+}

@@ -1,0 +1,107 @@
+//! Provenance queries: where an imported entry came from.
+
+use std::path::{Path, PathBuf};
+
+use session_journal::{Reader, ReaderOptions};
+use session_types::Envelope;
+use session_types::json::replace_lone_surrogates;
+
+use crate::error::RetentionError;
+use crate::format::{
+    KIND_IMPORT_SOURCE, KIND_RECORD, KIND_RETENTION, RetentionRecord, SourceRecord,
+};
+
+/// The retention record of one imported entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retention {
+    /// The source path as given to the import.
+    pub path: PathBuf,
+    /// BLAKE3 of the source file, hex.
+    pub blake3: String,
+    /// The 1-based source line.
+    pub line: u64,
+    /// The source's logical version.
+    pub source_version: u32,
+    /// Whether the stored record differs from the source line (v1/v2 migration).
+    pub changed: bool,
+}
+
+/// The import-source record of `journal`, or `None` for a journal that was not
+/// created by an import. Reads at most the first two frames.
+pub fn import_source(journal: &Path) -> Result<Option<SourceRecord>, RetentionError> {
+    let reader = Reader::open(journal, ReaderOptions::default())?;
+    for frame in reader.frames(None).take(2) {
+        let frame = frame?;
+        if frame.info.kind == KIND_IMPORT_SOURCE {
+            return serde_json::from_slice(&frame.payload)
+                .map(Some)
+                .map_err(|e| RetentionError::Malformed {
+                    path: journal.to_path_buf(),
+                    offset: frame.info.offset.get(),
+                    reason: e.to_string(),
+                });
+        }
+    }
+    Ok(None)
+}
+
+/// The retention record of the entry `entry_id` in `journal`, or `None` when no
+/// imported entry has that id (natively appended entries have none). With duplicate
+/// ids the last record wins, as in the tree. One sequential pass over the journal.
+pub fn retention(journal: &Path, entry_id: &str) -> Result<Option<Retention>, RetentionError> {
+    let reader = Reader::open(journal, ReaderOptions::default())?;
+    let mut source: Option<SourceRecord> = None;
+    let mut pending = false;
+    let mut found: Option<(RetentionRecord, u64)> = None;
+    let malformed = |offset: u64, reason: String| RetentionError::Malformed {
+        path: journal.to_path_buf(),
+        offset,
+        reason,
+    };
+    let needle = memchr::memmem::Finder::new(entry_id.as_bytes());
+    for frame in reader.frames(None) {
+        let frame = frame?;
+        let offset = frame.info.offset.get();
+        let kind = frame.info.kind;
+        if kind == KIND_RETENTION && pending {
+            let r: RetentionRecord = serde_json::from_slice(&frame.payload)
+                .map_err(|e| malformed(offset, e.to_string()))?;
+            found = Some((r, offset));
+        } else if kind == KIND_IMPORT_SOURCE {
+            source = Some(
+                serde_json::from_slice(&frame.payload)
+                    .map_err(|e| malformed(offset, e.to_string()))?,
+            );
+        }
+        pending = kind == KIND_RECORD
+            && needle.find(&frame.payload).is_some()
+            && record_id(&frame.payload).as_deref() == Some(entry_id);
+    }
+    let Some((r, offset)) = found else {
+        return Ok(None);
+    };
+    let source = source.ok_or_else(|| {
+        malformed(
+            offset,
+            "retention frame without an import-source frame".to_owned(),
+        )
+    })?;
+    Ok(Some(Retention {
+        path: PathBuf::from(source.path),
+        blake3: source.blake3,
+        line: r.line,
+        source_version: source.source_version,
+        changed: r.changed,
+    }))
+}
+
+/// The `id` of a record payload (lone surrogates read as U+FFFD).
+pub(crate) fn record_id(payload: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(payload).ok()?;
+    let (view, _) = replace_lone_surrogates(text);
+    let env = Envelope::parse(&view).ok()?;
+    if env.entry_type.as_deref() == Some("session") {
+        return None;
+    }
+    env.id.map(|c| c.into_owned())
+}

@@ -1,0 +1,84 @@
+//! Export: v3 JSONL out, byte for byte for v3 sources.
+
+use session_import::export;
+
+use super::support::*;
+
+/// The lines an import takes from a v3 source, as export writes them.
+fn surviving_lines(name: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = import_into(&fixtures().join(name), dir.path()).unwrap();
+    let mut out = Vec::new();
+    for r in records(&outcome.journal) {
+        out.extend_from_slice(&r);
+        out.push(b'\n');
+    }
+    out
+}
+
+#[test]
+fn v3_fixtures_export_byte_identical() {
+    for name in [
+        "legacy/v3-control.jsonl",
+        "edge/json-values.jsonl",
+        "edge/tree-oddities.jsonl",
+        "edge/labels-names-roots.jsonl",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let source = fixtures().join(name);
+        let outcome = import_into(&source, dir.path()).unwrap();
+        let out = dir.path().join("out.jsonl");
+        let e = export(&outcome.journal, &out).unwrap();
+        assert_eq!(e.stopped, None);
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            std::fs::read(&source).unwrap(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn malformed_lines_export_keeps_every_surviving_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = fixtures().join("edge/malformed-lines.jsonl");
+    let outcome = import_into(&source, dir.path()).unwrap();
+    let out = dir.path().join("out.jsonl");
+    export(&outcome.journal, &out).unwrap();
+    let exported = std::fs::read(&out).unwrap();
+    assert_eq!(exported, surviving_lines("edge/malformed-lines.jsonl"));
+    // Each exported line is a source line minus its CR.
+    let src = std::fs::read(&source).unwrap();
+    for line in exported.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        assert!(src.windows(line.len()).any(|w| w == line));
+    }
+    assert_eq!(
+        exported
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count(),
+        5
+    );
+}
+
+#[test]
+fn migrated_export_reimports_to_the_same_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = import_into(&fixtures().join("legacy/v1-compaction.jsonl"), dir.path()).unwrap();
+    let out = dir.path().join("v1-as-v3.jsonl");
+    export(&outcome.journal, &out).unwrap();
+    let again_dir = tempfile::tempdir().unwrap();
+    let again = import_into(&out, again_dir.path()).unwrap();
+    assert_eq!(again.source.version, 3);
+    assert_eq!(records(&again.journal), records(&outcome.journal));
+}
+
+#[test]
+fn native_open_of_plain_jsonl_says_to_import() {
+    let err = session_journal::Reader::open(
+        &fixtures().join("legacy/v3-control.jsonl"),
+        session_journal::ReaderOptions::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("import it"), "{err}");
+}

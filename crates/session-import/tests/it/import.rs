@@ -1,0 +1,439 @@
+//! Import: the legacy corpus, edge fixtures, refusals, idempotence, source safety.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use session_import::{Destination, ImportError, IssueKind};
+
+use super::support::*;
+
+const LEGACY: [&str; 8] = [
+    "legacy/v1-linear",
+    "legacy/v1-compaction",
+    "legacy/v1-compaction-index-header",
+    "legacy/v1-compaction-index-forward",
+    "legacy/v1-compaction-index-oob",
+    "legacy/v1-early-events",
+    "legacy/v2-hookmessage",
+    "legacy/v3-control",
+];
+
+/// The reference's migrated file (`*.after-open.jsonl`), or the source itself when
+/// open() did not rewrite it.
+fn reference_lines(name: &str) -> Vec<Vec<u8>> {
+    let after = fixtures().join(format!("{name}.after-open.jsonl"));
+    let path = if after.exists() {
+        after
+    } else {
+        fixtures().join(format!("{name}.jsonl"))
+    };
+    std::fs::read(path)
+        .unwrap()
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// Replaces our derived v1 ids by the reference's (same positions).
+fn rename_ids(ours: &mut [Value], theirs: &[Value]) {
+    let map: HashMap<String, String> = ours
+        .iter()
+        .zip(theirs)
+        .filter_map(|(o, t)| {
+            Some((
+                o.get("id")?.as_str()?.to_owned(),
+                t.get("id")?.as_str()?.to_owned(),
+            ))
+        })
+        .collect();
+    for v in ours.iter_mut().skip(1) {
+        let obj = v.as_object_mut().unwrap();
+        for key in ["id", "parentId", "firstKeptEntryId"] {
+            if let Some(Value::String(s)) = obj.get(key)
+                && let Some(t) = map.get(s)
+            {
+                obj.insert(key.to_owned(), Value::from(t.clone()));
+            }
+        }
+    }
+}
+
+#[test]
+fn legacy_fixtures_import_to_the_reference_migration() {
+    for name in LEGACY {
+        let dir = tempfile::tempdir().unwrap();
+        let source = fixtures().join(format!("{name}.jsonl"));
+        let outcome = import_into(&source, dir.path()).unwrap();
+        let ours_raw = records(&outcome.journal);
+        let theirs_raw = reference_lines(name);
+        assert_eq!(ours_raw.len(), theirs_raw.len(), "{name}: record count");
+        let mut ours: Vec<Value> = ours_raw.iter().map(|r| js_value(r)).collect();
+        let theirs: Vec<Value> = theirs_raw.iter().map(|r| js_value(r)).collect();
+        if name.contains("/v1-") {
+            rename_ids(&mut ours, &theirs);
+        } else {
+            // v2/v3: no ids are invented, lines the migration leaves alone stay byte-exact.
+            let source_lines = reference_lines(name);
+            let _ = source_lines;
+        }
+        for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
+            // Key order matters: compare the serialisations.
+            assert_eq!(o.to_string(), t.to_string(), "{name}: record {i}");
+        }
+    }
+}
+
+#[test]
+fn v3_records_are_the_source_lines_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = fixtures().join("legacy/v3-control.jsonl");
+    let outcome = import_into(&source, dir.path()).unwrap();
+    let lines: Vec<Vec<u8>> = std::fs::read(&source)
+        .unwrap()
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect();
+    assert_eq!(records(&outcome.journal), lines);
+}
+
+#[test]
+fn v1_ids_are_derived_from_the_source() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let source = fixtures().join("legacy/v1-linear.jsonl");
+    let first = records(&import_into(&source, a.path()).unwrap().journal);
+    let second = records(&import_into(&source, b.path()).unwrap().journal);
+    assert_eq!(first, second, "same file, same ids");
+    let ids = |recs: &[Vec<u8>]| -> Vec<String> {
+        recs.iter()
+            .skip(1)
+            .map(|r| js_value(r)["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    for id in ids(&first) {
+        assert!(
+            id.len() == 8 && id.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{id}"
+        );
+    }
+    let c = tempfile::tempdir().unwrap();
+    let other = fixtures().join("legacy/v1-compaction.jsonl");
+    let third = records(&import_into(&other, c.path()).unwrap().journal);
+    let firsts: std::collections::HashSet<String> = ids(&first).into_iter().collect();
+    assert!(
+        ids(&third).iter().all(|id| !firsts.contains(id)),
+        "different files, different ids"
+    );
+}
+
+#[test]
+fn v1_compaction_indexes_follow_the_reference() {
+    let cases = [
+        ("legacy/v1-compaction-index-header", "dropped"),
+        ("legacy/v1-compaction-index-forward", "dropped"),
+        ("legacy/v1-compaction-index-oob", "dropped"),
+        ("legacy/v1-compaction", "converted"),
+    ];
+    for (name, expect) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = import_into(&fixtures().join(format!("{name}.jsonl")), dir.path()).unwrap();
+        let found = outcome.issues.iter().any(|i| {
+            matches!(
+                (&i.kind, expect),
+                (IssueKind::FirstKeptIndexDropped { .. }, "dropped")
+                    | (IssueKind::FirstKeptIndexConverted { .. }, "converted")
+            )
+        });
+        assert!(found, "{name}: {}", outcome.render());
+    }
+}
+
+/// The outcome report of an edge fixture, for a snapshot.
+fn edge_report(name: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = import_into(&fixtures().join(format!("edge/{name}.jsonl")), dir.path()).unwrap();
+    outcome.render()
+}
+
+#[test]
+fn malformed_lines_outcome() {
+    insta::assert_snapshot!(edge_report("malformed-lines"));
+}
+
+#[test]
+fn json_values_outcome() {
+    insta::assert_snapshot!(edge_report("json-values"));
+}
+
+#[test]
+fn tree_oddities_outcome() {
+    insta::assert_snapshot!(edge_report("tree-oddities"));
+}
+
+#[test]
+fn labels_names_roots_outcome() {
+    insta::assert_snapshot!(edge_report("labels-names-roots"));
+}
+
+#[test]
+fn refusals_write_nothing() {
+    let src = tempfile::tempdir().unwrap();
+    let native = {
+        let p = src.path().join("native.jsonl");
+        let w = session_journal::Writer::create(
+            &p,
+            session_journal::JournalId([1; 16]),
+            session_journal::CreateOptions::default(),
+        )
+        .unwrap();
+        w.close().unwrap();
+        p
+    };
+    let cases: Vec<(std::path::PathBuf, &str)> = vec![
+        (fixtures().join("edge/empty-file.jsonl"), "empty file"),
+        (
+            write_source(src.path(), "blank.jsonl", b"\n  \r\n\n"),
+            "empty file",
+        ),
+        (
+            fixtures().join("edge/no-header.jsonl"),
+            "no session header: line 1",
+        ),
+        (
+            write_source(
+                src.path(),
+                "v4.jsonl",
+                format!(
+                    "{}\n{}\n",
+                    HEADER_V3.replace("\"version\":3", "\"version\":4"),
+                    entry("a", None)
+                )
+                .as_bytes(),
+            ),
+            "unsupported legacy version 4 in the header on line 1; supported: 1, 2, 3",
+        ),
+        (
+            write_source(
+                src.path(),
+                "v-str.jsonl",
+                format!(
+                    "{}\n",
+                    HEADER_V3.replace("\"version\":3", "\"version\":\"3\"")
+                )
+                .as_bytes(),
+            ),
+            "unsupported legacy version \"3\"",
+        ),
+        (
+            write_source(src.path(), "text.txt", b"hello\nworld\n"),
+            "not a JSONL file: no line is JSON text (first bad line 1",
+        ),
+        (
+            write_source(src.path(), "binary.bin", &[0xff, 0xfe, 0, 1, 2, b'\n']),
+            "not a JSONL file",
+        ),
+        (native, "already a native journal"),
+        (
+            write_source(
+                src.path(),
+                "numeric-id.jsonl",
+                b"{\"type\":\"session\",\"version\":3,\"id\":7}\n",
+            ),
+            "a session header without a string id",
+        ),
+    ];
+    for (source, expect) in cases {
+        let dest = tempfile::tempdir().unwrap();
+        let err = import_into(&source, dest.path()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(expect), "{}: {msg}", source.display());
+        assert!(!msg.ends_with('.'), "{msg}");
+        assert_eq!(
+            listing(dest.path()),
+            Vec::<String>::new(),
+            "{}: wrote something",
+            source.display()
+        );
+    }
+}
+
+#[test]
+fn torn_last_line_is_reported_not_taken() {
+    let src = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{HEADER_V3}\n{}\n{}",
+        entry("a", None),
+        &entry("b", Some("a"))[..40]
+    );
+    let source = write_source(src.path(), "torn.jsonl", text.as_bytes());
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    assert_eq!(outcome.entries, 1);
+    insta::assert_snapshot!(outcome.render());
+}
+
+#[test]
+fn valid_last_line_without_newline_is_taken() {
+    let src = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{HEADER_V3}\n{}\n{}",
+        entry("a", None),
+        entry("b", Some("a"))
+    );
+    let source = write_source(src.path(), "no-final-newline.jsonl", text.as_bytes());
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    assert_eq!(outcome.entries, 2);
+    assert!(outcome.issues.is_empty(), "{}", outcome.render());
+}
+
+#[test]
+fn invalid_utf8_is_reported_with_its_line() {
+    let src = tempfile::tempdir().unwrap();
+    let mut bytes = format!("{HEADER_V3}\n{}\n", entry("a", None)).into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"b\",\"x\":\"\xff\xfe\"}\n");
+    bytes.extend_from_slice(format!("{}\n", entry("c", Some("a"))).as_bytes());
+    let source = write_source(src.path(), "utf8.jsonl", &bytes);
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    assert_eq!(outcome.entries, 2);
+    insta::assert_snapshot!(outcome.render());
+}
+
+#[test]
+fn duplicates_cycles_and_claims_are_kept_and_reported() {
+    let src = tempfile::tempdir().unwrap();
+    let lines = [
+        HEADER_V3.to_owned(),
+        entry("a", None),
+        entry("a", None),
+        entry("x", Some("y")),
+        entry("y", Some("x")),
+        entry("s", Some("s")),
+        r#"{"type":"session_state","id":"st","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","state":"active"}"#.to_owned(),
+        r#"{"type":"session","version":3,"id":"second"}"#.to_owned(),
+        "[1,2]".to_owned(),
+        r#"{"type":"message","parentId":"a"}"#.to_owned(),
+    ];
+    let source = write_source(
+        src.path(),
+        "odd.jsonl",
+        (lines.join("\n") + "\n").as_bytes(),
+    );
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    insta::assert_snapshot!(outcome.render());
+    // Both duplicates are in the journal; the lifecycle claim is data, and nothing
+    // holds the journal: a writer can take it right away.
+    assert_eq!(records(&outcome.journal).len(), 9);
+    assert!(!session_journal::lock::lock_path(&outcome.journal).exists());
+    session_journal::Writer::open(&outcome.journal, session_journal::OpenOptions::default())
+        .unwrap();
+}
+
+#[test]
+fn reimport_creates_nothing() {
+    let dest = tempfile::tempdir().unwrap();
+    let source = fixtures().join("legacy/v2-hookmessage.jsonl");
+    let first = import_into(&source, dest.path()).unwrap();
+    assert!(!first.already_imported);
+    let before = listing(dest.path());
+    let journal_bytes = std::fs::read(&first.journal).unwrap();
+    let again = import_into(&source, dest.path()).unwrap();
+    assert!(again.already_imported);
+    assert_eq!(again.session_id, first.session_id);
+    assert_eq!(again.journal, first.journal);
+    assert_eq!(listing(dest.path()), before);
+    assert_eq!(std::fs::read(&first.journal).unwrap(), journal_bytes);
+
+    // The same bytes under another name are the same source.
+    let copy_dir = tempfile::tempdir().unwrap();
+    let copy = write_source(
+        copy_dir.path(),
+        "renamed.jsonl",
+        &std::fs::read(&source).unwrap(),
+    );
+    assert!(import_into(&copy, dest.path()).unwrap().already_imported);
+
+    // Without the registry, the journal's own source frame still says so.
+    std::fs::remove_file(dest.path().join(session_import::format::REGISTRY_FILE)).unwrap();
+    assert!(import_into(&source, dest.path()).unwrap().already_imported);
+    // A different source for an occupied destination is refused.
+    let other = write_source(
+        copy_dir.path(),
+        "other.jsonl",
+        &[std::fs::read(&source).unwrap(), b"\n".to_vec()].concat(),
+    );
+    let err = session_import::import(
+        &other,
+        &Destination::Journal(first.journal.clone()),
+        &options(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, ImportError::DestinationExists { .. }),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn read_only_source_imports() {
+    use std::os::unix::fs::PermissionsExt;
+    let src = tempfile::tempdir().unwrap();
+    let source = write_source(
+        src.path(),
+        "ro.jsonl",
+        &std::fs::read(fixtures().join("legacy/v1-linear.jsonl")).unwrap(),
+    );
+    std::fs::set_permissions(&source, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    assert_eq!(outcome.entries, 10);
+}
+
+#[test]
+fn unsafe_header_ids_get_a_derived_session_id() {
+    assert!(session_import::is_safe_session_id(
+        "019b8a10-aaaa-7bbb-8ccc-ddddeeeeffff"
+    ));
+    for bad in ["", ".", "..", "a/b", "a b", &"x".repeat(129)] {
+        assert!(!session_import::is_safe_session_id(bad), "{bad:?}");
+    }
+    let src = tempfile::tempdir().unwrap();
+    let source = write_source(
+        src.path(),
+        "evil.jsonl",
+        format!("{}\n", HEADER_V3.replace("s-edge", "../../etc/passwd")).as_bytes(),
+    );
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    assert!(
+        outcome.session_id.starts_with("legacy-"),
+        "{}",
+        outcome.session_id
+    );
+    assert_eq!(outcome.journal.parent(), Some(dest.path()));
+}
+
+#[test]
+fn lone_surrogate_is_kept_byte_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = fixtures().join("edge/json-values.jsonl");
+    let outcome = import_into(&source, dir.path()).unwrap();
+    let line3 = std::fs::read(&source)
+        .unwrap()
+        .split(|&b| b == b'\n')
+        .nth(2)
+        .unwrap()
+        .to_vec();
+    assert!(records(&outcome.journal).contains(&line3));
+    assert!(
+        outcome
+            .issues
+            .iter()
+            .any(|i| i.line == 3 && matches!(i.kind, IssueKind::LoneSurrogate { .. }))
+    );
+}

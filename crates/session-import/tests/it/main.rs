@@ -1,0 +1,10 @@
+//! Integration tests of `session-import`; modules mirror `src/`.
+
+// Helpers outside `#[test]` functions panic on broken fixtures by design.
+#![allow(clippy::unwrap_used)]
+
+mod export;
+mod format;
+mod import;
+mod retention;
+mod support;
