@@ -10,6 +10,7 @@
 use anyhow::{Result, bail};
 
 // Command modules. Each exposes `pub(crate) fn run(args: &[String]) -> Result<()>`.
+mod conformance_context;
 mod fixtures;
 mod layers;
 // <command modules: add `mod name;` lines above this marker>
@@ -23,6 +24,7 @@ fn main() -> Result<()> {
     match command.as_str() {
         "layers" => layers::run(rest),
         "fixtures" => fixtures::run(rest),
+        "conformance-context" => conformance_context::run(rest),
         // <command dispatch: add `"name" => name::run(rest),` lines above this marker>
         "help" | "--help" | "-h" => {
             print_help();

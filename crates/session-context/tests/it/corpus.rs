@@ -1,0 +1,82 @@
+//! The golden corpus: every v3 fixture and every reference-migrated fixture
+//! (`*.after-open.jsonl`) against its `*.context.json` oracle.
+
+use std::path::Path;
+
+use serde_json::Value;
+use session_context::compare::first_difference;
+use session_context::{ContextOptions, Leaf, ResidentSource, TextSource, build_context};
+use session_types::json::replace_lone_surrogates;
+
+use crate::{load_jsonl, parse_all, repo_root};
+
+/// (fixture name, input used) for every oracle in the corpus.
+fn cases() -> Vec<(String, std::path::PathBuf, std::path::PathBuf)> {
+    let mut out = Vec::new();
+    for dir in ["legacy", "edge"] {
+        let dir = repo_root().join("tests/fixtures").join(dir);
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .expect("fixture dir")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|n| n.strip_suffix(".context.json").map(str::to_owned))
+            .collect();
+        names.sort();
+        for name in names {
+            let migrated = dir.join(format!("{name}.after-open.jsonl"));
+            let input = if migrated.exists() {
+                migrated
+            } else {
+                dir.join(format!("{name}.jsonl"))
+            };
+            let oracle = dir.join(format!("{name}.context.json"));
+            out.push((name, input, oracle));
+        }
+    }
+    out
+}
+
+fn oracle(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("oracle");
+    // The reference writes lone surrogates escaped; we read them as U+FFFD on both sides.
+    let (clean, _) = replace_lone_surrogates(&text);
+    serde_json::from_str(&clean).expect("oracle json")
+}
+
+#[test]
+fn corpus_contexts_equal_the_reference() {
+    let cases = cases();
+    assert!(cases.len() >= 14, "{} fixtures", cases.len());
+    let mut summary = Vec::new();
+    for (name, input, oracle_path) in &cases {
+        let text = std::fs::read_to_string(input).expect("fixture");
+        let records = load_jsonl(&text);
+        let entries = parse_all(&records);
+        let expected = oracle(oracle_path);
+        let resident = ResidentSource::new(&entries);
+        let lazy = TextSource::new(records.iter().map(String::as_str));
+        for ctx in [
+            build_context(&resident, Leaf::Default, &ContextOptions::reference())
+                .map_err(|e| e.to_string()),
+            build_context(&lazy, Leaf::Default, &ContextOptions::reference())
+                .map_err(|e| e.to_string()),
+        ] {
+            let ctx = ctx.unwrap_or_else(|e| panic!("{name}: {e}"));
+            if let Some(d) = first_difference(&ctx.to_reference_json(), &expected["context"]) {
+                panic!("{name}: {d}");
+            }
+            assert_eq!(
+                ctx.leaf.as_ref().map(|l| l.as_str()),
+                expected["leafId"].as_str(),
+                "{name}: leaf"
+            );
+        }
+        summary.push(format!(
+            "{name}: {} records, {} messages",
+            records.len(),
+            expected["context"]["messages"]
+                .as_array()
+                .map_or(0, Vec::len)
+        ));
+    }
+    insta::assert_snapshot!(summary.join("\n"));
+}

@@ -1,0 +1,122 @@
+//! The path walk: cycles and self-parents are typed errors, returned promptly; deep
+//! chains walk without recursion.
+
+use serde_json::json;
+use session_context::{ContextError, ContextOptions, Leaf, ResidentSource, build_context, plan};
+use session_types::{Entry, EntryBase, EntryId, Timestamp};
+
+use crate::entries_of;
+
+/// Many small entries, built without parsing (debug-mode tests stay fast).
+fn users(ids_and_parents: impl Iterator<Item = (String, Option<String>)>) -> Vec<Entry> {
+    let template = entries_of(&[user("t", None)]).remove(0);
+    ids_and_parents
+        .map(|(id, parent)| {
+            let mut e = template.clone();
+            *e.base_mut().expect("known entry") = EntryBase::new(
+                EntryId::new(id),
+                parent.map(EntryId::new),
+                Timestamp::new("2025-01-01T00:00:00.000Z"),
+            );
+            e
+        })
+        .collect()
+}
+
+fn user(id: &str, parent: Option<&str>) -> serde_json::Value {
+    json!({"type":"message","id":id,"parentId":parent,"timestamp":"2025-01-01T00:00:00.000Z",
+           "message":{"role":"user","content":id,"timestamp":1}})
+}
+
+/// A chain 0 ← 1 ← … ← n-1 whose root points at `root_parent`.
+fn chain(n: usize, root_parent: Option<String>) -> Vec<(String, Option<String>)> {
+    (0..n)
+        .map(|i| {
+            let parent = if i == 0 {
+                root_parent.clone()
+            } else {
+                Some(format!("n{}", i - 1))
+            };
+            (format!("n{i}"), parent)
+        })
+        .collect()
+}
+
+fn cycle_result(entries: Vec<Entry>, leaf: Leaf<'_>) -> String {
+    let source = ResidentSource::new(&entries);
+    match build_context(&source, leaf, &ContextOptions::default()) {
+        Err(e @ ContextError::Cycle { .. }) => e.to_string(),
+        other => panic!("expected a cycle error, got {other:?}"),
+    }
+}
+
+#[test]
+fn self_parent_is_a_cycle_error() {
+    let msg = cycle_result(
+        entries_of(&[user("a", None), user("b", Some("b"))]),
+        Leaf::Default,
+    );
+    assert_eq!(
+        msg,
+        "parent cycle: entry `b` is its own ancestor (walking from leaf `b`, 1 entries walked)"
+    );
+}
+
+#[test]
+fn two_cycle_is_a_cycle_error() {
+    let msg = cycle_result(
+        entries_of(&[user("a", Some("b")), user("b", Some("a"))]),
+        Leaf::Default,
+    );
+    assert_eq!(
+        msg,
+        "parent cycle: entry `b` is its own ancestor (walking from leaf `b`, 2 entries walked)"
+    );
+}
+
+#[test]
+fn thousand_cycle_is_a_cycle_error() {
+    // n0's parent is n999: a 1,000-entry cycle, entered from a tail of 10 entries that
+    // hang off n500, among 50,000 unrelated entries (so the count bound is far away).
+    let mut values = chain(1000, Some("n999".to_owned()));
+    for i in 0..10 {
+        let parent = if i == 0 {
+            "n500".to_owned()
+        } else {
+            format!("t{}", i - 1)
+        };
+        values.push((format!("t{i}"), Some(parent)));
+    }
+    for i in 0..50_000 {
+        values.push((format!("x{i}"), None));
+    }
+    let msg = cycle_result(users(values.into_iter()), Leaf::Id("t9"));
+    assert_eq!(
+        msg,
+        "parent cycle: entry `n500` is its own ancestor (walking from leaf `t9`, 51010 entries walked)"
+    );
+}
+
+#[test]
+fn deep_chain_walks_iteratively() {
+    let entries = users(chain(100_000, None).into_iter());
+    let source = ResidentSource::new(&entries);
+    let p = plan(&source, Leaf::Default).expect("plan");
+    assert_eq!(p.path().len(), 100_000);
+    assert_eq!(&*p.path()[0].id, "n0");
+    assert_eq!(p.leaf(), Some("n99999"));
+}
+
+#[test]
+fn empty_parent_id_ends_the_path_like_a_root() {
+    // The reference stops on a falsy parentId even if an entry has the id "".
+    let values = vec![user("", None), user("a", Some(""))];
+    let entries = entries_of(&values);
+    let ctx = build_context(
+        &ResidentSource::new(&entries),
+        Leaf::Default,
+        &ContextOptions::default(),
+    )
+    .expect("context");
+    assert_eq!(ctx.messages.len(), 1);
+}
