@@ -9,7 +9,7 @@ use session_types::Envelope;
 use session_types::json::replace_lone_surrogates;
 
 use crate::error::ExportError;
-use crate::format::KIND_RECORD;
+use crate::format::is_record;
 
 /// What an export wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +75,7 @@ fn write(
     let mut frames = reader.frames(None);
     for frame in frames.by_ref() {
         let frame = frame?;
-        if frame.info.kind != KIND_RECORD {
+        if !is_record(frame.info.kind) {
             continue;
         }
         let offset = frame.info.offset.get();

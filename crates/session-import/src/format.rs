@@ -3,17 +3,20 @@
 //! `docs/format.md` §4 specifies the same; [`constants_table`] is the table it
 //! reproduces and a test keeps the two in agreement.
 //!
-//! Frame kinds are defined here, in one place, until the index crate owns them (see
-//! the crate README): every crate that reads a session journal treats
-//! [`KIND_RECORD`] frames as the session's JSON records and skips kinds it does not know.
+//! The record kinds are `session-index`'s ([`SESSION_HEADER`] `0x10`, [`ENTRY`] `0x11`,
+//! entry frames tagged with [`id_tag`]); this crate adds two provenance kinds, which
+//! readers of the session skip.
 
 use serde::{Deserialize, Serialize};
 use session_journal::FrameKind;
 
-/// Kind of a frame whose payload is one session record as JSON text: the first one
-/// is the session header (`{"type":"session",…}`), every later one an entry.
-/// Equal to [`FrameKind::ENTRY`].
-pub const KIND_RECORD: FrameKind = FrameKind::ENTRY;
+pub use session_index::kinds::{ENTRY, SESSION_HEADER, id_tag};
+
+/// Whether a frame of this kind holds a session record (header or entry) that an
+/// export writes out.
+pub fn is_record(kind: FrameKind) -> bool {
+    kind == SESSION_HEADER || kind == ENTRY
+}
 
 /// Kind of the import-source frame: one per imported journal, right after the header
 /// record. Payload: [`SourceRecord`] as JSON.
@@ -94,7 +97,8 @@ fn is_false(b: &bool) -> bool {
 /// The constants as the `text` block that `docs/format.md` §4 reproduces verbatim.
 pub fn constants_table() -> String {
     let rows = [
-        ("kind_record", format!("0x{:02x}", KIND_RECORD.get())),
+        ("kind_header", format!("0x{:02x}", SESSION_HEADER.get())),
+        ("kind_entry", format!("0x{:02x}", ENTRY.get())),
         (
             "kind_import_source",
             format!("0x{:02x}", KIND_IMPORT_SOURCE.get()),

@@ -5,14 +5,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use session_journal::format::{DEFAULT_MAX_PAYLOAD, MAX_PAYLOAD_CAP};
-use session_journal::{Clock, CreateOptions, Durability, FrameKind, JournalId, NewFrame, Writer};
+use session_journal::{
+    Clock, CreateOptions, Durability, FrameKind, JournalId, NewFrame, Tag, Writer,
+};
 use session_types::json::{find_lone_surrogates, replace_lone_surrogates};
 use session_types::{Envelope, KNOWN_ENTRY_TYPES, ParseErrorKind};
 
 use crate::error::ImportError;
 use crate::format::{
-    BATCH_BYTES, DEFAULT_MAX_LISTED_ISSUES, KIND_IMPORT_SOURCE, KIND_RECORD, KIND_RETENTION,
-    RetentionRecord, SourceRecord,
+    BATCH_BYTES, DEFAULT_MAX_LISTED_ISSUES, ENTRY, KIND_IMPORT_SOURCE, KIND_RETENTION,
+    RetentionRecord, SESSION_HEADER, SourceRecord, id_tag,
 };
 use crate::lines::{LineMeta, LineReader, SourceScan, scan_source};
 use crate::migrate::{
@@ -111,8 +113,9 @@ pub fn import(
         return Ok(already(done, info(version)));
     }
 
-    let mut run = Run::new(source, &scan, options)?;
-    let header = run.read_header()?;
+    let mut reader = LineReader::open(source)?;
+    let mut run = Run::new(source, &scan, options);
+    let header = run.read_header(&mut reader)?;
     let session_id = if is_safe_session_id(&header.id) {
         header.id.clone()
     } else {
@@ -171,7 +174,7 @@ pub fn import(
             return Err(e);
         }
     };
-    let result = run.write_all(writer, &tmp, header, &shown_source, &hash_hex);
+    let result = run.write_all(&mut reader, writer, &tmp, header, &shown_source, &hash_hex);
     let result = result.and_then(|()| publish(&tmp, &journal));
     cleanup(&tmp);
     result?;
@@ -279,11 +282,9 @@ enum Parsed<'a> {
 
 struct Run<'a> {
     path: &'a Path,
-    reader: LineReader<'a>,
     scan_hash: blake3::Hash,
     bytes: u64,
     version: u32,
-    line: Vec<u8>,
     entries: u64,
     blank_lines: u64,
     crlf_lines: u64,
@@ -296,18 +297,12 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    fn new(
-        path: &'a Path,
-        scan: &SourceScan,
-        options: &ImportOptions,
-    ) -> Result<Self, ImportError> {
-        Ok(Self {
+    fn new(path: &'a Path, scan: &SourceScan, options: &ImportOptions) -> Self {
+        Self {
             path,
-            reader: LineReader::open(path)?,
             scan_hash: scan.blake3,
             bytes: scan.bytes,
             version: 3,
-            line: Vec::new(),
             entries: 0,
             blank_lines: 0,
             crlf_lines: 0,
@@ -317,7 +312,7 @@ impl<'a> Run<'a> {
             max_issues: options.max_listed_issues,
             v1: None,
             tree: TreeCheck::default(),
-        })
+        }
     }
 
     fn issue(&mut self, line: u64, kind: IssueKind) {
@@ -329,12 +324,10 @@ impl<'a> Run<'a> {
     }
 
     /// Reads lines up to and including the header; refuses what is not a session.
-    fn read_header(&mut self) -> Result<Header, ImportError> {
+    fn read_header(&mut self, reader: &mut LineReader<'_>) -> Result<Header, ImportError> {
         let mut first_bad: Option<(u64, String)> = None;
         loop {
-            let mut buf = std::mem::take(&mut self.line);
-            let meta = self.reader.next_line(&mut buf)?;
-            let Some(meta) = meta else {
+            let Some((meta, buf)) = reader.next_line()? else {
                 let (line, reason) = first_bad.unwrap_or((0, "no content".to_owned()));
                 return Err(ImportError::NotJsonl {
                     path: self.path.to_path_buf(),
@@ -342,20 +335,18 @@ impl<'a> Run<'a> {
                     reason,
                 });
             };
-            if is_blank(&buf) {
+            if is_blank(buf) {
                 self.count_blank(meta);
-                self.line = buf;
                 continue;
             }
             if meta.crlf {
                 self.crlf_lines += 1;
             }
-            let parsed = parse_line(&buf, meta);
+            let parsed = parse_line(buf, meta);
             let (env, surrogate) = match parsed {
                 Parsed::Bad(kind) => {
                     first_bad.get_or_insert((meta.number, kind.to_string()));
                     self.issue(meta.number, kind);
-                    self.line = buf;
                     continue;
                 }
                 Parsed::Object(env, s) => (env, s),
@@ -372,7 +363,7 @@ impl<'a> Run<'a> {
                 }
             };
             drop(env);
-            let Some(mut map) = parse_map(&buf) else {
+            let Some(mut map) = parse_map(buf) else {
                 return Err(ImportError::NoHeader {
                     path: self.path.to_path_buf(),
                     line: meta.number,
@@ -404,12 +395,11 @@ impl<'a> Run<'a> {
                 if let Some(column) = surrogate {
                     self.issue(meta.number, IssueKind::LoneSurrogate { column });
                 }
-                (buf.clone(), false)
+                (buf.to_vec(), false)
             };
             if version == 1 {
                 self.v1 = Some(V1State::new(*self.scan_hash.as_bytes()));
             }
-            self.line = buf;
             return Ok(Header {
                 id: header_id,
                 version,
@@ -430,6 +420,7 @@ impl<'a> Run<'a> {
     /// Streams the header, the source record and every entry into `writer`, then syncs.
     fn write_all(
         &mut self,
+        reader: &mut LineReader<'_>,
         mut writer: Writer,
         tmp: &Path,
         header: Header,
@@ -446,29 +437,29 @@ impl<'a> Run<'a> {
             header_changed: header.changed,
         };
         let mut batch = Batch::default();
-        batch.push(KIND_RECORD, &header.payload);
+        batch.push(SESSION_HEADER, Tag::default(), &header.payload);
         batch.push(
             KIND_IMPORT_SOURCE,
+            Tag::default(),
             serde_json::to_string(&source_record)
                 .unwrap_or_default()
                 .as_bytes(),
         );
-        let mut buf = std::mem::take(&mut self.line);
-        while let Some(meta) = self.reader.next_line(&mut buf)? {
-            if is_blank(&buf) {
+        while let Some((meta, buf)) = reader.next_line()? {
+            if is_blank(buf) {
                 self.count_blank(meta);
                 continue;
             }
             if meta.crlf {
                 self.crlf_lines += 1;
             }
-            self.take_line(&buf, meta, &mut batch);
+            self.take_line(buf, meta, &mut batch);
             if batch.bytes.len() >= BATCH_BYTES {
                 batch.flush(&mut writer, tmp, meta.number)?;
             }
         }
-        batch.flush(&mut writer, tmp, self.reader_lines())?;
-        let found = self.reader.hash();
+        batch.flush(&mut writer, tmp, reader.lines())?;
+        let found = reader.hash();
         if found != self.scan_hash {
             return Err(ImportError::SourceChanged {
                 path: self.path.to_path_buf(),
@@ -478,7 +469,7 @@ impl<'a> Run<'a> {
         }
         writer.close().map_err(|source| ImportError::Append {
             path: tmp.to_path_buf(),
-            line: self.reader_lines(),
+            line: reader.lines(),
             source,
         })?;
         let tree = std::mem::take(&mut self.tree);
@@ -487,10 +478,6 @@ impl<'a> Run<'a> {
         }
         self.issues.sort_by_key(|i| i.line);
         Ok(())
-    }
-
-    fn reader_lines(&self) -> u64 {
-        self.reader.lines()
     }
 
     /// Takes one non-blank line after the header: validates it, migrates it if the
@@ -546,7 +533,8 @@ impl<'a> Run<'a> {
                     None => self.issue(n, IssueKind::MissingId),
                 }
             }
-            batch.push(KIND_RECORD, buf);
+            let (kind, tag) = kind_and_tag(is_session, env.id.as_deref());
+            batch.push(kind, tag, buf);
             batch.push_retention(n, false);
             return;
         }
@@ -595,8 +583,19 @@ impl<'a> Run<'a> {
                 None => self.issue(n, IssueKind::MissingId),
             }
         }
-        batch.push(KIND_RECORD, to_js_json(map).as_bytes());
+        let (kind, tag) = kind_and_tag(is_session, map.get("id").and_then(Value::as_str));
+        batch.push(kind, tag, to_js_json(map).as_bytes());
         batch.push_retention(n, true);
+    }
+}
+
+/// A later `session` line is a header frame (readers take the first one); an entry
+/// frame is tagged with its id.
+fn kind_and_tag(is_session: bool, id: Option<&str>) -> (FrameKind, Tag) {
+    match (is_session, id) {
+        (true, _) => (SESSION_HEADER, Tag::default()),
+        (false, Some(id)) => (ENTRY, id_tag(id)),
+        (false, None) => (ENTRY, Tag::default()),
     }
 }
 
@@ -704,14 +703,14 @@ fn describe(env: &Envelope<'_>) -> String {
 #[derive(Default)]
 struct Batch {
     bytes: Vec<u8>,
-    frames: Vec<(FrameKind, usize, usize)>,
+    frames: Vec<(FrameKind, Tag, usize, usize)>,
 }
 
 impl Batch {
-    fn push(&mut self, kind: FrameKind, payload: &[u8]) {
+    fn push(&mut self, kind: FrameKind, tag: Tag, payload: &[u8]) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(payload);
-        self.frames.push((kind, start, self.bytes.len()));
+        self.frames.push((kind, tag, start, self.bytes.len()));
     }
 
     fn push_retention(&mut self, line: u64, changed: bool) {
@@ -719,7 +718,8 @@ impl Batch {
         let start = self.bytes.len();
         // Serializing two plain fields cannot fail.
         let _ = serde_json::to_writer(&mut self.bytes, &record);
-        self.frames.push((KIND_RETENTION, start, self.bytes.len()));
+        self.frames
+            .push((KIND_RETENTION, Tag::default(), start, self.bytes.len()));
     }
 
     fn flush(&mut self, writer: &mut Writer, tmp: &Path, line: u64) -> Result<(), ImportError> {
@@ -729,7 +729,7 @@ impl Batch {
         let frames: Vec<NewFrame<'_>> = self
             .frames
             .iter()
-            .map(|&(kind, s, e)| NewFrame::new(kind, &self.bytes[s..e]))
+            .map(|&(kind, tag, s, e)| NewFrame::new(kind, &self.bytes[s..e]).with_tag(tag))
             .collect();
         writer
             .append_batch(&frames, Durability::Buffered)

@@ -1,7 +1,7 @@
 //! Reading a legacy file: a first pass for its identity, then bounded line reads.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::Path;
 
 use crate::error::ImportError;
@@ -96,10 +96,16 @@ pub(crate) struct LineMeta {
     pub(crate) crlf: bool,
 }
 
-/// Streams lines with a bounded buffer, hashing what it reads.
+/// Streams lines through one buffer (1 MiB, grown only for a longer line, never past
+/// [`MAX_LINE_LEN`]), hashing each read in bulk.
 pub(crate) struct LineReader<'p> {
     path: &'p Path,
-    reader: BufReader<File>,
+    file: File,
+    buf: Vec<u8>,
+    start: usize,
+    scanned: usize,
+    end: usize,
+    eof: bool,
     hasher: blake3::Hasher,
     number: u64,
 }
@@ -109,44 +115,80 @@ impl<'p> LineReader<'p> {
         let file = File::open(path).map_err(io(path, "open"))?;
         Ok(Self {
             path,
-            reader: BufReader::with_capacity(1 << 20, file),
+            file,
+            buf: vec![0u8; 1 << 20],
+            start: 0,
+            scanned: 0,
+            end: 0,
+            eof: false,
             hasher: blake3::Hasher::new(),
             number: 0,
         })
     }
 
-    /// Reads the next line into `buf` (cleared first), without its `\n` and `\r`.
-    pub(crate) fn next_line(&mut self, buf: &mut Vec<u8>) -> Result<Option<LineMeta>, ImportError> {
-        buf.clear();
-        let n = (&mut self.reader)
-            .take(MAX_LINE_LEN + 1)
-            .read_until(b'\n', buf)
-            .map_err(io(self.path, "read"))?;
-        if n == 0 {
-            return Ok(None);
+    /// The next line's bytes (without `\n` and `\r`), valid until the next call.
+    pub(crate) fn next_line(&mut self) -> Result<Option<(LineMeta, &[u8])>, ImportError> {
+        loop {
+            let from = self.scanned.max(self.start);
+            if let Some(pos) = memchr::memchr(b'\n', &self.buf[from..self.end]) {
+                let nl = from + pos;
+                let begin = self.start;
+                self.start = nl + 1;
+                self.scanned = self.start;
+                self.number += 1;
+                let crlf = nl > begin && self.buf[nl - 1] == b'\r';
+                let stop = if crlf { nl - 1 } else { nl };
+                let meta = LineMeta {
+                    number: self.number,
+                    newline: true,
+                    crlf,
+                };
+                return Ok(Some((meta, &self.buf[begin..stop])));
+            }
+            self.scanned = self.end;
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let begin = self.start;
+                self.start = self.end;
+                self.number += 1;
+                let meta = LineMeta {
+                    number: self.number,
+                    newline: false,
+                    crlf: false,
+                };
+                return Ok(Some((meta, &self.buf[begin..self.end])));
+            }
+            if (self.end - self.start) as u64 > MAX_LINE_LEN {
+                return Err(ImportError::LineTooLong {
+                    path: self.path.to_path_buf(),
+                    line: self.number + 1,
+                    max: MAX_LINE_LEN,
+                });
+            }
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.scanned -= self.start;
+                self.start = 0;
+            }
+            if self.end == self.buf.len() {
+                let grown = (self.buf.len() * 2).min(MAX_LINE_LEN as usize + 2);
+                self.buf.resize(grown, 0);
+            }
+            let n = match self.file.read(&mut self.buf[self.end..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io(self.path, "read")(e)),
+            };
+            if n == 0 {
+                self.eof = true;
+            } else {
+                self.hasher.update(&self.buf[self.end..self.end + n]);
+                self.end += n;
+            }
         }
-        self.hasher.update(buf);
-        self.number += 1;
-        let newline = buf.last() == Some(&b'\n');
-        if !newline && n as u64 > MAX_LINE_LEN {
-            return Err(ImportError::LineTooLong {
-                path: self.path.to_path_buf(),
-                line: self.number,
-                max: MAX_LINE_LEN,
-            });
-        }
-        if newline {
-            buf.pop();
-        }
-        let crlf = newline && buf.last() == Some(&b'\r');
-        if crlf {
-            buf.pop();
-        }
-        Ok(Some(LineMeta {
-            number: self.number,
-            newline,
-            crlf,
-        }))
     }
 
     /// Lines read so far.

@@ -7,9 +7,7 @@ use session_types::Envelope;
 use session_types::json::replace_lone_surrogates;
 
 use crate::error::RetentionError;
-use crate::format::{
-    KIND_IMPORT_SOURCE, KIND_RECORD, KIND_RETENTION, RetentionRecord, SourceRecord,
-};
+use crate::format::{ENTRY, KIND_IMPORT_SOURCE, KIND_RETENTION, RetentionRecord, SourceRecord};
 
 /// The retention record of one imported entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +71,7 @@ pub fn retention(journal: &Path, entry_id: &str) -> Result<Option<Retention>, Re
                     .map_err(|e| malformed(offset, e.to_string()))?,
             );
         }
-        pending = kind == KIND_RECORD
+        pending = kind == ENTRY
             && needle.find(&frame.payload).is_some()
             && record_id(&frame.payload).as_deref() == Some(entry_id);
     }

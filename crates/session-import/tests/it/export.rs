@@ -82,3 +82,23 @@ fn native_open_of_plain_jsonl_says_to_import() {
     .unwrap_err();
     assert!(err.to_string().contains("import it"), "{err}");
 }
+
+#[test]
+fn lines_longer_than_the_read_buffer_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = format!(
+        r#"{{"type":"message","id":"big","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","message":{{"role":"user","content":"{}","timestamp":2}}}}"#,
+        "x".repeat(3 << 20)
+    );
+    let text = format!(
+        "{HEADER_V3}\n{}\n{big}\n{}\n",
+        entry("a", None),
+        entry("c", Some("big"))
+    );
+    let source = write_source(dir.path(), "big.jsonl", text.as_bytes());
+    let outcome = import_into(&source, &dir.path().join("s")).unwrap();
+    assert_eq!(outcome.entries, 3);
+    let out = dir.path().join("out.jsonl");
+    export(&outcome.journal, &out).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), text.as_bytes());
+}

@@ -1,6 +1,6 @@
 //! Retention records: present for imported entries, absent for native appends.
 
-use session_import::{format::KIND_RECORD, import_source, retention};
+use session_import::{format::ENTRY, import_source, retention};
 use session_journal::{Durability, OpenOptions, Writer};
 
 use super::support::*;
@@ -22,7 +22,7 @@ fn imported_entries_name_their_source_line() {
     // A natively appended entry has no retention record.
     let (mut w, _) = Writer::open(&outcome.journal, OpenOptions::default()).unwrap();
     w.append(
-        KIND_RECORD,
+        ENTRY,
         entry("native1", Some("e0000404")).as_bytes(),
         Durability::Durable,
     )

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use session_import::{Destination, ImportError, ImportOptions, ImportOutcome, format::KIND_RECORD};
+use session_import::{Destination, ImportError, ImportOptions, ImportOutcome, format::is_record};
 use session_journal::{Clock, Reader, ReaderOptions};
 
 pub(crate) fn fixtures() -> PathBuf {
@@ -40,7 +40,7 @@ pub(crate) fn records(journal: &Path) -> Vec<Vec<u8>> {
     let r = Reader::open(journal, ReaderOptions::default()).unwrap();
     r.frames(None)
         .map(|f| f.unwrap())
-        .filter(|f| f.info.kind == KIND_RECORD)
+        .filter(|f| is_record(f.info.kind))
         .map(|f| f.payload)
         .collect()
 }
