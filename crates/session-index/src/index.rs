@@ -244,7 +244,7 @@ struct Replay {
 }
 
 enum Loaded {
-    Usable(State),
+    Usable(Box<State>),
     Rebuild(RebuildReason),
 }
 
@@ -268,7 +268,7 @@ impl Index {
         let side = sidecar_path(path);
         let loaded = load_sidecar(&reader, options.vfs.as_ref(), &side, jlen);
         let (mut state, status_kind) = match loaded {
-            Loaded::Usable(s) => (s, None),
+            Loaded::Usable(s) => (*s, None),
             Loaded::Rebuild(reason) => {
                 if let RebuildReason::JournalShorter { covered, actual } = reason
                     && options.on_regression == OnRegression::Error
@@ -654,7 +654,7 @@ fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loade
                 detail: "no frame covered but coverage is not the data start".into(),
             });
         }
-        return Loaded::Usable(state);
+        return Loaded::Usable(Box::new(state));
     }
     match reader.verify_frame_at(Offset(cp.last_offset)) {
         Ok(info)
@@ -662,7 +662,7 @@ fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loade
                 && info.seq.0 == cp.covered_seq
                 && info.end().0 == cp.covered_len =>
         {
-            Loaded::Usable(state)
+            Loaded::Usable(Box::new(state))
         }
         Ok(info) => Loaded::Rebuild(RebuildReason::WitnessMismatch {
             offset: cp.last_offset,
@@ -700,6 +700,7 @@ fn replay(
     let mut frames = 0u64;
     let mut next_seq = state.covered_seq + 1;
     let mut iter = reader.frames_from(Offset(start), None);
+    #[allow(clippy::explicit_counter_loop)]
     for item in iter.by_ref() {
         let frame = match item {
             Ok(f) => f,

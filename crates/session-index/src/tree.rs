@@ -123,8 +123,8 @@ pub(crate) fn v8_sort(v: &mut [u32], ts: &dyn Fn(u32) -> f64) {
     let mut run = 2;
     let desc = cmp(v[1], v[0]) < 0.0;
     let mut prev = v[1];
-    for idx in 2..n {
-        let o = cmp(v[idx], prev);
+    for &cur in &v[2..] {
+        let o = cmp(cur, prev);
         if desc {
             if o >= 0.0 {
                 break;
@@ -132,7 +132,7 @@ pub(crate) fn v8_sort(v: &mut [u32], ts: &dyn Fn(u32) -> f64) {
         } else if o < 0.0 {
             break;
         }
-        prev = v[idx];
+        prev = cur;
         run += 1;
     }
     if desc {

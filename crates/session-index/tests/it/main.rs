@@ -1,1 +1,11 @@
-//! Integration tests.
+//! Integration tests of session-index; modules mirror `src/`.
+
+// Test helpers outside #[test] functions unwrap freely too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod catalog;
+mod conformance;
+mod crash;
+mod index;
+mod support;
+mod tree;

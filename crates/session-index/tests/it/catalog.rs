@@ -1,0 +1,99 @@
+//! The listing catalog: a fresh catalog opens no journal; deleting or damaging it
+//! rebuilds it with identical answers.
+
+use std::sync::Arc;
+
+use session_index::{CATALOG_FILE, CatalogStatus, CountingVfs, ListOptions, list_all};
+use session_journal::vfs::StdVfs;
+
+use crate::conformance::{assert_listing_matches, native_copy};
+
+#[test]
+fn a_fresh_catalog_lists_without_opening_a_journal_and_a_deleted_one_is_rebuilt() {
+    let tmp = tempfile::tempdir().unwrap();
+    native_copy(tmp.path());
+    let counting = CountingVfs::new(Arc::new(StdVfs));
+    let opts = ListOptions {
+        vfs: Arc::new(counting.clone()),
+        ..ListOptions::default()
+    };
+    let (first, reports) = list_all(tmp.path(), &opts).unwrap();
+    assert!(
+        reports
+            .iter()
+            .all(|r| matches!(r.catalog, CatalogStatus::Rebuilt { .. }))
+    );
+    assert!(counting.opens_matching(".jsonl") > 0);
+
+    counting.reset();
+    let (second, reports) = list_all(tmp.path(), &opts).unwrap();
+    assert!(
+        reports
+            .iter()
+            .all(|r| r.catalog == CatalogStatus::Fresh && r.journals_opened == 0)
+    );
+    assert_eq!(counting.opens_matching(".jsonl"), 0);
+    assert_eq!(counting.bytes_read_matching(".jsonl"), 0);
+    assert_eq!(counting.opens_matching(".idx"), 0);
+    assert_eq!(second, first);
+    assert_listing_matches(tmp.path(), &second);
+
+    // Delete one catalog, damage another: both rebuilt, same answers.
+    let dirs: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|d| d.unwrap().path())
+        .collect();
+    std::fs::remove_file(dirs[0].join(CATALOG_FILE)).unwrap();
+    let cat = dirs[1].join(CATALOG_FILE);
+    let mut b = std::fs::read(&cat).unwrap();
+    let mid = b.len() / 2;
+    b[mid] ^= 0x20;
+    std::fs::write(&cat, b).unwrap();
+    let (third, reports) = list_all(tmp.path(), &opts).unwrap();
+    let rebuilt: Vec<_> = reports
+        .iter()
+        .filter_map(|r| match &r.catalog {
+            CatalogStatus::Rebuilt { reason } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rebuilt.len(), 2, "{rebuilt:?}");
+    assert!(rebuilt.iter().any(|r| r.contains("missing")));
+    assert!(rebuilt.iter().any(|r| r.contains("checksum")));
+    assert_eq!(third, first);
+}
+
+#[test]
+fn an_appended_journal_is_refreshed_through_its_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    native_copy(tmp.path());
+    let opts = ListOptions::default();
+    list_all(tmp.path(), &opts).unwrap();
+    // Append a session_info to one journal.
+    let dir = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .unwrap();
+    let (mut w, _) =
+        session_journal::Writer::open(&file, session_journal::OpenOptions::default()).unwrap();
+    let line = r#"{"type":"session_info","id":"zzzzzzzz","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","name":"renamed"}"#;
+    w.append(
+        session_index::kinds::ENTRY,
+        line.as_bytes(),
+        session_journal::Durability::Durable,
+    )
+    .unwrap();
+    w.close().unwrap();
+    let (infos, reports) = list_all(tmp.path(), &opts).unwrap();
+    let refreshed: u64 = reports.iter().map(|r| r.journals_opened).sum();
+    assert_eq!(refreshed, 1);
+    let info = infos.iter().find(|i| i.path == file).unwrap();
+    assert_eq!(info.summary.name.as_deref(), Some("renamed"));
+}

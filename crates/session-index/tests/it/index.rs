@@ -1,0 +1,310 @@
+//! Opening, validating, catching up and rebuilding the sidecar index.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use session_index::{
+    CountingVfs, IndexError, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason,
+    sidecar_path,
+};
+use session_journal::vfs::Vfs;
+use session_journal::{Durability, OpenOptions, Writer};
+
+use crate::support::{fingerprint, open, sim, synthetic, write, write_with_id};
+
+#[test]
+fn a_fresh_index_of_a_100k_entry_journal_opens_reading_under_64_kib_of_journal() {
+    let fs = sim();
+    let path = Path::new("/s/big.jsonl");
+    write(fs.clone(), path, &synthetic(100_000));
+    let (first, report) = open(fs.clone(), path);
+    assert_eq!(
+        report.status,
+        IndexStatus::Rebuilt {
+            reason: RebuildReason::Missing
+        }
+    );
+    assert_eq!(report.saved_coverage, Some(first.covered_len().0));
+    let counting = CountingVfs::new(fs.clone());
+    let (ix, report) = open(Arc::new(counting.clone()), path);
+    assert_eq!(report.status, IndexStatus::Fresh);
+    let read = counting.bytes_read(path);
+    assert!(read < 64 * 1024, "read {read} journal bytes");
+    assert_eq!(ix.counts().entries, 100_000);
+    // The deep chain: path to root is O(depth) and complete; the tree terminates.
+    let leaf = ix.leaf().unwrap();
+    let p = ix.path_to_root(leaf);
+    assert_eq!(p.path.len(), 100_000);
+    assert_eq!(p.cycle, None);
+    let tree = ix.tree();
+    assert_eq!(tree.roots.len(), 1);
+    let pre = tree.preorder();
+    assert_eq!(pre.len(), 100_000);
+    assert_eq!(pre.last().unwrap().depth, 99_999);
+    assert_eq!(ix.name(), Some("n99959"));
+}
+
+#[test]
+fn catch_up_reads_only_the_tail_and_ends_equal_to_a_rebuild() {
+    let fs = sim();
+    let path = Path::new("/s/a.jsonl");
+    let text = synthetic(2_000);
+    write(fs.clone(), path, &text);
+    let (before, _) = open(fs.clone(), path);
+    let covered = before.covered_len().0;
+    // Append 100 more entries.
+    let (mut w, _) = Writer::open(
+        path,
+        OpenOptions {
+            vfs: fs.clone(),
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap();
+    let more = synthetic(2_100);
+    let lines: Vec<&str> = more.lines().skip(2_001).collect();
+    for l in &lines {
+        w.append(
+            session_index::kinds::ENTRY,
+            l.as_bytes(),
+            Durability::Buffered,
+        )
+        .unwrap();
+    }
+    let end = w.close().unwrap().len.0;
+    let counting = CountingVfs::new(fs.clone());
+    let (caught, report) = open(Arc::new(counting.clone()), path);
+    match report.status {
+        IndexStatus::CaughtUp { bytes_read, frames } => {
+            assert_eq!(frames, 100);
+            assert_eq!(bytes_read, end - covered);
+        }
+        other => panic!("expected a catch-up, got {other:?}"),
+    }
+    let read = counting.bytes_read(path);
+    let tail = end - covered;
+    assert!(
+        read <= tail + 16 * 1024,
+        "read {read} bytes for a {tail}-byte tail"
+    );
+    fs.remove_file(&sidecar_path(path)).unwrap();
+    let (rebuilt, report) = open(fs.clone(), path);
+    assert!(matches!(report.status, IndexStatus::Rebuilt { .. }));
+    assert_eq!(fingerprint(&caught), fingerprint(&rebuilt));
+    // And the next open is fresh.
+    let (_, report) = open(fs, path);
+    assert_eq!(report.status, IndexStatus::Fresh);
+}
+
+fn small_session() -> String {
+    synthetic(60)
+}
+
+#[test]
+fn damaged_indexes_are_rebuilt_with_identical_answers_and_the_reason_reported() {
+    let fs = sim();
+    let path = Path::new("/s/a.jsonl");
+    write(fs.clone(), path, &small_session());
+    let (good, _) = open(fs.clone(), path);
+    let expected = fingerprint(&good);
+    let side = sidecar_path(path);
+    let bytes = fs.read_raw(&side).unwrap();
+    let check = |what: &str, want: &dyn Fn(&RebuildReason) -> bool| {
+        let (ix, report) = open(fs.clone(), path);
+        match &report.status {
+            IndexStatus::Rebuilt { reason } => assert!(want(reason), "{what}: reason {reason}"),
+            other => panic!("{what}: expected a rebuild, got {other:?}"),
+        }
+        assert_eq!(fingerprint(&ix), expected, "{what}");
+    };
+    // Deleted.
+    fs.remove_file(&side).unwrap();
+    check("deleted", &|r| *r == RebuildReason::Missing);
+    // Truncated at every offset of the header, then every 13th
+    // (`SESSION_INDEX_EXHAUSTIVE=1`: every offset and every byte below).
+    let all = std::env::var_os("SESSION_INDEX_EXHAUSTIVE").is_some();
+    let step = if all { 1 } else { 13 };
+    let offsets: Vec<usize> = (0..bytes.len())
+        .filter(|o| *o < 112 || o % step == 0)
+        .collect();
+    for &cut in &offsets {
+        fs.write_raw(&side, &bytes[..cut]);
+        check(&format!("truncated at {cut}"), &|r| {
+            matches!(r, RebuildReason::Corrupt { .. })
+        });
+    }
+    // One bit flipped in every byte (sampled as above).
+    for &at in &offsets {
+        let mut b = bytes.clone();
+        b[at] ^= 1 << (at % 8);
+        fs.write_raw(&side, &b);
+        check(&format!("bit flip at {at}"), &|r| {
+            matches!(
+                r,
+                RebuildReason::Corrupt { .. } | RebuildReason::UnsupportedVersion { .. }
+            )
+        });
+    }
+    // Future version (with a valid checksum).
+    let mut b = bytes[..bytes.len() - 32].to_vec();
+    b[8..12].copy_from_slice(&2u32.to_le_bytes());
+    let h = blake3::hash(&b);
+    b.extend_from_slice(h.as_bytes());
+    fs.write_raw(&side, &b);
+    check("future version", &|r| {
+        *r == RebuildReason::UnsupportedVersion {
+            found: 2,
+            supported: 1,
+        }
+    });
+    // Foreign: another session's index.
+    let other = Path::new("/s/b.jsonl");
+    write(fs.clone(), other, &synthetic(61));
+    open(fs.clone(), other);
+    fs.write_raw(&side, &fs.read_raw(&sidecar_path(other)).unwrap());
+    check("foreign", &|r| {
+        matches!(r, RebuildReason::ForeignJournal { .. })
+    });
+}
+
+#[test]
+fn a_replaced_journal_with_the_same_id_fails_the_witness_and_is_rebuilt() {
+    let fs = sim();
+    let path = Path::new("/s/a.jsonl");
+    let id = session_index::legacy::fixture_journal_id("same");
+    write_with_id(fs.clone(), path, id, &synthetic(60));
+    open(fs.clone(), path);
+    let side = fs.read_raw(&sidecar_path(path)).unwrap();
+    fs.remove_file(path).unwrap();
+    write_with_id(
+        fs.clone(),
+        path,
+        id,
+        &synthetic(60).replace(" n59 ", " m59 "),
+    );
+    fs.write_raw(&sidecar_path(path), &side);
+    let (ix, report) = open(fs.clone(), path);
+    assert!(
+        matches!(
+            report.status,
+            IndexStatus::Rebuilt {
+                reason: RebuildReason::WitnessMismatch { .. }
+            }
+        ),
+        "{:?}",
+        report.status
+    );
+    assert_eq!(ix.name(), Some("m59"));
+}
+
+#[test]
+fn a_journal_shorter_than_the_index_never_answers_from_the_stale_index() {
+    let fs = sim();
+    let path = Path::new("/s/a.jsonl");
+    write(fs.clone(), path, &synthetic(100));
+    let (full, _) = open(fs.clone(), path);
+    let side = fs.read_raw(&sidecar_path(path)).unwrap();
+    let journal = fs.read_raw(path).unwrap();
+    // Cut the journal at a frame boundary of entry 50 (a valid, shorter journal).
+    let cut = full.info(session_index::EntryIndex(51)).unwrap().offset.0 as usize;
+    fs.write_raw(path, &journal[..cut]);
+    let strict = Index_open_strict(fs.clone(), path);
+    assert!(
+        matches!(strict, Err(IndexError::JournalRegressed { .. })),
+        "{strict:?}"
+    );
+    let (ix, report) = open(fs.clone(), path);
+    assert!(
+        matches!(
+            report.status,
+            IndexStatus::Rebuilt {
+                reason: RebuildReason::JournalShorter { .. }
+            }
+        ),
+        "{:?}",
+        report.status
+    );
+    assert_eq!(ix.counts().entries, 50);
+    fs.write_raw(&sidecar_path(path), &side);
+    // Cut at every 97th byte (torn or not): never an answer from the stale index.
+    for c in (0..journal.len()).step_by(97) {
+        fs.write_raw(path, &journal[..c]);
+        fs.write_raw(&sidecar_path(path), &side);
+        match session_index::Index::open_or_rebuild(
+            path,
+            OpenIndexOptions {
+                vfs: fs.clone(),
+                ..OpenIndexOptions::default()
+            },
+        ) {
+            Err(_) => {}
+            Ok((ix, report)) => {
+                assert!(
+                    matches!(report.status, IndexStatus::Rebuilt { .. }),
+                    "cut {c}: {:?}",
+                    report.status
+                );
+                assert!(ix.covered_len().0 <= c as u64);
+            }
+        }
+    }
+}
+
+#[allow(non_snake_case)]
+fn Index_open_strict(
+    fs: Arc<dyn Vfs>,
+    path: &Path,
+) -> Result<(session_index::Index, session_index::IndexReport), IndexError> {
+    session_index::Index::open_or_rebuild(
+        path,
+        OpenIndexOptions {
+            vfs: fs,
+            on_regression: OnRegression::Error,
+            ..OpenIndexOptions::default()
+        },
+    )
+}
+
+#[test]
+fn observe_and_save_keep_the_index_current_without_rereading() {
+    let fs = sim();
+    let path = Path::new("/s/a.jsonl");
+    write(fs.clone(), path, &synthetic(10));
+    let (mut ix, _) = open(fs.clone(), path);
+    let (mut w, _) = Writer::open(
+        path,
+        OpenOptions {
+            vfs: fs.clone(),
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap();
+    let line = r#"{"type":"session_info","id":"zz","parentId":"00000009","timestamp":"2026-01-01T00:00:00.000Z","name":"later"}"#;
+    let a = w
+        .append(
+            session_index::kinds::ENTRY,
+            line.as_bytes(),
+            Durability::Buffered,
+        )
+        .unwrap();
+    ix.observe(session_index::kinds::ENTRY, &a, line.as_bytes())
+        .unwrap();
+    assert_eq!(ix.name(), Some("later"));
+    // Not durable yet: refused.
+    assert!(ix.save(w.durable_capture()).is_err());
+    let cap = w.sync().unwrap();
+    ix.save(cap).unwrap();
+    assert!(
+        ix.observe(session_index::kinds::ENTRY, &a, line.as_bytes())
+            .is_err()
+    );
+    let counting = CountingVfs::new(fs.clone());
+    let (again, report) = open(Arc::new(counting.clone()), path);
+    assert_eq!(report.status, IndexStatus::Fresh);
+    assert_eq!(fingerprint(&again), fingerprint(&ix));
+    // Loading one entry reads and verifies its frame.
+    let r = session_journal::Reader::open(path, session_journal::ReaderOptions { vfs: fs.clone() })
+        .unwrap();
+    let rec = ix.load(&r, ix.find("zz").unwrap()).unwrap();
+    assert!(rec.to_json().contains("later"));
+}

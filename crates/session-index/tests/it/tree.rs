@@ -1,0 +1,135 @@
+//! Tree queries: cycles, self-parents, orphans, duplicates, sort order.
+
+use std::path::Path;
+
+use session_index::{EntryIndex, Index};
+
+use crate::support::{open, sim, write};
+
+const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"t","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+fn entry(id: &str, parent: Option<&str>, ts: &str) -> String {
+    let p = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+    format!(r#"{{"type":"custom","customType":"x","id":"{id}","parentId":{p},"timestamp":"{ts}"}}"#)
+}
+
+fn index_of(lines: &[String]) -> Index {
+    let fs = sim();
+    let path = Path::new("/s/t.jsonl");
+    let text = format!("{HEADER}\n{}\n", lines.join("\n"));
+    write(fs.clone(), path, &text);
+    open(fs, path).0
+}
+
+fn ids(ix: &Index, v: &[EntryIndex]) -> Vec<String> {
+    v.iter()
+        .map(|i| ix.info(*i).unwrap().id.unwrap().to_owned())
+        .collect()
+}
+
+fn render(ix: &Index) -> String {
+    let t = ix.tree();
+    t.preorder()
+        .iter()
+        .map(|n| {
+            format!(
+                "{}{}",
+                "  ".repeat(n.depth as usize),
+                ix.info(n.entry).unwrap().id.unwrap()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const T: &str = "2026-01-01T00:00:0";
+
+#[test]
+fn a_two_cycle_terminates_and_is_reported() {
+    let ix = index_of(&[
+        entry("r", None, &format!("{T}1.000Z")),
+        entry("a", Some("b"), &format!("{T}2.000Z")),
+        entry("b", Some("a"), &format!("{T}3.000Z")),
+        entry("c", Some("a"), &format!("{T}4.000Z")),
+    ]);
+    let t = ix.tree();
+    assert_eq!(render(&ix), "r");
+    assert_eq!(t.report.cycles.len(), 1);
+    let mut cyc = ids(&ix, &t.report.cycles[0]);
+    cyc.sort();
+    assert_eq!(cyc, ["a", "b"]);
+    assert_eq!(t.report.below_cycles, 1);
+    let p = ix.path_to_root(ix.find("c").unwrap());
+    assert_eq!(ids(&ix, p.cycle.as_ref().unwrap()).len(), 2);
+    assert_eq!(ids(&ix, &p.path), ["b", "a", "c"]);
+}
+
+#[test]
+fn a_self_parent_is_a_root_and_its_path_ends_with_a_reported_cycle() {
+    let ix = index_of(&[
+        entry("s", Some("s"), &format!("{T}1.000Z")),
+        entry("k", Some("s"), &format!("{T}2.000Z")),
+    ]);
+    assert_eq!(render(&ix), "s\n  k");
+    assert!(ix.tree().report.cycles.is_empty());
+    assert_eq!(ix.parent(ix.find("s").unwrap()), None);
+    let p = ix.path_to_root(ix.find("k").unwrap());
+    assert_eq!(ids(&ix, &p.path), ["s", "k"]);
+    assert_eq!(ids(&ix, p.cycle.as_ref().unwrap()), ["s"]);
+}
+
+#[test]
+fn children_sort_by_timestamp_stably_and_orphans_become_roots() {
+    let ix = index_of(&[
+        entry("r", None, &format!("{T}1.000Z")),
+        entry("late", Some("r"), &format!("{T}9.000Z")),
+        entry("early", Some("r"), &format!("{T}2.000Z")),
+        entry("same1", Some("r"), &format!("{T}5.000Z")),
+        entry("same2", Some("r"), &format!("{T}5.000Z")),
+        entry("orphan", Some("nowhere"), &format!("{T}1.000Z")),
+        entry("fwd", Some("later-parent"), &format!("{T}1.000Z")),
+        entry("later-parent", None, &format!("{T}1.000Z")),
+    ]);
+    assert_eq!(
+        render(&ix),
+        "r\n  early\n  same1\n  same2\n  late\norphan\nlater-parent\n  fwd"
+    );
+    assert_eq!(
+        ids(&ix, &ix.children(ix.find("r").unwrap())),
+        ["late", "early", "same1", "same2"]
+    );
+}
+
+#[test]
+fn invalid_timestamps_sort_as_v8_does_for_small_lists() {
+    // V8 compares NaN as equal: [bad, 2, 1] → run of 2 ([bad,2]: 2-NaN is "equal"),
+    // then 1 is binary-inserted before 2 but after bad... as the port computes.
+    let ix = index_of(&[
+        entry("r", None, &format!("{T}1.000Z")),
+        entry("bad", Some("r"), "garbage"),
+        entry("two", Some("r"), &format!("{T}2.000Z")),
+        entry("one", Some("r"), &format!("{T}1.000Z")),
+    ]);
+    insta::assert_snapshot!(render(&ix), @r"
+    r
+      bad
+      one
+      two
+    ");
+}
+
+#[test]
+fn duplicate_ids_attach_the_last_entry_once_and_count_the_repeat() {
+    let ix = index_of(&[
+        entry("r", None, &format!("{T}1.000Z")),
+        entry("d", Some("r"), &format!("{T}2.000Z")),
+        entry("x", Some("r"), &format!("{T}3.000Z")),
+        entry("d", Some("x"), &format!("{T}4.000Z")),
+    ]);
+    let t = ix.tree();
+    assert_eq!(render(&ix), "r\n  x\n    d");
+    assert_eq!(t.report.repeated, 1);
+    assert_eq!(ix.counts().duplicate_ids, 1);
+    assert_eq!(ix.find("d"), Some(EntryIndex(4)));
+}
