@@ -11,7 +11,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let [source, scratch, out] = args.as_slice() else {
         return Err("usage: export_file SOURCE SCRATCH_DIR OUT".into());
     };
-    let outcome = import(source, &Destination::Dir(scratch.clone()), &ImportOptions::default())?;
+    let outcome = import(
+        source,
+        &Destination::Dir(scratch.clone()),
+        &ImportOptions::default(),
+    )?;
     export(&outcome.journal, out)?;
     Ok(())
 }
