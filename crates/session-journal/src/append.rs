@@ -1,0 +1,582 @@
+//! The writer: create, open with recovery, append, sync, close.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::capture::Capture;
+use crate::encode::{FrameSpec, encode_frame};
+use crate::error::{AppendError, CreateError, OpenError};
+use crate::format::{
+    DEFAULT_MAX_PAYLOAD, FORMAT_VERSION, HEADER_FRAME_OFFSET, KIND_HEADER, MAX_PAYLOAD_CAP,
+    SIGNATURE, frame_len,
+};
+use crate::frame::{FrameInfo, FrameKey};
+use crate::header::{JournalHeader, encode_header_payload, read_prefix};
+use crate::lock::{LockFailure, WriterLock, acquire, lock_path};
+use crate::recover::{
+    RecoveryMode, RecoveryReport, TailState, Verdict, classify, quarantine, scan,
+};
+use crate::types::{
+    BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp,
+};
+use crate::vfs::{OpenMode, StdVfs, Vfs, VfsFile, parent_dir};
+
+/// Options of [`Writer::create`].
+#[derive(Debug, Clone)]
+pub struct CreateOptions {
+    /// An opaque session id recorded in the header (e.g. the session's UUID).
+    pub session_id: Option<String>,
+    /// The largest entry payload the journal accepts (1..=1 GiB; default 64 MiB).
+    pub max_payload: u32,
+    /// Source of the creation time and frame timestamps.
+    pub clock: Clock,
+    /// The file system.
+    pub vfs: Arc<dyn Vfs>,
+}
+
+impl Default for CreateOptions {
+    fn default() -> Self {
+        Self {
+            session_id: None,
+            max_payload: DEFAULT_MAX_PAYLOAD,
+            clock: Clock::system(),
+            vfs: Arc::new(StdVfs),
+        }
+    }
+}
+
+/// Options of [`Writer::open`].
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// What to do with an invalid end of file.
+    pub recovery: RecoveryMode,
+    /// A non-zero invalid tail longer than this is refused rather than truncated
+    /// (default: the journal's `max_payload` + 8 MiB).
+    pub tail_repair_limit: Option<u64>,
+    /// Source of frame timestamps and of quarantine file names.
+    pub clock: Clock,
+    /// The file system.
+    pub vfs: Arc<dyn Vfs>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            recovery: RecoveryMode::default(),
+            tail_repair_limit: None,
+            clock: Clock::system(),
+            vfs: Arc::new(StdVfs),
+        }
+    }
+}
+
+/// One entry to append: a kind, an optional tag, opaque payload bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct NewFrame<'a> {
+    /// The caller's kind.
+    pub kind: FrameKind,
+    /// The caller's 16-byte tag (zeros when unused).
+    pub tag: Tag,
+    /// The payload (1 byte up to the journal's maximum).
+    pub payload: &'a [u8],
+}
+
+impl<'a> NewFrame<'a> {
+    /// An untagged frame.
+    pub fn new(kind: FrameKind, payload: &'a [u8]) -> Self {
+        Self {
+            kind,
+            tag: Tag::default(),
+            payload,
+        }
+    }
+
+    /// The same frame with a tag.
+    pub fn with_tag(self, tag: Tag) -> Self {
+        Self { tag, ..self }
+    }
+}
+
+/// What an acknowledged append wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// The frame's seq.
+    pub seq: Seq,
+    /// Where the frame starts.
+    pub offset: Offset,
+    /// The frame's length on disk (header, payload, padding).
+    pub len: u64,
+    /// The frame's body check (what an index stores).
+    pub body_check: BodyCheck,
+    /// How far the frame travelled before the call returned.
+    pub durability: Durability,
+}
+
+impl Appended {
+    /// Where the next frame starts.
+    pub fn end(&self) -> Offset {
+        Offset(self.offset.0 + self.len)
+    }
+}
+
+/// The single writer of a journal. Holds the writer lock until dropped.
+///
+/// Any I/O error poisons the writer: the failing call returns the error, every later
+/// call returns [`AppendError::Poisoned`], and nothing of the failing call counts as
+/// written. Reopen it to recover from what is actually on disk.
+#[derive(Debug)]
+pub struct Writer {
+    path: PathBuf,
+    file: Box<dyn VfsFile>,
+    _lock: WriterLock,
+    key: FrameKey,
+    header: JournalHeader,
+    data_start: u64,
+    end: u64,
+    last_seq: u64,
+    durable_end: u64,
+    durable_seq: u64,
+    last_frame: Option<FrameInfo>,
+    poisoned: Option<u64>,
+    clock: Clock,
+    buf: Vec<u8>,
+}
+
+impl std::fmt::Debug for FrameKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FrameKey(..)")
+    }
+}
+
+fn create_io(path: &Path, op: &'static str, source: std::io::Error) -> CreateError {
+    CreateError::Io {
+        path: path.to_path_buf(),
+        op,
+        source,
+    }
+}
+
+fn open_io(
+    path: &Path,
+    op: &'static str,
+    offset: Option<u64>,
+    source: std::io::Error,
+) -> OpenError {
+    OpenError::Io {
+        path: path.to_path_buf(),
+        op,
+        offset: offset.map(Offset),
+        source,
+    }
+}
+
+impl Writer {
+    /// Creates a new journal durably: takes the lock, creates the file (`0600`; missing
+    /// parent directories `0700`), writes the signature and the header frame, syncs the
+    /// file, then the directory.
+    ///
+    /// Fails with [`CreateError::Exists`] if a file is already there.
+    pub fn create(
+        path: &Path,
+        id: JournalId,
+        options: CreateOptions,
+    ) -> Result<Writer, CreateError> {
+        if options.max_payload == 0 || options.max_payload > MAX_PAYLOAD_CAP {
+            return Err(CreateError::InvalidOptions {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "max_payload {} is outside 1..={MAX_PAYLOAD_CAP}",
+                    options.max_payload
+                ),
+            });
+        }
+        let vfs = options.vfs.as_ref();
+        let dir = parent_dir(path);
+        if !vfs.exists(&dir).map_err(|e| create_io(&dir, "stat", e))? {
+            vfs.create_dir_all(&dir)
+                .map_err(|e| create_io(&dir, "create directory", e))?;
+        }
+        let lock = match acquire(vfs, path) {
+            Ok(l) => l,
+            Err(LockFailure::Held(holder)) => {
+                return Err(CreateError::Locked {
+                    path: path.to_path_buf(),
+                    lock_path: lock_path(path),
+                    holder,
+                });
+            }
+            Err(LockFailure::Io(e)) => return Err(create_io(&lock_path(path), "lock", e)),
+        };
+        let file = match vfs.open(path, OpenMode::CreateNew) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(CreateError::Exists {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(create_io(path, "create", e)),
+        };
+        let header = JournalHeader {
+            journal_id: id,
+            session_id: options.session_id.clone(),
+            created_at: options.clock.now(),
+            max_payload: options.max_payload,
+            format_version: FORMAT_VERSION,
+        };
+        let key = FrameKey::derive(&id);
+        let payload = encode_header_payload(&header);
+        let mut buf = SIGNATURE.to_vec();
+        encode_frame(
+            &key,
+            &FrameSpec {
+                offset: HEADER_FRAME_OFFSET,
+                kind: KIND_HEADER,
+                seq: 0,
+                synced_to: 0,
+                time_ms: header.created_at.0,
+                tag: id.0,
+                payload: &payload,
+            },
+            &mut buf,
+        );
+        let written = file
+            .write_all_at(0, &buf)
+            .map_err(|e| create_io(path, "write", e))
+            .and_then(|()| file.sync_all().map_err(|e| create_io(path, "sync", e)))
+            .and_then(|()| {
+                vfs.sync_dir(&dir)
+                    .map_err(|e| create_io(&dir, "sync directory", e))
+            });
+        if let Err(e) = written {
+            // We created it and hold the lock: no entry exists, removing it is safe.
+            let _ = vfs.remove_file(path);
+            return Err(e);
+        }
+        let end = buf.len() as u64;
+        Ok(Writer {
+            path: path.to_path_buf(),
+            file,
+            _lock: lock,
+            key,
+            header,
+            data_start: end,
+            end,
+            last_seq: 0,
+            durable_end: end,
+            durable_seq: 0,
+            last_frame: None,
+            poisoned: None,
+            clock: options.clock,
+            buf: Vec::new(),
+        })
+    }
+
+    /// Opens an existing journal for appending: takes the lock, verifies every frame,
+    /// classifies the end of the file and (in the default mode) repairs a torn tail.
+    /// Everything in the valid prefix is synced before this returns.
+    pub fn open(path: &Path, options: OpenOptions) -> Result<(Writer, RecoveryReport), OpenError> {
+        let vfs = options.vfs.as_ref();
+        let lock = match acquire(vfs, path) {
+            Ok(l) => l,
+            Err(LockFailure::Held(holder)) => {
+                return Err(OpenError::Locked {
+                    path: path.to_path_buf(),
+                    lock_path: lock_path(path),
+                    holder,
+                });
+            }
+            Err(LockFailure::Io(e)) => return Err(open_io(&lock_path(path), "lock", None, e)),
+        };
+        let file = match vfs.open(path, OpenMode::ReadWrite) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(OpenError::NotFound {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(open_io(path, "open", None, e)),
+        };
+        let len = file.len().map_err(|e| open_io(path, "stat", None, e))?;
+        let prefix = read_prefix(file.as_ref(), path, len)?;
+        let s = scan(file.as_ref(), path, &prefix, len)?;
+        let mut tail = TailState::Clean;
+        if let Some(fault) = &s.stop {
+            let verdict = classify(
+                file.as_ref(),
+                path,
+                &prefix,
+                &s,
+                fault,
+                len,
+                options.tail_repair_limit,
+            )?;
+            let discard = match (options.recovery, verdict) {
+                (RecoveryMode::Strict, Verdict::Torn) => {
+                    return Err(OpenError::TornTail {
+                        path: path.to_path_buf(),
+                        offset: Offset(s.end),
+                        len: len - s.end,
+                        fault: fault.clone(),
+                    });
+                }
+                (RecoveryMode::PointInTime, Verdict::Corrupt(_)) => true,
+                (_, Verdict::Corrupt(e)) => return Err(e),
+                (_, Verdict::Torn) => false,
+            };
+            let q = quarantine(vfs, file.as_ref(), path, s.end, len, options.clock.now().0)?;
+            file.set_len(s.end)
+                .map_err(|e| open_io(path, "truncate", Some(s.end), e))?;
+            file.sync_all()
+                .map_err(|e| open_io(path, "sync", Some(s.end), e))?;
+            let (offset, bytes, fault, quarantine) = (Offset(s.end), len - s.end, fault.clone(), q);
+            tail = if discard {
+                TailState::Discarded {
+                    offset,
+                    bytes,
+                    fault,
+                    quarantine,
+                }
+            } else {
+                TailState::TornTail {
+                    offset,
+                    bytes,
+                    fault,
+                    quarantine,
+                }
+            };
+        } else {
+            // What was written before we took over may not be durable yet.
+            file.sync_data()
+                .map_err(|e| open_io(path, "sync", Some(s.end), e))?;
+        }
+        let report = RecoveryReport {
+            header: prefix.header.clone(),
+            frames: s.frames,
+            last_seq: Seq(s.last_seq),
+            last_frame: s.last_frame,
+            end: Offset(s.end),
+            tail,
+        };
+        let writer = Writer {
+            path: path.to_path_buf(),
+            file,
+            _lock: lock,
+            key: prefix.key,
+            header: prefix.header,
+            data_start: prefix.data_start,
+            end: s.end,
+            last_seq: s.last_seq,
+            durable_end: s.end,
+            durable_seq: s.last_seq,
+            last_frame: s.last_frame,
+            poisoned: None,
+            clock: options.clock,
+            buf: Vec::new(),
+        };
+        Ok((writer, report))
+    }
+
+    /// Appends one untagged entry.
+    pub fn append(
+        &mut self,
+        kind: FrameKind,
+        payload: &[u8],
+        durability: Durability,
+    ) -> Result<Appended, AppendError> {
+        self.append_frame(NewFrame::new(kind, payload), durability)
+    }
+
+    /// Appends one entry.
+    pub fn append_frame(
+        &mut self,
+        frame: NewFrame<'_>,
+        durability: Durability,
+    ) -> Result<Appended, AppendError> {
+        let mut out = self.append_batch(&[frame], durability)?;
+        out.pop().ok_or(AppendError::Empty {
+            path: self.path.clone(),
+        })
+    }
+
+    /// Appends several entries with one write (and, if `Durable`, one `fdatasync`):
+    /// the group mode for bulk work. Either every frame is acknowledged or none is.
+    pub fn append_batch(
+        &mut self,
+        frames: &[NewFrame<'_>],
+        durability: Durability,
+    ) -> Result<Vec<Appended>, AppendError> {
+        self.check_poison()?;
+        for f in frames {
+            if f.payload.is_empty() {
+                return Err(AppendError::Empty {
+                    path: self.path.clone(),
+                });
+            }
+            if f.payload.len() as u64 > u64::from(self.header.max_payload) {
+                return Err(AppendError::TooLarge {
+                    path: self.path.clone(),
+                    len: f.payload.len() as u64,
+                    max: self.header.max_payload,
+                });
+            }
+        }
+        let time = self.clock.now();
+        let synced_to = self.durable_end;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let mut out = Vec::with_capacity(frames.len());
+        let mut at = self.end;
+        for (i, f) in frames.iter().enumerate() {
+            let seq = self.last_seq + 1 + i as u64;
+            let body_check = encode_frame(
+                &self.key,
+                &FrameSpec {
+                    offset: at,
+                    kind: f.kind.get(),
+                    seq,
+                    synced_to,
+                    time_ms: time.0,
+                    tag: f.tag.0,
+                    payload: f.payload,
+                },
+                &mut buf,
+            );
+            let len = frame_len(f.payload.len() as u64);
+            out.push(Appended {
+                seq: Seq(seq),
+                offset: Offset(at),
+                len,
+                body_check,
+                durability,
+            });
+            at += len;
+        }
+        let written = self.file.write_all_at(self.end, &buf);
+        self.buf = buf;
+        if let Err(e) = written {
+            // Best effort: take back whatever part of the frames reached the file.
+            let _ = self.file.set_len(self.end);
+            self.poisoned = Some(self.end);
+            return Err(AppendError::Io {
+                path: self.path.clone(),
+                op: "write",
+                offset: Offset(self.end),
+                source: e,
+            });
+        }
+        self.end = at;
+        self.last_seq += frames.len() as u64;
+        if let (Some(a), Some(f)) = (out.last(), frames.last()) {
+            self.last_frame = Some(FrameInfo {
+                offset: a.offset,
+                kind: f.kind,
+                seq: a.seq,
+                tag: f.tag,
+                time,
+                synced_to: Offset(synced_to),
+                payload_len: f.payload.len() as u32,
+                body_check: a.body_check,
+            });
+        }
+        if durability == Durability::Durable {
+            self.sync_inner()?;
+        }
+        Ok(out)
+    }
+
+    fn check_poison(&self) -> Result<(), AppendError> {
+        match self.poisoned {
+            Some(offset) => Err(AppendError::Poisoned {
+                path: self.path.clone(),
+                offset: Offset(offset),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn sync_inner(&mut self) -> Result<(), AppendError> {
+        if self.durable_end == self.end {
+            return Ok(());
+        }
+        if let Err(e) = self.file.sync_data() {
+            // fsyncgate: never retry, never report the data as durable.
+            self.poisoned = Some(self.durable_end);
+            return Err(AppendError::Io {
+                path: self.path.clone(),
+                op: "sync",
+                offset: Offset(self.durable_end),
+                source: e,
+            });
+        }
+        self.durable_end = self.end;
+        self.durable_seq = self.last_seq;
+        Ok(())
+    }
+
+    /// Makes everything written so far durable (one `fdatasync`, skipped when nothing
+    /// is pending); returns the durable watermark.
+    pub fn sync(&mut self) -> Result<Capture, AppendError> {
+        self.check_poison()?;
+        self.sync_inner()?;
+        Ok(self.durable_capture())
+    }
+
+    /// Syncs and releases the lock. Dropping a writer without closing it releases the
+    /// lock too, but leaves `Buffered` frames unsynced.
+    pub fn close(mut self) -> Result<Capture, AppendError> {
+        self.sync()
+    }
+
+    /// Everything written (handed to the OS) so far: what a reader may be bounded by.
+    pub fn capture(&self) -> Capture {
+        Capture {
+            journal_id: self.header.journal_id,
+            len: Offset(self.end),
+            last_seq: Seq(self.last_seq),
+        }
+    }
+
+    /// Everything made durable so far: what a derived index may claim.
+    pub fn durable_capture(&self) -> Capture {
+        Capture {
+            journal_id: self.header.journal_id,
+            len: Offset(self.durable_end),
+            last_seq: Seq(self.durable_seq),
+        }
+    }
+
+    /// The journal's header.
+    pub fn header(&self) -> &JournalHeader {
+        &self.header
+    }
+
+    /// The journal's id.
+    pub fn journal_id(&self) -> JournalId {
+        self.header.journal_id
+    }
+
+    /// The journal's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the first entry frame starts.
+    pub fn data_start(&self) -> Offset {
+        Offset(self.data_start)
+    }
+
+    /// The last entry frame written (its body check is what an index records).
+    pub fn last_frame(&self) -> Option<FrameInfo> {
+        self.last_frame
+    }
+
+    /// Whether an I/O error has poisoned the writer.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.is_some()
+    }
+
+    /// The timestamp the next append will carry.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+}

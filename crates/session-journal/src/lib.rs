@@ -1,0 +1,79 @@
+//! The native-framed, self-verifying, append-only journal every session lives in.
+//!
+//! Layer 1 of Base Context sessions: it owns the bytes (file signature, frames and
+//! their checks, durability, torn-tail recovery, the writer lock, captures) and knows
+//! nothing about what an entry means — payloads are opaque bytes with a caller-chosen
+//! [`FrameKind`] and an optional 16-byte [`Tag`]. The byte format is specified in
+//! `docs/format.md` §2.
+//!
+//! Tour:
+//!
+//! - [`Writer`] — [`create`](Writer::create) a journal durably,
+//!   [`open`](Writer::open) one with recovery (a [`RecoveryReport`] says what the end of
+//!   the file held), [`append`](Writer::append) /
+//!   [`append_batch`](Writer::append_batch) with a [`Durability`], [`sync`](Writer::sync),
+//!   [`close`](Writer::close). A writer holds the OS lock on `<journal>.lock`.
+//! - [`Capture`] — a committed length a [`Reader`] is bounded by.
+//! - [`Reader`] — lock-free and read-only: [`read_frame_at`](Reader::read_frame_at),
+//!   [`verify_frame_at`](Reader::verify_frame_at), [`frames`](Reader::frames).
+//! - [`verify()`] and [`salvage()`] — read-only whole-file checks and the export of every
+//!   intact frame of a damaged journal.
+//! - [`vfs`] — the file-system seam; [`sim`] — a simulated file system with crash
+//!   semantics and error injection, public so crates above can crash-test against it.
+//! - [`golden`] — fixture generation and a readable [`dump`](golden::dump).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use session_journal::{
+//!     CreateOptions, Durability, FrameKind, JournalId, OpenOptions, Reader, ReaderOptions,
+//!     TailState, Writer, sim::SimFs,
+//! };
+//!
+//! let fs = Arc::new(SimFs::new());
+//! let path = std::path::Path::new("/sessions/s1.jsonl");
+//! let opts = CreateOptions { vfs: fs.clone(), ..CreateOptions::default() };
+//! let mut w = Writer::create(path, JournalId([7; 16]), opts)?;
+//! let a = w.append(FrameKind::ENTRY, br#"{"type":"message"}"#, Durability::Durable)?;
+//! w.append(FrameKind::ENTRY, b"second", Durability::Buffered)?;
+//! let capture = w.capture();
+//! w.append(FrameKind::ENTRY, b"not in the capture", Durability::Buffered)?;
+//!
+//! let r = Reader::open(path, ReaderOptions { vfs: fs.clone() })?;
+//! assert_eq!(r.read_frame_at(a.offset)?.payload, br#"{"type":"message"}"#);
+//! let seen: Vec<Vec<u8>> = r.frames(Some(capture)).map(|f| f.map(|f| f.payload)).collect::<Result<_, _>>()?;
+//! assert_eq!(seen.len(), 2);
+//!
+//! drop(w);
+//! let (_w, report) = Writer::open(path, OpenOptions { vfs: fs, ..OpenOptions::default() })?;
+//! assert_eq!(report.frames, 3);
+//! assert_eq!(report.tail, TailState::Clean);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod append;
+mod capture;
+mod decode;
+mod encode;
+mod error;
+pub mod format;
+mod frame;
+pub mod fuzz;
+pub mod golden;
+mod header;
+pub mod lock;
+mod read;
+mod recover;
+pub mod sim;
+mod types;
+mod verify;
+pub mod vfs;
+
+pub use append::{Appended, CreateOptions, NewFrame, OpenOptions, Writer};
+pub use capture::Capture;
+pub use error::{AppendError, CreateError, FrameFault, LockHolder, OpenError, ReadError};
+pub use frame::{Frame, FrameInfo};
+pub use header::JournalHeader;
+pub use read::{Frames, Reader, ReaderOptions, Stop};
+pub use recover::{RecoveryMode, RecoveryReport, TailState};
+pub use types::{BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp};
+pub use verify::{Gap, SalvageReport, VerifyOptions, VerifyReport, salvage, verify};

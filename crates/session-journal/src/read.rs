@@ -1,0 +1,315 @@
+//! Lock-free, read-only access: point reads that verify one frame, and bounded
+//! iteration. Readers never modify files and never classify tails — only the writer
+//! does that.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::capture::Capture;
+use crate::decode::{Expect, Fault, POINT_CHUNK, SCAN_CHUNK, Window, decode_at};
+use crate::error::{FrameFault, OpenError, ReadError};
+use crate::format::FRAME_ALIGN;
+use crate::frame::{Frame, FrameInfo};
+use crate::header::{JournalHeader, Prefix, read_prefix};
+use crate::recover::check_sequence;
+use crate::types::{JournalId, Offset, Seq};
+use crate::vfs::{OpenMode, StdVfs, Vfs, VfsFile};
+
+/// Options of [`Reader::open`].
+#[derive(Debug, Clone)]
+pub struct ReaderOptions {
+    /// The file system.
+    pub vfs: Arc<dyn Vfs>,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> Self {
+        Self {
+            vfs: Arc::new(StdVfs),
+        }
+    }
+}
+
+/// A read-only view of a journal. Needs no lock; safe while a writer appends.
+#[derive(Debug)]
+pub struct Reader {
+    path: PathBuf,
+    file: Box<dyn VfsFile>,
+    prefix: Prefix,
+}
+
+impl std::fmt::Debug for Prefix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prefix")
+            .field("header", &self.header)
+            .field("data_start", &self.data_start)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why an iteration ended before its bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stop {
+    /// Where the invalid frame starts.
+    pub offset: Offset,
+    /// Why it is invalid. Unbounded iteration treats this as the end of the journal
+    /// (possibly an append in progress); only the writer's open classifies it.
+    pub fault: FrameFault,
+}
+
+impl Reader {
+    /// Opens a journal for reading; verifies its signature and header frame.
+    pub fn open(path: &Path, options: ReaderOptions) -> Result<Reader, OpenError> {
+        let file = match options.vfs.open(path, OpenMode::Read) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(OpenError::NotFound {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => {
+                return Err(OpenError::Io {
+                    path: path.to_path_buf(),
+                    op: "open",
+                    offset: None,
+                    source: e,
+                });
+            }
+        };
+        let len = file.len().map_err(|e| OpenError::Io {
+            path: path.to_path_buf(),
+            op: "stat",
+            offset: None,
+            source: e,
+        })?;
+        let prefix = read_prefix(file.as_ref(), path, len)?;
+        Ok(Reader {
+            path: path.to_path_buf(),
+            file,
+            prefix,
+        })
+    }
+
+    /// The journal's header.
+    pub fn header(&self) -> &JournalHeader {
+        &self.prefix.header
+    }
+
+    /// The journal's id (what a derived index binds itself to).
+    pub fn journal_id(&self) -> JournalId {
+        self.prefix.header.journal_id
+    }
+
+    /// The journal's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where the first entry frame starts.
+    pub fn data_start(&self) -> Offset {
+        Offset(self.prefix.data_start)
+    }
+
+    /// The file's current length (may include a frame being appended).
+    pub fn len(&self) -> Result<Offset, ReadError> {
+        self.file.len().map(Offset).map_err(|e| ReadError::Io {
+            path: self.path.clone(),
+            offset: Offset(0),
+            source: e,
+        })
+    }
+
+    /// Whether the journal has no entry frames (by its current length).
+    pub fn is_empty(&self) -> Result<bool, ReadError> {
+        Ok(self.len()?.0 <= self.prefix.data_start)
+    }
+
+    fn point(&self, offset: Offset) -> Result<(Window<'_>, u64), ReadError> {
+        let bound = self.len()?.0;
+        if offset.0 < self.prefix.data_start
+            || offset.0 >= bound
+            || !offset.0.is_multiple_of(FRAME_ALIGN)
+        {
+            return Err(ReadError::OutOfRange {
+                path: self.path.clone(),
+                offset,
+                start: Offset(self.prefix.data_start),
+                bound: Offset(bound),
+            });
+        }
+        Ok((Window::new(self.file.as_ref(), bound, POINT_CHUNK), bound))
+    }
+
+    fn fault(&self, offset: u64, f: Fault) -> ReadError {
+        match f {
+            Fault::Io(e) => ReadError::Io {
+                path: self.path.clone(),
+                offset: Offset(offset),
+                source: e,
+            },
+            Fault::Frame(fault) => ReadError::Invalid {
+                path: self.path.clone(),
+                offset: Offset(offset),
+                fault,
+            },
+        }
+    }
+
+    /// Reads and verifies the entry frame at `offset` (both checks, bound to this journal
+    /// and this offset). The caller checks the seq it expects.
+    pub fn read_frame_at(&self, offset: Offset) -> Result<Frame, ReadError> {
+        let (mut win, _) = self.point(offset)?;
+        let max = self.prefix.header.max_payload;
+        match decode_at(&mut win, &self.prefix.key, offset.0, Expect::Entry, max) {
+            Ok(d) => Ok(Frame {
+                info: d.info(offset.0),
+                payload: d.payload.to_vec(),
+            }),
+            Err(f) => Err(self.fault(offset.0, f)),
+        }
+    }
+
+    /// Verifies the single entry frame at `offset` without returning its payload: one
+    /// read and one hash, the O(1) check a derived index runs on the last frame it
+    /// covers.
+    pub fn verify_frame_at(&self, offset: Offset) -> Result<FrameInfo, ReadError> {
+        let (mut win, _) = self.point(offset)?;
+        let max = self.prefix.header.max_payload;
+        match decode_at(&mut win, &self.prefix.key, offset.0, Expect::Entry, max) {
+            Ok(d) => Ok(d.info(offset.0)),
+            Err(f) => Err(self.fault(offset.0, f)),
+        }
+    }
+
+    /// Iterates entry frames from the first one. See [`Reader::frames_from`].
+    pub fn frames(&self, bound: Option<Capture>) -> Frames<'_> {
+        self.frames_from(Offset(self.prefix.data_start), bound)
+    }
+
+    /// Iterates verified entry frames starting at `offset` (a frame boundary).
+    ///
+    /// With a [`Capture`], only frames below `capture.len` are read, and an invalid
+    /// frame there is an error (captured bytes were completely written). Without one,
+    /// the bound is the file's length now and the first invalid frame ends the
+    /// iteration quietly — it may be an append in progress — and [`Frames::stop`] says
+    /// where and why.
+    pub fn frames_from(&self, offset: Offset, bound: Option<Capture>) -> Frames<'_> {
+        let (len, error) = match bound {
+            Some(c) if c.journal_id != self.journal_id() => (
+                0,
+                Some(ReadError::ForeignCapture {
+                    path: self.path.clone(),
+                    expected: self.journal_id(),
+                    found: c.journal_id,
+                }),
+            ),
+            Some(c) => (c.len.0, None),
+            None => match self.len() {
+                Ok(l) => (l.0, None),
+                Err(e) => (0, Some(e)),
+            },
+        };
+        let expected = if offset.0 == self.prefix.data_start {
+            Some((0, self.prefix.header_synced_to))
+        } else {
+            None
+        };
+        Frames {
+            reader: self,
+            win: Window::new(self.file.as_ref(), len, SCAN_CHUNK),
+            at: offset.0,
+            bound: len,
+            strict: bound.is_some(),
+            prev: expected,
+            pending_error: error,
+            stop: None,
+            done: false,
+        }
+    }
+}
+
+/// An iterator over verified frames; see [`Reader::frames_from`].
+pub struct Frames<'r> {
+    reader: &'r Reader,
+    win: Window<'r>,
+    at: u64,
+    bound: u64,
+    strict: bool,
+    /// (seq, synced_to) of the previous frame, when known.
+    prev: Option<(u64, u64)>,
+    pending_error: Option<ReadError>,
+    stop: Option<Stop>,
+    done: bool,
+}
+
+impl std::fmt::Debug for Frames<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frames")
+            .field("at", &self.at)
+            .field("bound", &self.bound)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Frames<'_> {
+    /// Where the next frame would start (after the iteration: the end of the valid
+    /// prefix read).
+    pub fn position(&self) -> Offset {
+        Offset(self.at)
+    }
+
+    /// Why an unbounded iteration ended before the file's end, if it did.
+    pub fn stop(&self) -> Option<&Stop> {
+        self.stop.as_ref()
+    }
+
+    /// The last valid frame's seq seen so far, if any.
+    pub fn last_seq(&self) -> Option<Seq> {
+        self.prev.map(|(s, _)| Seq(s)).filter(|s| s.0 > 0)
+    }
+}
+
+impl Iterator for Frames<'_> {
+    type Item = Result<Frame, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(e) = self.pending_error.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        if self.done || self.at >= self.bound {
+            return None;
+        }
+        let at = self.at;
+        let max = self.reader.prefix.header.max_payload;
+        let key = &self.reader.prefix.key;
+        let result = decode_at(&mut self.win, key, at, Expect::Entry, max).and_then(|d| {
+            if let Some((seq, synced)) = self.prev {
+                check_sequence(&d, at, seq + 1, synced)?;
+            }
+            Ok(Frame {
+                info: d.info(at),
+                payload: d.payload.to_vec(),
+            })
+        });
+        match result {
+            Ok(frame) => {
+                self.prev = Some((frame.info.seq.0, frame.info.synced_to.0));
+                self.at = frame.info.end().0;
+                Some(Ok(frame))
+            }
+            Err(Fault::Frame(fault)) if !self.strict => {
+                self.done = true;
+                self.stop = Some(Stop {
+                    offset: Offset(at),
+                    fault,
+                });
+                None
+            }
+            Err(f) => {
+                self.done = true;
+                Some(Err(self.reader.fault(at, f)))
+            }
+        }
+    }
+}

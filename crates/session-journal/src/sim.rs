@@ -1,0 +1,671 @@
+//! A simulated file system with crash semantics and error injection.
+//!
+//! [`SimFs`] implements [`Vfs`] in memory. Each file (an inode) keeps a **durable
+//! image** and a list of **pending operations** (writes and truncations since its last
+//! `sync_data`/`sync_all`); each directory keeps a log of **pending namespace
+//! operations** (creations, renames, removals since its last `sync_dir`). A crash then
+//! decides what reached the disk:
+//!
+//! - [`SimFs::crash`] models power loss: for every file, each pending write is
+//!   independently applied, dropped, torn (a random prefix), zero-filled,
+//!   garbage-filled, or mixed sector by sector (512 B); truncations are applied or
+//!   dropped; a random prefix of each directory's pending namespace log survives (a file
+//!   created without a directory sync may vanish). Writes that survive after a dropped
+//!   one model reordering. Bytes outside a write's range never change (powersafe
+//!   overwrite, as SQLite, RocksDB and etcd assume).
+//! - [`SimFs::crash_process`] models kill -9: everything handed to the "kernel" stays.
+//!
+//! Either way, locks are released and every open handle becomes stale (its operations
+//! fail), as after a real crash.
+//!
+//! Error injection: [`SimFs::fail_sync_after`] makes the n-th next sync fail with EIO
+//! and — like Linux after a writeback error (fsyncgate) — the pending data of that file
+//! never becomes durable, even if a later sync succeeds. [`SimFs::fail_writes_after`]
+//! makes writes fail with ENOSPC once a byte budget is spent, after writing the part
+//! that fit.
+//!
+//! All randomness comes from a caller-supplied seed, so every failing run replays.
+//!
+//! ```
+//! use std::path::Path;
+//! use session_journal::sim::SimFs;
+//! use session_journal::vfs::{OpenMode, Vfs};
+//!
+//! let fs = SimFs::new();
+//! let path = Path::new("/s/a.bin");
+//! fs.create_dir_all(Path::new("/s")).unwrap();
+//! let f = fs.open(path, OpenMode::CreateNew).unwrap();
+//! f.write_all_at(0, b"hello").unwrap();
+//! f.sync_data().unwrap();
+//! fs.sync_dir(Path::new("/s")).unwrap();
+//! f.write_all_at(5, b" world").unwrap(); // never synced
+//! drop(f);
+//! fs.crash(7);
+//! let bytes = fs.read_raw(path).unwrap();
+//! assert!(bytes.starts_with(b"hello"));
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::vfs::{LockAttempt, OpenMode, Vfs, VfsFile, VfsLock, parent_dir};
+
+/// A small deterministic PRNG (SplitMix64), for crash decisions and for tests.
+#[derive(Debug, Clone)]
+pub struct SimRng(u64);
+
+impl SimRng {
+    /// A generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self(seed ^ 0x5851_f42d_4c95_7f2d)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A value in `0..n` (`0` when `n == 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next_u64() % n }
+    }
+
+    /// True with probability `1 / n`.
+    pub fn one_in(&mut self, n: u64) -> bool {
+        self.below(n) == 0
+    }
+
+    /// Fills `buf` with random bytes.
+    pub fn fill(&mut self, buf: &mut [u8]) {
+        for chunk in buf.chunks_mut(8) {
+            let v = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&v[..chunk.len()]);
+        }
+    }
+}
+
+/// Counters of what went through a [`SimFs`], for tests that bound I/O.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Bytes returned by `read_at`.
+    pub bytes_read: u64,
+    /// Bytes accepted by `write_all_at`.
+    pub bytes_written: u64,
+    /// Successful `sync_data`/`sync_all` calls.
+    pub syncs: u64,
+    /// Successful `sync_dir` calls.
+    pub dir_syncs: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Pending {
+    Write { offset: u64, data: Vec<u8> },
+    SetLen(u64),
+}
+
+#[derive(Debug, Default, Clone)]
+struct Inode {
+    current: Vec<u8>,
+    durable: Vec<u8>,
+    pending: Vec<Pending>,
+}
+
+#[derive(Debug, Clone)]
+enum DirOp {
+    Link(PathBuf, u64),
+    Unlink(PathBuf),
+    Rename(PathBuf, PathBuf),
+}
+
+impl DirOp {
+    fn touches(&self, dir: &Path) -> bool {
+        match self {
+            DirOp::Link(p, _) | DirOp::Unlink(p) => parent_dir(p) == dir,
+            DirOp::Rename(a, b) => parent_dir(a) == dir || parent_dir(b) == dir,
+        }
+    }
+
+    fn apply(&self, names: &mut BTreeMap<PathBuf, u64>) {
+        match self {
+            DirOp::Link(p, ino) => {
+                names.insert(p.clone(), *ino);
+            }
+            DirOp::Unlink(p) => {
+                names.remove(p);
+            }
+            DirOp::Rename(a, b) => {
+                if let Some(ino) = names.remove(a) {
+                    names.insert(b.clone(), ino);
+                }
+            }
+        }
+    }
+}
+
+impl State {
+    /// Drops inodes that no name, current or durable, refers to any more.
+    fn collect_garbage(&mut self) {
+        let live: BTreeSet<u64> = self
+            .names
+            .values()
+            .chain(self.durable_names.values())
+            .copied()
+            .chain(self.dir_log.iter().filter_map(|op| match op {
+                DirOp::Link(_, ino) => Some(*ino),
+                _ => None,
+            }))
+            .collect();
+        self.inodes.retain(|ino, _| live.contains(ino));
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    inodes: BTreeMap<u64, Inode>,
+    next_ino: u64,
+    names: BTreeMap<PathBuf, u64>,
+    durable_names: BTreeMap<PathBuf, u64>,
+    dir_log: Vec<DirOp>,
+    dirs: BTreeSet<PathBuf>,
+    locks: BTreeMap<PathBuf, u64>,
+    next_lock: u64,
+    generation: u64,
+    sync_countdown: Option<u32>,
+    write_budget: Option<u64>,
+    stats: SimStats,
+}
+
+/// An in-memory [`Vfs`] with crash semantics and error injection. Cloning shares the
+/// same file system.
+#[derive(Clone, Default)]
+pub struct SimFs {
+    state: Arc<Mutex<State>>,
+}
+
+impl fmt::Debug for SimFs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SimFs")
+    }
+}
+
+fn injected_eio() -> io::Error {
+    io::Error::other("input/output error (injected by SimFs)")
+}
+
+fn stale() -> io::Error {
+    io::Error::other("stale file handle: the simulated system crashed")
+}
+
+fn not_found(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("no such file: {}", path.display()),
+    )
+}
+
+impl SimFs {
+    /// An empty file system (the root directory `/` exists).
+    pub fn new() -> Self {
+        let fs = Self::default();
+        fs.lock_state().dirs.insert(PathBuf::from("/"));
+        fs
+    }
+
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves plain data behind; keep going.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The next `n`-th sync (`sync_data` or `sync_all`, any file; `n >= 1`) fails with
+    /// EIO, and the pending writes of that file are lost for good.
+    pub fn fail_sync_after(&self, n: u32) {
+        self.lock_state().sync_countdown = Some(n.max(1));
+    }
+
+    /// Writes fail with ENOSPC once `bytes` more bytes have been written; the write that
+    /// crosses the budget stores the part that fits.
+    pub fn fail_writes_after(&self, bytes: u64) {
+        self.lock_state().write_budget = Some(bytes);
+    }
+
+    /// Removes all injected faults.
+    pub fn clear_faults(&self) {
+        let mut s = self.lock_state();
+        s.sync_countdown = None;
+        s.write_budget = None;
+    }
+
+    /// I/O counters since creation.
+    pub fn stats(&self) -> SimStats {
+        self.lock_state().stats
+    }
+
+    /// The current bytes of the file at `path` (what a reader would see now).
+    pub fn read_raw(&self, path: &Path) -> Option<Vec<u8>> {
+        let s = self.lock_state();
+        let ino = s.names.get(path)?;
+        s.inodes.get(ino).map(|i| i.current.clone())
+    }
+
+    /// Replaces (or creates) the file at `path` with `bytes`, durably — as if the bytes
+    /// had been on disk all along. For tests that craft damaged files.
+    pub fn write_raw(&self, path: &Path, bytes: &[u8]) {
+        let mut s = self.lock_state();
+        s.dirs.insert(parent_dir(path));
+        let ino = match s.names.get(path) {
+            Some(ino) => *ino,
+            None => {
+                let ino = s.next_ino;
+                s.next_ino += 1;
+                s.names.insert(path.to_path_buf(), ino);
+                s.durable_names.insert(path.to_path_buf(), ino);
+                ino
+            }
+        };
+        s.durable_names.insert(path.to_path_buf(), ino);
+        s.inodes.insert(
+            ino,
+            Inode {
+                current: bytes.to_vec(),
+                durable: bytes.to_vec(),
+                pending: Vec::new(),
+            },
+        );
+    }
+
+    /// The paths of all files, sorted.
+    pub fn list(&self) -> Vec<PathBuf> {
+        self.lock_state().names.keys().cloned().collect()
+    }
+
+    /// Whether someone holds the lock on `path`.
+    pub fn lock_held(&self, path: &Path) -> bool {
+        self.lock_state().locks.contains_key(path)
+    }
+
+    /// Simulates kill -9 of every process using this file system: written data stays,
+    /// locks are released, open handles go stale.
+    pub fn crash_process(&self) {
+        let mut s = self.lock_state();
+        s.locks.clear();
+        s.generation += 1;
+    }
+
+    /// Simulates power loss, with decisions drawn from `seed` (see the module docs).
+    pub fn crash(&self, seed: u64) {
+        let mut rng = SimRng::new(seed);
+        let mut s = self.lock_state();
+        let keep = rng.below(s.dir_log.len() as u64 + 1) as usize;
+        let log = std::mem::take(&mut s.dir_log);
+        let mut names = s.durable_names.clone();
+        for op in &log[..keep] {
+            op.apply(&mut names);
+        }
+        let live: BTreeSet<u64> = names.values().copied().collect();
+        let mut inodes = BTreeMap::new();
+        for (ino, inode) in std::mem::take(&mut s.inodes) {
+            if !live.contains(&ino) {
+                continue;
+            }
+            let mut image = inode.durable;
+            for op in &inode.pending {
+                apply_with_fate(&mut image, op, &mut rng);
+            }
+            inodes.insert(
+                ino,
+                Inode {
+                    current: image.clone(),
+                    durable: image,
+                    pending: Vec::new(),
+                },
+            );
+        }
+        s.inodes = inodes;
+        s.names = names.clone();
+        s.durable_names = names;
+        s.locks.clear();
+        s.generation += 1;
+    }
+
+    fn file_handle(&self, ino: u64, generation: u64) -> SimFile {
+        SimFile {
+            fs: self.clone(),
+            ino,
+            generation,
+        }
+    }
+}
+
+fn write_into(image: &mut Vec<u8>, offset: u64, data: &[u8]) {
+    let start = offset as usize;
+    let end = start + data.len();
+    if image.len() < end {
+        image.resize(end, 0);
+    }
+    image[start..end].copy_from_slice(data);
+}
+
+fn apply_op(image: &mut Vec<u8>, op: &Pending) {
+    match op {
+        Pending::Write { offset, data } => write_into(image, *offset, data),
+        Pending::SetLen(len) => image.resize(*len as usize, 0),
+    }
+}
+
+const SECTOR: usize = 512;
+
+fn apply_with_fate(image: &mut Vec<u8>, op: &Pending, rng: &mut SimRng) {
+    match op {
+        Pending::SetLen(_) => {
+            if !rng.one_in(3) {
+                apply_op(image, op);
+            }
+        }
+        Pending::Write { offset, data } => match rng.below(7) {
+            // Reached the disk whole (the most common outcome).
+            0 | 1 => write_into(image, *offset, data),
+            // Dropped.
+            2 => {}
+            // Torn: a random prefix.
+            3 => {
+                let cut = rng.below(data.len() as u64 + 1) as usize;
+                write_into(image, *offset, &data[..cut]);
+            }
+            // The size reached the disk, the data did not.
+            4 => write_into(image, *offset, &vec![0; data.len()]),
+            // Garbage over a contiguous part of the range.
+            5 => {
+                let mut bytes = data.clone();
+                let a = rng.below(bytes.len() as u64 + 1) as usize;
+                let b = a + rng.below((bytes.len() - a) as u64 + 1) as usize;
+                rng.fill(&mut bytes[a..b]);
+                write_into(image, *offset, &bytes);
+            }
+            // Sector by sector: each sector written, left as it was, or zeroed.
+            _ => {
+                let base = *offset as usize;
+                for (i, sector) in data.chunks(SECTOR).enumerate() {
+                    let at = (base + i * SECTOR) as u64;
+                    match rng.below(3) {
+                        0 => write_into(image, at, sector),
+                        1 => {
+                            if image.len() < at as usize + sector.len() {
+                                write_into(image, at, &vec![0; sector.len()]);
+                            }
+                        }
+                        _ => write_into(image, at, &vec![0; sector.len()]),
+                    }
+                }
+            }
+        },
+    }
+}
+
+impl Vfs for SimFs {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn VfsFile>> {
+        let mut s = self.lock_state();
+        let generation = s.generation;
+        match (mode, s.names.get(path).copied()) {
+            (OpenMode::CreateNew, Some(_)) => Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("file exists: {}", path.display()),
+            )),
+            (OpenMode::CreateNew, None) => {
+                if !s.dirs.contains(&parent_dir(path)) {
+                    return Err(not_found(&parent_dir(path)));
+                }
+                let ino = s.next_ino;
+                s.next_ino += 1;
+                s.inodes.insert(ino, Inode::default());
+                s.names.insert(path.to_path_buf(), ino);
+                s.dir_log.push(DirOp::Link(path.to_path_buf(), ino));
+                drop(s);
+                Ok(Box::new(self.file_handle(ino, generation)))
+            }
+            (_, Some(ino)) => {
+                drop(s);
+                Ok(Box::new(self.file_handle(ino, generation)))
+            }
+            (_, None) => Err(not_found(path)),
+        }
+    }
+
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        let mut s = self.lock_state();
+        for a in path.ancestors() {
+            if !a.as_os_str().is_empty() {
+                s.dirs.insert(a.to_path_buf());
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        let mut s = self.lock_state();
+        if !s.dirs.contains(path) {
+            return Err(not_found(path));
+        }
+        let log = std::mem::take(&mut s.dir_log);
+        let mut rest = Vec::new();
+        for op in log {
+            if op.touches(path) {
+                op.apply(&mut s.durable_names);
+            } else {
+                rest.push(op);
+            }
+        }
+        s.dir_log = rest;
+        s.stats.dir_syncs += 1;
+        s.collect_garbage();
+        Ok(())
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut s = self.lock_state();
+        let ino = s.names.remove(from).ok_or_else(|| not_found(from))?;
+        s.names.insert(to.to_path_buf(), ino);
+        s.dir_log
+            .push(DirOp::Rename(from.to_path_buf(), to.to_path_buf()));
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        let mut s = self.lock_state();
+        s.names.remove(path).ok_or_else(|| not_found(path))?;
+        s.dir_log.push(DirOp::Unlink(path.to_path_buf()));
+        Ok(())
+    }
+
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        let s = self.lock_state();
+        Ok(s.names.contains_key(path) || s.dirs.contains(path))
+    }
+
+    fn try_lock(&self, path: &Path, holder: &[u8]) -> io::Result<LockAttempt> {
+        let mut s = self.lock_state();
+        if s.locks.contains_key(path) {
+            let contents = s
+                .names
+                .get(path)
+                .and_then(|ino| s.inodes.get(ino))
+                .map(|i| i.current.clone())
+                .unwrap_or_default();
+            return Ok(LockAttempt::Held { contents });
+        }
+        if !s.dirs.contains(&parent_dir(path)) {
+            return Err(not_found(&parent_dir(path)));
+        }
+        let ino = match s.names.get(path) {
+            Some(ino) => *ino,
+            None => {
+                let ino = s.next_ino;
+                s.next_ino += 1;
+                s.inodes.insert(ino, Inode::default());
+                s.names.insert(path.to_path_buf(), ino);
+                s.dir_log.push(DirOp::Link(path.to_path_buf(), ino));
+                ino
+            }
+        };
+        if let Some(inode) = s.inodes.get_mut(&ino) {
+            inode.current = holder.to_vec();
+            inode.pending.push(Pending::SetLen(0));
+            inode.pending.push(Pending::Write {
+                offset: 0,
+                data: holder.to_vec(),
+            });
+        }
+        let id = s.next_lock;
+        s.next_lock += 1;
+        s.locks.insert(path.to_path_buf(), id);
+        let generation = s.generation;
+        Ok(LockAttempt::Acquired(Box::new(SimLock {
+            fs: self.clone(),
+            path: path.to_path_buf(),
+            id,
+            generation,
+        })))
+    }
+}
+
+struct SimLock {
+    fs: SimFs,
+    path: PathBuf,
+    id: u64,
+    generation: u64,
+}
+
+impl fmt::Debug for SimLock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SimLock({})", self.path.display())
+    }
+}
+
+impl VfsLock for SimLock {}
+
+impl Drop for SimLock {
+    fn drop(&mut self) {
+        let mut s = self.fs.lock_state();
+        if s.generation == self.generation && s.locks.get(&self.path) == Some(&self.id) {
+            s.locks.remove(&self.path);
+        }
+    }
+}
+
+struct SimFile {
+    fs: SimFs,
+    ino: u64,
+    generation: u64,
+}
+
+impl fmt::Debug for SimFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SimFile(inode {})", self.ino)
+    }
+}
+
+impl SimFile {
+    fn with<R>(&self, f: impl FnOnce(&mut State) -> io::Result<R>) -> io::Result<R> {
+        let mut s = self.fs.lock_state();
+        if s.generation != self.generation || !s.inodes.contains_key(&self.ino) {
+            return Err(stale());
+        }
+        f(&mut s)
+    }
+}
+
+fn inode(s: &mut State, ino: u64) -> io::Result<&mut Inode> {
+    s.inodes.get_mut(&ino).ok_or_else(stale)
+}
+
+impl VfsFile for SimFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.with(|s| {
+            let cur = &inode(s, self.ino)?.current;
+            let start = (offset as usize).min(cur.len());
+            let n = buf.len().min(cur.len() - start);
+            buf[..n].copy_from_slice(&cur[start..start + n]);
+            s.stats.bytes_read += n as u64;
+            Ok(n)
+        })
+    }
+
+    fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.with(|s| {
+            let (fits, fail) = match s.write_budget {
+                Some(budget) if (buf.len() as u64) > budget => (budget as usize, true),
+                Some(budget) => {
+                    s.write_budget = Some(budget - buf.len() as u64);
+                    (buf.len(), false)
+                }
+                None => (buf.len(), false),
+            };
+            if fail {
+                s.write_budget = Some(0);
+            }
+            let data = buf[..fits].to_vec();
+            let node = inode(s, self.ino)?;
+            write_into(&mut node.current, offset, &data);
+            node.pending.push(Pending::Write { offset, data });
+            s.stats.bytes_written += fits as u64;
+            if fail {
+                Err(io::Error::new(
+                    io::ErrorKind::StorageFull,
+                    "no space left on device (injected by SimFs)",
+                ))
+            } else {
+                Ok(())
+            }
+        })
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        self.with(|s| Ok(inode(s, self.ino)?.current.len() as u64))
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.with(|s| {
+            let node = inode(s, self.ino)?;
+            node.current.resize(len as usize, 0);
+            node.pending.push(Pending::SetLen(len));
+            Ok(())
+        })
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.with(|s| {
+            let fail = match s.sync_countdown {
+                Some(1) => {
+                    s.sync_countdown = None;
+                    true
+                }
+                Some(n) => {
+                    s.sync_countdown = Some(n - 1);
+                    false
+                }
+                None => false,
+            };
+            let node = inode(s, self.ino)?;
+            let pending = std::mem::take(&mut node.pending);
+            if fail {
+                // fsyncgate: the kernel dropped these pages; they never reach the disk.
+                return Err(injected_eio());
+            }
+            for op in &pending {
+                apply_op(&mut node.durable, op);
+            }
+            s.stats.syncs += 1;
+            Ok(())
+        })
+    }
+
+    fn sync_all(&self) -> io::Result<()> {
+        self.sync_data()
+    }
+}

@@ -1,0 +1,223 @@
+//! The write path: durability, batches, poisoning, limits, permissions.
+
+use std::path::Path;
+
+use session_journal::{
+    AppendError, CreateError, CreateOptions, Durability, JournalId, NewFrame, Offset, Seq, Tag,
+    Writer,
+};
+
+use crate::{BUFFERED, DURABLE, Env, entry, payload};
+
+#[test]
+fn durable_appends_are_durable_when_the_call_returns() {
+    let env = Env::new();
+    let mut w = env.create();
+    let a = w.append(entry(), b"one", DURABLE).unwrap();
+    assert_eq!(a.seq, Seq(1));
+    assert_eq!(a.durability, Durability::Durable);
+    assert_eq!(w.durable_capture().len, a.end());
+    drop(w);
+    env.fs.crash(1);
+    let (_w, report) = env.open().unwrap();
+    assert_eq!(report.frames, 1);
+    assert_eq!(env.payloads(), vec![b"one".to_vec()]);
+}
+
+#[test]
+fn buffered_appends_survive_a_process_crash_and_sync_moves_the_watermark() {
+    let env = Env::new();
+    let mut w = env.create();
+    let start = w.durable_capture().len;
+    for i in 0..5 {
+        w.append(entry(), &payload(i, 100), BUFFERED).unwrap();
+    }
+    assert_eq!(w.durable_capture().len, start);
+    assert_eq!(w.capture().last_seq, Seq(5));
+    drop(w);
+    env.fs.crash_process();
+    let (mut w, report) = env.open().unwrap();
+    assert_eq!(report.frames, 5);
+    w.append(entry(), b"six", BUFFERED).unwrap();
+    let synced = w.sync().unwrap();
+    assert_eq!(synced, w.capture());
+    assert_eq!(synced.last_seq, Seq(6));
+}
+
+#[test]
+fn batches_are_one_write_and_one_sync() {
+    let env = Env::new();
+    let mut w = env.create();
+    let syncs = env.fs.stats().syncs;
+    let frames: Vec<Vec<u8>> = (0..10).map(|i| payload(i, 50 + i as usize)).collect();
+    let batch: Vec<NewFrame<'_>> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, p)| NewFrame::new(entry(), p).with_tag(Tag([i as u8; 16])))
+        .collect();
+    let out = w.append_batch(&batch, DURABLE).unwrap();
+    assert_eq!(env.fs.stats().syncs, syncs + 1);
+    assert_eq!(out.len(), 10);
+    assert_eq!(out[9].seq, Seq(10));
+    for pair in out.windows(2) {
+        assert_eq!(pair[0].end(), pair[1].offset);
+    }
+    let r = env.reader();
+    let f = r.read_frame_at(out[3].offset).unwrap();
+    assert_eq!(f.payload, frames[3]);
+    assert_eq!(f.info.tag, Tag([3; 16]));
+    assert_eq!(f.info.body_check, out[3].body_check);
+    assert_eq!(w.last_frame().unwrap().body_check, out[9].body_check);
+}
+
+#[test]
+fn sync_failure_poisons_and_reopen_recovers_the_acknowledged_prefix() {
+    for crash in [false, true] {
+        let env = Env::new();
+        let mut w = env.create();
+        let acked: Vec<Vec<u8>> = (0..3).map(|i| payload(i, 200)).collect();
+        for p in &acked {
+            w.append(entry(), p, DURABLE).unwrap();
+        }
+        env.fs.fail_sync_after(1);
+        let err = w.append(entry(), b"lost", DURABLE).unwrap_err();
+        assert!(matches!(err, AppendError::Io { op: "sync", .. }), "{err}");
+        assert!(w.is_poisoned());
+        assert!(matches!(
+            w.append(entry(), b"later", BUFFERED),
+            Err(AppendError::Poisoned { .. })
+        ));
+        assert!(matches!(w.sync(), Err(AppendError::Poisoned { .. })));
+        drop(w);
+        if crash {
+            env.fs.crash(9);
+        }
+        let (_w, report) = env.open().unwrap();
+        let got = env.payloads();
+        assert!(report.frames >= 3);
+        assert_eq!(got[..3], acked[..]);
+        if crash {
+            // The failed sync's data never reached the disk.
+            assert_eq!(got.len(), 3);
+        }
+    }
+}
+
+#[test]
+fn enospc_mid_frame_poisons_and_reopen_recovers_the_acknowledged_prefix() {
+    let frame_len = 64 + 504;
+    for k in [0u64, 1, 7, 63, 64, 65, 300, frame_len - 1] {
+        for crash in [false, true] {
+            let env = Env::new();
+            let mut w = env.create();
+            w.append(entry(), b"acked-1", DURABLE).unwrap();
+            w.append(entry(), b"acked-2", BUFFERED).unwrap();
+            env.fs.fail_writes_after(k);
+            let err = w.append(entry(), &payload(3, 504), DURABLE).unwrap_err();
+            assert!(matches!(err, AppendError::Io { op: "write", .. }), "{err}");
+            assert!(matches!(
+                w.append(entry(), b"x", DURABLE),
+                Err(AppendError::Poisoned { .. })
+            ));
+            env.fs.clear_faults();
+            drop(w);
+            if crash {
+                env.fs.crash(k);
+            } else {
+                env.fs.crash_process();
+            }
+            let (mut w, _) = env.open().unwrap();
+            let got = env.payloads();
+            if crash {
+                assert!(
+                    got.len() <= 2
+                        && got
+                            .iter()
+                            .zip([b"acked-1", b"acked-2"])
+                            .all(|(a, b)| a == b)
+                );
+                assert!(!got.is_empty(), "the durable frame was lost");
+            } else {
+                assert_eq!(got, vec![b"acked-1".to_vec(), b"acked-2".to_vec()]);
+            }
+            w.append(entry(), b"after", DURABLE).unwrap();
+            drop(w);
+            let (_w, again) = env.open().unwrap();
+            assert_eq!(again.tail, session_journal::TailState::Clean);
+        }
+    }
+}
+
+#[test]
+fn limits_are_enforced_before_writing() {
+    let env = Env::new();
+    let mut w = env.create_with(100);
+    assert!(matches!(
+        w.append(entry(), &[1; 101], DURABLE),
+        Err(AppendError::TooLarge {
+            len: 101,
+            max: 100,
+            ..
+        })
+    ));
+    assert!(matches!(
+        w.append(entry(), b"", DURABLE),
+        Err(AppendError::Empty { .. })
+    ));
+    assert!(!w.is_poisoned());
+    w.append(entry(), &[1; 100], DURABLE).unwrap();
+    assert_eq!(w.capture().last_seq, Seq(1));
+}
+
+#[test]
+fn create_refuses_an_existing_file_and_bad_options() {
+    let env = Env::new();
+    drop(env.create());
+    let err = Writer::create(
+        &env.path,
+        JournalId([1; 16]),
+        CreateOptions {
+            vfs: env.vfs(),
+            ..CreateOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, CreateError::Exists { .. }), "{err}");
+    let err = Writer::create(
+        Path::new("/s/other.jsonl"),
+        JournalId([1; 16]),
+        CreateOptions {
+            max_payload: 0,
+            vfs: env.vfs(),
+            ..CreateOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(err, CreateError::InvalidOptions { .. }));
+}
+
+#[test]
+fn create_is_durable_before_it_returns() {
+    let env = Env::new();
+    drop(env.create());
+    env.fs.crash(3);
+    let (_w, report) = env.open().unwrap();
+    assert_eq!(report.frames, 0);
+    assert_eq!(report.header.session_id.as_deref(), Some("s-1"));
+    assert_eq!(report.end, Offset(env.bytes().len() as u64));
+}
+
+#[cfg(unix)]
+#[test]
+fn files_are_0600_and_created_directories_0700() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("a/b/s.jsonl");
+    let mut w = Writer::create(&path, JournalId([5; 16]), CreateOptions::default()).unwrap();
+    w.append(entry(), b"secret", DURABLE).unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    assert_eq!(mode(&session_journal::lock::lock_path(&path)), 0o600);
+    assert_eq!(mode(&tmp.path().join("a")), 0o700);
+    assert_eq!(mode(&tmp.path().join("a/b")), 0o700);
+}

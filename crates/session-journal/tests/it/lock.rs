@@ -1,0 +1,79 @@
+//! The writer lock.
+
+use std::time::Instant;
+
+use session_journal::lock::{lock_path, parse_holder};
+use session_journal::{
+    CreateOptions, JournalId, OpenError, OpenOptions, Reader, ReaderOptions, Writer,
+};
+
+use crate::process::ChildProc;
+use crate::{DURABLE, Env, entry};
+
+#[test]
+fn a_second_writer_in_the_same_process_is_refused_and_readers_need_no_lock() {
+    let env = Env::new();
+    let w = env.create();
+    match env.open() {
+        Err(OpenError::Locked {
+            holder,
+            lock_path: lp,
+            ..
+        }) => {
+            assert_eq!(holder.pid, Some(std::process::id()));
+            assert_eq!(lp, lock_path(&env.path));
+        }
+        other => panic!("expected a lock error, got {other:?}"),
+    }
+    assert_eq!(env.reader().journal_id(), w.journal_id());
+    drop(w);
+    // Released on drop; the lock file stays.
+    assert!(env.open().is_ok());
+    assert!(env.fs.read_raw(&lock_path(&env.path)).is_some());
+}
+
+#[test]
+fn lock_holder_records_parse_leniently() {
+    let h = parse_holder(b"pid=42\nhost=box\n");
+    assert_eq!((h.pid, h.host.as_deref()), (Some(42), Some("box")));
+    let h = parse_holder(b"garbage\x00\xff");
+    assert_eq!((h.pid, h.host.clone()), (None, None));
+    assert_eq!(h.to_string(), "an unknown process");
+}
+
+#[test]
+fn a_writer_in_another_process_is_refused_until_the_holder_is_killed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("locked.jsonl");
+    let mut w = Writer::create(&path, JournalId([3; 16]), CreateOptions::default()).unwrap();
+    w.append(entry(), b"before", DURABLE).unwrap();
+    drop(w);
+
+    let mut child = ChildProc::spawn(&format!("lock:{}", path.display()));
+    assert_eq!(child.next().as_deref(), Some("locked"));
+    let started = Instant::now();
+    let err = Writer::open(&path, OpenOptions::default()).unwrap_err();
+    let elapsed = started.elapsed();
+    match &err {
+        OpenError::Locked { holder, .. } => {
+            assert_eq!(holder.pid, Some(child.child.id()));
+            assert!(holder.host.is_some());
+            assert!(
+                err.to_string()
+                    .contains(&format!("pid {}", child.child.id()))
+            );
+        }
+        other => panic!("expected a lock error, got {other:?}"),
+    }
+    // Reported, not asserted: try_lock never blocks.
+    println!("lock refusal took {elapsed:?}");
+
+    // Readers need no lock.
+    let r = Reader::open(&path, ReaderOptions::default()).unwrap();
+    assert_eq!(r.frames(None).count(), 1);
+
+    child.kill9();
+    let (_w, report) = Writer::open(&path, OpenOptions::default()).unwrap();
+    assert_eq!(report.frames, 1);
+    assert!(lock_path(&path).exists());
+}

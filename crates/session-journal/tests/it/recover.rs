@@ -1,0 +1,528 @@
+//! Open-time recovery: torn tails are repaired, durable damage is refused.
+
+use session_journal::fuzz::forge_frame;
+use session_journal::sim::SimRng;
+use session_journal::{
+    Appended, FrameFault, JournalId, NewFrame, Offset, OpenError, RecoveryMode, Seq, TailState,
+    salvage,
+};
+
+use crate::{BUFFERED, DURABLE, Env, JOURNAL, entry, payload};
+
+/// A journal with `n` small durable frames, then one frame of `last` bytes appended
+/// buffered. Returns the env, the earlier payloads and the last append.
+fn journal_with_last(n: u64, last: usize) -> (Env, Vec<Vec<u8>>, Appended) {
+    let env = Env::new();
+    let mut w = env.create();
+    let earlier: Vec<Vec<u8>> = (0..n).map(|i| payload(i, 10 + i as usize)).collect();
+    for p in &earlier {
+        w.append(entry(), p, DURABLE).unwrap();
+    }
+    let a = w.append(entry(), &payload(99, last), BUFFERED).unwrap();
+    drop(w);
+    (env, earlier, a)
+}
+
+fn check_torn_at(env: &Env, full: &[u8], earlier: &[Vec<u8>], start: u64, cut: usize) {
+    env.set_bytes(&full[..cut]);
+    let (mut w, report) = env.open().unwrap();
+    assert_eq!(report.frames, earlier.len() as u64, "cut {cut}");
+    assert_eq!(report.end, Offset(start));
+    if cut as u64 == start {
+        assert_eq!(report.tail, TailState::Clean);
+    } else {
+        match &report.tail {
+            TailState::TornTail {
+                offset,
+                bytes,
+                quarantine,
+                ..
+            } => {
+                assert_eq!(*offset, Offset(start), "cut {cut}");
+                assert_eq!(*bytes, cut as u64 - start);
+                if let Some(q) = quarantine {
+                    assert_eq!(env.fs.read_raw(q).unwrap(), full[start as usize..cut]);
+                    env.remove(q);
+                }
+            }
+            other => panic!("cut {cut}: expected a torn tail, got {other:?}"),
+        }
+    }
+    assert_eq!(env.bytes().len() as u64, start);
+    w.append(entry(), b"after", DURABLE).unwrap();
+    drop(w);
+    let (_w, again) = env.open().unwrap();
+    assert_eq!(again.tail, TailState::Clean, "cut {cut}");
+    assert_eq!(again.frames, earlier.len() as u64 + 1);
+    let got = env.payloads();
+    assert_eq!(got[..earlier.len()], earlier[..]);
+    assert_eq!(got.last().unwrap(), b"after");
+}
+
+#[test]
+fn torn_last_frame_at_every_byte_offset() {
+    for size in [1usize, 100, 5 * 1024] {
+        let (env, earlier, last) = journal_with_last(3, size);
+        let full = env.bytes();
+        let start = last.offset.get();
+        for cut in start as usize..full.len() {
+            check_torn_at(&env, &full, &earlier, start, cut);
+        }
+    }
+}
+
+/// 2 MiB: every offset of the 64-byte frame header, 8 offsets at each end of the
+/// payload, and `JOURNAL_TORN_2MIB_SAMPLES` (default 24) offsets spread evenly over the
+/// payload. (Every offset would be 2M opens; the code paths are the same as for the
+/// smaller sizes, which do test every offset.)
+#[test]
+fn torn_last_frame_of_two_mib_at_sampled_offsets() {
+    let (env, earlier, last) = journal_with_last(2, 2 << 20);
+    let full = env.bytes();
+    let start = last.offset.get() as usize;
+    let end = full.len();
+    let mut cuts: Vec<usize> = (start..start + 64 + 8).collect();
+    cuts.extend(end - 8..end);
+    let samples = crate::scale(24, "JOURNAL_TORN_2MIB_SAMPLES") as usize;
+    let stride = (end - start) / samples;
+    cuts.extend((0..samples).map(|i| start + i * stride + i % 8));
+    cuts.sort_unstable();
+    cuts.dedup();
+    for cut in cuts {
+        check_torn_at(&env, &full, &earlier, start as u64, cut);
+    }
+}
+
+#[test]
+fn zero_filled_and_garbage_tails_recover_to_the_acknowledged_prefix() {
+    let (env, earlier, last) = journal_with_last(3, 700);
+    let full = env.bytes();
+    let start = last.offset.get() as usize;
+    let mut rng = SimRng::new(42);
+    for cut in (start..full.len()).step_by(37) {
+        for extra in [0usize, 4096, 65536] {
+            for garbage in [false, true] {
+                let mut bytes = full[..cut].to_vec();
+                let mut tail = vec![0u8; full.len() - cut + extra];
+                if garbage {
+                    rng.fill(&mut tail);
+                    // A valid-looking magic inside the garbage changes nothing.
+                    if tail.len() >= 16 {
+                        tail[8..12].copy_from_slice(&session_journal::format::FRAME_MAGIC);
+                    }
+                }
+                bytes.extend_from_slice(&tail);
+                env.set_bytes(&bytes);
+                let (_w, report) = env.open().unwrap();
+                assert_eq!(
+                    report.frames, 3,
+                    "cut {cut} extra {extra} garbage {garbage}"
+                );
+                assert!(matches!(report.tail, TailState::TornTail { .. }) || bytes.len() == start);
+                assert_eq!(env.payloads(), earlier);
+            }
+        }
+    }
+}
+
+#[test]
+fn unsynced_batch_with_a_dropped_frame_and_later_ones_kept_is_a_torn_tail() {
+    for k in 0..5usize {
+        for zero in [true, false] {
+            let env = Env::new();
+            let mut w = env.create();
+            let acked: Vec<Vec<u8>> = (0..3).map(|i| payload(i, 30)).collect();
+            for p in &acked {
+                w.append(entry(), p, DURABLE).unwrap();
+            }
+            let batch_payloads: Vec<Vec<u8>> = (10..15).map(|i| payload(i, 300)).collect();
+            let batch: Vec<NewFrame<'_>> = batch_payloads
+                .iter()
+                .map(|p| NewFrame::new(entry(), p))
+                .collect();
+            let out = w.append_batch(&batch, BUFFERED).unwrap();
+            drop(w);
+            // The crash lost frame k of the batch (zeros or garbage), kept the rest.
+            let mut bytes = env.bytes();
+            let (a, b) = (out[k].offset.get() as usize, out[k].end().get() as usize);
+            if zero {
+                bytes[a..b].fill(0);
+            } else {
+                SimRng::new(k as u64).fill(&mut bytes[a..b]);
+            }
+            env.set_bytes(&bytes);
+            let (_w, report) = env.open().unwrap();
+            assert_eq!(report.frames, 3 + k as u64);
+            match report.tail {
+                TailState::TornTail { offset, .. } => assert_eq!(offset, out[k].offset),
+                other => panic!("expected a torn tail, got {other:?}"),
+            }
+            let mut expected = acked.clone();
+            expected.extend(batch_payloads[..k].iter().cloned());
+            assert_eq!(env.payloads(), expected);
+        }
+    }
+}
+
+#[test]
+fn a_flipped_bit_in_a_durable_frame_is_corruption_at_its_offset() {
+    let env = Env::new();
+    let mut w = env.create();
+    let payloads: Vec<Vec<u8>> = (0..4).map(|i| payload(i, 13 + i as usize)).collect();
+    let frames: Vec<Appended> = payloads
+        .iter()
+        .map(|p| w.append(entry(), p, DURABLE).unwrap())
+        .collect();
+    drop(w);
+    let clean = env.bytes();
+    // Every bit of every frame that has a later frame after it.
+    for (k, f) in frames[..3].iter().enumerate() {
+        for byte in f.offset.get() as usize..f.end().get() as usize {
+            for bit in 0..8 {
+                let mut bytes = clean.clone();
+                bytes[byte] ^= 1 << bit;
+                env.set_bytes(&bytes);
+                match env.open() {
+                    Err(OpenError::Corrupt {
+                        offset,
+                        last_good_seq,
+                        evidence,
+                        ..
+                    }) => {
+                        assert_eq!(offset, f.offset, "byte {byte} bit {bit}");
+                        assert_eq!(last_good_seq, Seq(k as u64));
+                        assert!(evidence.is_some());
+                    }
+                    other => panic!("byte {byte} bit {bit}: expected corruption, got {other:?}"),
+                }
+                // Nothing was modified, and no API returns the damaged payload.
+                assert_eq!(env.bytes(), bytes);
+                let r = env.reader();
+                assert!(r.read_frame_at(f.offset).is_err());
+                let seen: Vec<Vec<u8>> = r.frames(None).map(|x| x.unwrap().payload).collect();
+                assert_eq!(seen, payloads[..k]);
+                if byte % 16 == 0 {
+                    let s = salvage(&env.path, &env.verify_opts()).unwrap();
+                    let got: Vec<&Vec<u8>> = s.frames.iter().map(|f| &f.payload).collect();
+                    let want: Vec<&Vec<u8>> = payloads
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != k)
+                        .map(|(_, p)| p)
+                        .collect();
+                    assert_eq!(got, want);
+                    assert_eq!(s.gaps.len(), 1);
+                    assert_eq!(s.gaps[0].start, f.offset);
+                    assert_eq!(s.gaps[0].end, f.end());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn concatenated_journals_never_validate_as_frames_of_the_result() {
+    let a = Env::new();
+    let mut w = a.create();
+    w.append(entry(), b"a-1", DURABLE).unwrap();
+    w.append(entry(), b"a-2", DURABLE).unwrap();
+    drop(w);
+    let b = Env::new();
+    let mut w = session_journal::Writer::create(
+        &b.path,
+        JournalId([0xbb; 16]),
+        session_journal::CreateOptions {
+            vfs: b.vfs(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    w.append(entry(), b"b-1", DURABLE).unwrap();
+    drop(w);
+    let a_len = a.bytes().len() as u64;
+    let mut c = a.bytes();
+    c.extend_from_slice(&b.bytes());
+    let env = Env::new();
+    env.set_bytes(&c);
+    match env.open() {
+        Err(OpenError::ForeignData {
+            offset,
+            signature_at,
+            ..
+        }) => {
+            assert_eq!(offset, Offset(a_len));
+            assert_eq!(signature_at, Offset(a_len));
+        }
+        other => panic!("expected foreign data, got {other:?}"),
+    }
+    assert_eq!(env.payloads(), vec![b"a-1".to_vec(), b"a-2".to_vec()]);
+    let s = salvage(&env.path, &env.verify_opts()).unwrap();
+    assert_eq!(s.frames.len(), 2);
+    // Even the same journal appended to itself: its frames sit at other offsets.
+    let mut twice = a.bytes();
+    twice.extend_from_slice(&a.bytes()[8..]);
+    env.set_bytes(&twice);
+    assert_eq!(env.payloads().len(), 2);
+    assert_eq!(
+        salvage(&env.path, &env.verify_opts()).unwrap().frames.len(),
+        2
+    );
+}
+
+#[test]
+fn frames_moved_to_another_offset_or_journal_never_validate() {
+    let env = Env::new();
+    let mut w = env.create();
+    let f1 = w.append(entry(), b"same-size-1", DURABLE).unwrap();
+    let f2 = w.append(entry(), b"same-size-2", DURABLE).unwrap();
+    drop(w);
+    let clean = env.bytes();
+    let (a, b) = (f1.offset.get() as usize, f2.offset.get() as usize);
+    let n = f1.len as usize;
+    let mut swapped = clean.clone();
+    swapped[a..a + n].copy_from_slice(&clean[b..b + n]);
+    swapped[b..b + n].copy_from_slice(&clean[a..a + n]);
+    env.set_bytes(&swapped);
+    let r = env.reader();
+    assert!(matches!(
+        r.read_frame_at(f1.offset),
+        Err(session_journal::ReadError::Invalid {
+            fault: FrameFault::HeaderCheck { .. },
+            ..
+        })
+    ));
+    assert!(r.read_frame_at(f2.offset).is_err());
+    assert!(
+        salvage(&env.path, &env.verify_opts())
+            .unwrap()
+            .frames
+            .is_empty()
+    );
+
+    // The same bytes at the same offset of a journal with another id.
+    let other = Env::new();
+    drop(
+        session_journal::Writer::create(
+            &other.path,
+            JournalId([9; 16]),
+            session_journal::CreateOptions {
+                session_id: Some("s-1".into()),
+                max_payload: u32::MAX >> 2,
+                clock: session_journal::Clock::fixed(1_000),
+                vfs: other.vfs(),
+            },
+        )
+        .unwrap(),
+    );
+    let mut foreign = other.bytes();
+    foreign.extend_from_slice(&clean[a..]);
+    other.set_bytes(&foreign);
+    assert!(other.reader().read_frame_at(f1.offset).is_err());
+    assert_eq!(other.payloads().len(), 0);
+}
+
+#[test]
+fn a_well_formed_frame_with_a_wrong_seq_is_corruption() {
+    let env = Env::new();
+    let mut w = env.create();
+    let f1 = w.append(entry(), b"one", DURABLE).unwrap();
+    drop(w);
+    let mut bytes = env.bytes();
+    let at = f1.end().get();
+    bytes.extend(forge_frame(JOURNAL, at, 0x10, 5, at, b"seq five"));
+    env.set_bytes(&bytes);
+    assert!(matches!(
+        env.open(),
+        Err(OpenError::Corrupt {
+            fault: FrameFault::SeqOutOfOrder { .. },
+            ..
+        })
+    ));
+    // A synced_to past the frame's own offset is impossible too.
+    let mut bytes = env.bytes();
+    bytes.truncate(at as usize);
+    bytes.extend(forge_frame(JOURNAL, at, 0x10, 2, at + 8, b"future"));
+    env.set_bytes(&bytes);
+    assert!(matches!(
+        env.open(),
+        Err(OpenError::Corrupt {
+            fault: FrameFault::BadSyncedTo { .. },
+            ..
+        })
+    ));
+    // A reserved kind from a newer writer is refused, not truncated.
+    let mut bytes = env.bytes();
+    bytes.truncate(at as usize);
+    bytes.extend(forge_frame(JOURNAL, at, 0x05, 2, at, b"new kind"));
+    env.set_bytes(&bytes);
+    assert!(matches!(env.open(), Err(OpenError::Unsupported { .. })));
+    assert_eq!(env.bytes(), bytes);
+}
+
+#[test]
+fn recovery_modes() {
+    let (env, _, last) = journal_with_last(2, 50);
+    let full = env.bytes();
+    let torn = &full[..full.len() - 3];
+    env.set_bytes(torn);
+    let strict = session_journal::OpenOptions {
+        recovery: RecoveryMode::Strict,
+        ..env.open_opts()
+    };
+    assert!(matches!(
+        session_journal::Writer::open(&env.path, strict),
+        Err(OpenError::TornTail { offset, .. }) if offset == last.offset
+    ));
+    assert_eq!(env.bytes(), torn);
+
+    // Point-in-time: damage in a durable frame is cut away with everything after it,
+    // after being copied aside.
+    let env = Env::new();
+    let mut w = env.create();
+    let f1 = w.append(entry(), b"one", DURABLE).unwrap();
+    w.append(entry(), b"two", DURABLE).unwrap();
+    w.append(entry(), b"three", DURABLE).unwrap();
+    drop(w);
+    let mut bytes = env.bytes();
+    bytes[f1.end().get() as usize + 70] ^= 1;
+    env.set_bytes(&bytes);
+    assert!(matches!(env.open(), Err(OpenError::Corrupt { .. })));
+    let pit = session_journal::OpenOptions {
+        recovery: RecoveryMode::PointInTime,
+        ..env.open_opts()
+    };
+    let (_w, report) = session_journal::Writer::open(&env.path, pit).unwrap();
+    match report.tail {
+        TailState::Discarded {
+            offset,
+            quarantine: Some(q),
+            ..
+        } => {
+            assert_eq!(offset, f1.end());
+            assert_eq!(
+                env.fs.read_raw(&q).unwrap(),
+                bytes[f1.end().get() as usize..]
+            );
+        }
+        other => panic!("expected a discarded tail, got {other:?}"),
+    }
+    assert_eq!(env.payloads(), vec![b"one".to_vec()]);
+}
+
+#[test]
+fn torn_tails_are_copied_aside_before_truncation() {
+    let (env, _, last) = journal_with_last(1, 500);
+    let full = env.bytes();
+    env.set_bytes(&full[..full.len() - 100]);
+    let (_w, report) = env.open().unwrap();
+    let TailState::TornTail {
+        quarantine: Some(q),
+        ..
+    } = report.tail
+    else {
+        panic!("expected a quarantined torn tail");
+    };
+    assert_eq!(q.to_str().unwrap(), "/s/j.jsonl.torn-2000");
+    assert_eq!(
+        env.fs.read_raw(&q).unwrap(),
+        full[last.offset.get() as usize..full.len() - 100]
+    );
+}
+
+#[test]
+fn a_long_nonzero_tail_is_suspicious_but_a_long_zero_tail_is_torn() {
+    let env = Env::new();
+    let mut w = env.create_with(1024);
+    w.append(entry(), b"one", DURABLE).unwrap();
+    drop(w);
+    let clean = env.bytes();
+    let mut bytes = clean.clone();
+    let mut junk = vec![0u8; 9 << 20];
+    SimRng::new(5).fill(&mut junk);
+    bytes.extend_from_slice(&junk);
+    env.set_bytes(&bytes);
+    assert!(matches!(env.open(), Err(OpenError::SuspiciousTail { .. })));
+    let mut bytes = clean.clone();
+    bytes.extend_from_slice(&vec![0u8; 9 << 20]);
+    env.set_bytes(&bytes);
+    let (_w, report) = env.open().unwrap();
+    assert!(matches!(
+        report.tail,
+        TailState::TornTail {
+            quarantine: None,
+            ..
+        }
+    ));
+    assert_eq!(env.bytes(), clean);
+}
+
+#[test]
+fn damaged_or_missing_headers() {
+    let env = Env::new();
+    drop(env.create());
+    let header_only = env.bytes();
+    // A crash during creation: every prefix of the header, and zero fill.
+    for cut in 0..header_only.len() {
+        env.set_bytes(&header_only[..cut]);
+        assert!(
+            matches!(env.open(), Err(OpenError::Uninitialized { .. })),
+            "cut {cut}"
+        );
+        let mut z = header_only[..cut].to_vec();
+        z.resize(header_only.len(), 0);
+        if z == header_only {
+            continue; // the cut only removed zero padding
+        }
+        env.set_bytes(&z);
+        assert!(
+            matches!(env.open(), Err(OpenError::Uninitialized { .. })),
+            "zero {cut}"
+        );
+    }
+    // A damaged header followed by entries is corruption.
+    let mut w = {
+        env.set_bytes(&header_only);
+        env.open().unwrap().0
+    };
+    w.append(entry(), b"entry", DURABLE).unwrap();
+    drop(w);
+    let mut bytes = env.bytes();
+    bytes[30] ^= 4;
+    env.set_bytes(&bytes);
+    assert!(matches!(
+        env.open(),
+        Err(OpenError::Corrupt {
+            offset: Offset(8),
+            ..
+        })
+    ));
+    // Salvage still finds the entry through the id in the damaged header.
+    let s = salvage(&env.path, &env.verify_opts()).unwrap();
+    assert!(s.header.is_none());
+    assert_eq!(s.frames.len(), 1);
+    assert_eq!(s.frames[0].payload, b"entry");
+}
+
+#[test]
+fn legacy_jsonl_and_other_files_are_not_journals() {
+    let env = Env::new();
+    env.set_bytes(b"{\"type\":\"session\",\"version\":3}\n");
+    match env.open() {
+        Err(
+            e @ OpenError::NotAJournal {
+                legacy_jsonl: true, ..
+            },
+        ) => {
+            assert!(e.to_string().contains("import"), "{e}");
+        }
+        other => panic!("expected a legacy-jsonl refusal, got {other:?}"),
+    }
+    env.set_bytes(b"PK\x03\x04 a zip file");
+    assert!(matches!(
+        env.open(),
+        Err(OpenError::NotAJournal {
+            legacy_jsonl: false,
+            ..
+        })
+    ));
+}
