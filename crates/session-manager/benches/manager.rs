@@ -1,0 +1,2 @@
+//! Benchmarks of session-manager (see docs/benchmarks.md).
+fn main() {}

@@ -1,0 +1,632 @@
+//! Owned sessions: persisted, locked, index-backed; history is read only through
+//! bounded, captured reads.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use session_context::{ContextOptions, Leaf, SessionContext, build_context};
+use session_import::Retention;
+use session_import::format::{KIND_RETENTION, RetentionRecord};
+use session_index::{EntryIndex, Index, kinds};
+use session_journal::{Durability, NewFrame, Reader, Writer};
+use session_types::{Entry, EntryBase, EntryId, SessionHeader};
+
+use crate::append::{append_methods, base, complete_entry, fresh_id};
+use crate::error::{AppendError, OpenError, ReadError};
+use crate::read::{Accounting, ReadLimits, SessionTree, TreeNode};
+use crate::source::{IndexSource, Snapshot, View};
+use crate::store::{NewSessionOptions, Store};
+
+/// Appends between two index sidecar saves (the sidecar is also saved at close).
+pub const INDEX_SAVE_EVERY: u32 = 1024;
+
+/// A persisted session this process owns: it holds the journal's writer lock until
+/// dropped or [closed](OwnedSession::close), appends durably by default, and reads its
+/// history only through bounded, captured reads (`read_*`).
+///
+/// It has no synchronous body getters: those belong to
+/// [`ResidentSession`](crate::ResidentSession), and the types make the difference.
+///
+/// ```compile_fail
+/// # fn f(s: &session_manager::OwnedSession) {
+/// let _ = s.get_entry("a1b2c3d4"); // owned sessions have no resident getters
+/// # }
+/// ```
+///
+/// ```compile_fail
+/// # fn f(s: &session_manager::OwnedSession) {
+/// let _ = s.get_entries();
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct OwnedSession {
+    pub(crate) store: Store,
+    pub(crate) path: PathBuf,
+    pub(crate) writer: Writer,
+    pub(crate) reader: Reader,
+    pub(crate) index: Index,
+    pub(crate) header: SessionHeader,
+    pub(crate) leaf: Option<EntryId>,
+    pub(crate) durability: Durability,
+    pub(crate) unsaved: u32,
+}
+
+impl OwnedSession {
+    append_methods!();
+
+    /// The seed's appends all go through here: a fresh id, `parentId` = the leaf,
+    /// `timestamp` = now; the entry is appended (durably by default), indexed, and
+    /// becomes the leaf.
+    fn append_with(
+        &mut self,
+        build: impl FnOnce(EntryBase) -> Entry,
+    ) -> Result<EntryId, AppendError> {
+        let id = fresh_id(&self.store.sources, |c| self.index.find(c).is_some());
+        let entry = build(base(
+            id.clone(),
+            self.leaf.clone(),
+            self.store.sources.clock.now(),
+        ));
+        self.write_entry(&entry, id)
+    }
+
+    fn has_entry(&self, id: &str) -> bool {
+        self.index.find(id).is_some()
+    }
+
+    /// Appends a caller-built entry of any type (including types this version does not
+    /// know). Missing `id` / `parentId` / `timestamp` are filled like the typed
+    /// appends do (fresh id, the leaf, now); present ones are kept. A present id that
+    /// the session already has is refused. The entry becomes the leaf.
+    pub fn append_entry(&mut self, mut entry: Entry) -> Result<EntryId, AppendError> {
+        let sources = self.store.sources.clone();
+        let index = &self.index;
+        let id = complete_entry(
+            &mut entry,
+            || fresh_id(&sources, |c| index.find(c).is_some()),
+            self.leaf.clone(),
+            sources.clock.now(),
+        )?;
+        if self.index.find(id.as_str()).is_some() {
+            // Either the caller's id repeats, or the fresh id we just drew (which
+            // `fresh_id` excluded) — only the former can happen.
+            return Err(AppendError::InvalidEntry {
+                reason: format!("entry {id} already exists"),
+            });
+        }
+        self.write_entry(&entry, id)
+    }
+
+    pub(crate) fn write_entry(
+        &mut self,
+        entry: &Entry,
+        id: EntryId,
+    ) -> Result<EntryId, AppendError> {
+        let payload = entry.to_json();
+        let frame =
+            NewFrame::new(kinds::ENTRY, payload.as_bytes()).with_tag(kinds::id_tag(id.as_str()));
+        let appended = self.writer.append_frame(frame, self.durability)?;
+        self.index
+            .observe(kinds::ENTRY, &appended, payload.as_bytes())
+            .map_err(|e| AppendError::Index(e.to_string()))?;
+        self.leaf = Some(id.clone());
+        self.unsaved += 1;
+        if self.unsaved >= INDEX_SAVE_EVERY {
+            self.save_index();
+        }
+        Ok(id)
+    }
+
+    /// Saves the index sidecar for what is durable (best effort: the index is derived
+    /// and rebuilt when missing).
+    fn save_index(&mut self) {
+        if self.unsaved == 0 {
+            return;
+        }
+        if self.writer.sync().is_ok() && self.index.save(self.writer.durable_capture()).is_ok() {
+            self.unsaved = 0;
+        }
+    }
+
+    /// How appends travel: [`Durability::Durable`] (the default: synced before the
+    /// append returns) or [`Durability::Buffered`] (survives a process crash; synced at
+    /// [`sync`](Self::sync), close, and every [`INDEX_SAVE_EVERY`] appends).
+    pub fn set_durability(&mut self, durability: Durability) {
+        self.durability = durability;
+    }
+
+    /// Makes every append so far durable and saves the index.
+    pub fn sync(&mut self) -> Result<(), AppendError> {
+        self.writer.sync()?;
+        self.save_index();
+        Ok(())
+    }
+
+    /// Syncs, saves the index and releases the lock.
+    pub fn close(mut self) -> Result<(), AppendError> {
+        self.sync()
+    }
+
+    // ----- leaf -----
+
+    /// `getLeafId()`: the current leaf (`None`: before any entry).
+    pub fn get_leaf_id(&self) -> Option<&EntryId> {
+        self.leaf.as_ref()
+    }
+
+    /// `branchTo(id | null)`: moves the leaf to an existing entry, or with `None` to
+    /// the position before any entry (the next append is a new root). Appends nothing;
+    /// the leaf is not persisted (reopening resumes at the last appended entry).
+    pub fn branch_to(&mut self, id: Option<&str>) -> Result<(), AppendError> {
+        self.leaf = match id {
+            None => None,
+            Some(id) => match self.index.find(id) {
+                Some(_) => Some(EntryId::new(id)),
+                None => return Err(AppendError::EntryNotFound { id: id.to_owned() }),
+            },
+        };
+        Ok(())
+    }
+
+    /// `branchWithSummary(id | null, summary, details?, fromHook?)`: moves the leaf to
+    /// `from` and appends a `branch_summary` under it (`fromId: "root"` and a new root
+    /// for `None`); the summary becomes the leaf.
+    pub fn branch_with_summary(
+        &mut self,
+        from: Option<&str>,
+        summary: &str,
+        details: Option<serde_json::Value>,
+        from_hook: Option<bool>,
+    ) -> Result<EntryId, AppendError> {
+        self.branch_to(from)?;
+        let from = from.map(EntryId::new);
+        self.append_with(|b| Entry::branch_summary(b, from.as_ref(), summary, details, from_hook))
+    }
+
+    // ----- captured reads -----
+
+    /// A consistent view of what has been appended so far. Reads through it
+    /// (`*_in` methods) never see later appends.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            capture: self.writer.capture(),
+            frames: u32::try_from(self.index.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    fn view(&self, snapshot: Snapshot) -> View<'_> {
+        View {
+            index: &self.index,
+            reader: &self.reader,
+            snapshot,
+            path: &self.path,
+        }
+    }
+
+    /// `supportsCapturedHistoryReads()`: always true for an owned session.
+    pub fn supports_captured_history_reads(&self) -> bool {
+        true
+    }
+
+    /// `readLeafEntry(maxSourceBytes?)`: the leaf entry (`None` before any entry).
+    pub fn read_leaf_entry(&self, limits: ReadLimits) -> Result<Option<Entry>, ReadError> {
+        match self.leaf.clone() {
+            None => Ok(None),
+            Some(id) => self.read_entry(id.as_str(), limits).map(Some),
+        }
+    }
+
+    /// `readEntry(id, maxSourceBytes?)`: one detached entry.
+    pub fn read_entry(&self, id: &str, limits: ReadLimits) -> Result<Entry, ReadError> {
+        let view = self.view(self.snapshot());
+        let i = view
+            .find(id)
+            .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
+        let acct = Accounting::new(limits);
+        acct.reserve(1, view.payload_len(i))?;
+        view.load_entry(i)
+    }
+
+    /// `readLabel(id, maxSourceBytes?)`: the current label of an entry. Labels are
+    /// held by the index, so this reads no source entry.
+    pub fn read_label(&self, id: &str, limits: ReadLimits) -> Result<Option<String>, ReadError> {
+        let _ = limits;
+        Ok(self.index.label(id).map(str::to_owned))
+    }
+
+    /// `readBranch(fromId?, limits?)`: the complete path root → `from` (default: the
+    /// leaf; `[]` when the leaf is `None`). An unknown id is an error.
+    pub fn read_branch(
+        &self,
+        from: Option<&str>,
+        limits: ReadLimits,
+    ) -> Result<Vec<Entry>, ReadError> {
+        self.read_branch_in(&self.snapshot(), from, limits)
+    }
+
+    /// [`read_branch`](Self::read_branch) through a given snapshot.
+    pub fn read_branch_in(
+        &self,
+        snapshot: &Snapshot,
+        from: Option<&str>,
+        limits: ReadLimits,
+    ) -> Result<Vec<Entry>, ReadError> {
+        let view = self.view(*snapshot);
+        let acct = Accounting::new(limits);
+        let mut cache = HashMap::new();
+        let from = from
+            .map(str::to_owned)
+            .or_else(|| self.leaf.as_ref().map(|l| l.0.clone()));
+        match from {
+            None => Ok(Vec::new()),
+            Some(id) => self.branch_into(&view, &id, &acct, &mut cache),
+        }
+    }
+
+    fn branch_into(
+        &self,
+        view: &View<'_>,
+        id: &str,
+        acct: &Accounting,
+        cache: &mut HashMap<EntryIndex, Entry>,
+    ) -> Result<Vec<Entry>, ReadError> {
+        let i = view
+            .find(id)
+            .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
+        let p = self.index.path_to_root(i);
+        if let Some(cycle) = &p.cycle {
+            let at = cycle
+                .first()
+                .and_then(|c| self.index.info(*c))
+                .and_then(|x| x.id);
+            return Err(ReadError::Cycle {
+                id: at.unwrap_or(id).to_owned(),
+            });
+        }
+        let new: Vec<EntryIndex> = p
+            .path
+            .iter()
+            .copied()
+            .filter(|x| !cache.contains_key(x))
+            .collect();
+        let bytes: u64 = new.iter().map(|x| view.payload_len(*x)).sum();
+        acct.reserve(new.len() as u64, bytes)?;
+        for x in new {
+            let e = view.load_entry(x)?;
+            cache.insert(x, e);
+        }
+        Ok(p.path
+            .iter()
+            .filter_map(|x| cache.get(x).cloned())
+            .collect())
+    }
+
+    /// `readBranches(leafIds, limits?)`: several paths through one snapshot with one
+    /// shared accounting (an entry shared by several paths is read and counted once).
+    pub fn read_branches(
+        &self,
+        leaf_ids: &[&str],
+        limits: ReadLimits,
+    ) -> Result<Vec<Vec<Entry>>, ReadError> {
+        let view = self.view(self.snapshot());
+        let acct = Accounting::new(limits);
+        let mut cache = HashMap::new();
+        leaf_ids
+            .iter()
+            .map(|id| self.branch_into(&view, id, &acct, &mut cache))
+            .collect()
+    }
+
+    /// `readEntries(limits?)`: every entry (header excluded) in append order.
+    pub fn read_entries(&self, limits: ReadLimits) -> Result<Vec<Entry>, ReadError> {
+        self.read_entries_in(&self.snapshot(), limits)
+    }
+
+    /// [`read_entries`](Self::read_entries) through a given snapshot.
+    pub fn read_entries_in(
+        &self,
+        snapshot: &Snapshot,
+        limits: ReadLimits,
+    ) -> Result<Vec<Entry>, ReadError> {
+        let view = self.view(*snapshot);
+        let targets: Vec<EntryIndex> = (0..snapshot.frames)
+            .map(EntryIndex)
+            .filter(|i| {
+                self.index
+                    .info(*i)
+                    .is_some_and(|x| x.kind == kinds::ENTRY_KIND)
+                    && !self.index.is_unparsable(*i)
+            })
+            .collect();
+        let bytes: u64 = targets.iter().map(|x| view.payload_len(*x)).sum();
+        Accounting::new(limits).reserve(targets.len() as u64, bytes)?;
+        let mut out = Vec::with_capacity(targets.len());
+        for i in targets {
+            out.push(view.load_entry(i)?);
+        }
+        Ok(out)
+    }
+
+    /// `readTree(limits?)`: the whole tree in the reference's `getTree()` order, with
+    /// labels. Members of a parent cycle are not reachable from a root and are absent,
+    /// as in the reference.
+    pub fn read_tree(&self, limits: ReadLimits) -> Result<SessionTree, ReadError> {
+        let view = self.view(self.snapshot());
+        let order: Vec<_> = self
+            .index
+            .tree()
+            .preorder()
+            .into_iter()
+            .filter(|n| view.visible(n.entry))
+            .collect();
+        let bytes: u64 = order.iter().map(|n| view.payload_len(n.entry)).sum();
+        Accounting::new(limits).reserve(order.len() as u64, bytes)?;
+        let mut tree = SessionTree::default();
+        let mut stack: Vec<usize> = Vec::new();
+        for n in order {
+            let entry = view.load_entry(n.entry)?;
+            let label = entry
+                .id()
+                .and_then(|id| self.index.label(id))
+                .map(str::to_owned);
+            let pos = tree.nodes.len();
+            while let Some(&top) = stack.last() {
+                if tree.nodes[top].depth >= n.depth {
+                    stack.pop();
+                } else {
+                    break;
+                }
+            }
+            match stack.last() {
+                Some(&parent) if n.depth > 0 => tree.nodes[parent].children.push(pos),
+                _ => tree.roots.push(pos),
+            }
+            tree.nodes.push(TreeNode {
+                entry,
+                label,
+                depth: n.depth,
+                children: Vec::new(),
+            });
+            stack.push(pos);
+        }
+        Ok(tree)
+    }
+
+    /// The working context at the leaf (the resume path): a captured read with the
+    /// default limits that loads only the entries the context holds.
+    pub fn build_session_context(&self) -> Result<SessionContext<'static>, ReadError> {
+        self.build_session_context_with(ReadLimits::default(), &ContextOptions::default())
+    }
+
+    /// [`build_session_context`](Self::build_session_context) with explicit limits and
+    /// options.
+    pub fn build_session_context_with(
+        &self,
+        limits: ReadLimits,
+        options: &ContextOptions,
+    ) -> Result<SessionContext<'static>, ReadError> {
+        let acct = Accounting::new(limits);
+        let source = IndexSource {
+            view: self.view(self.snapshot()),
+            acct: &acct,
+            deferred: Default::default(),
+        };
+        let leaf = match &self.leaf {
+            None => Leaf::None,
+            Some(id) => Leaf::Id(id.as_str()),
+        };
+        let ctx = build_context(&source, leaf, options).map_err(|e| match e {
+            session_context::ContextError::Load { source, .. } => source,
+            session_context::ContextError::Cycle { at, .. } => ReadError::Cycle { id: at.0 },
+            other => ReadError::Context(other.to_string()),
+        })?;
+        let ctx = crate::read::detach(ctx);
+        if let Some(e) = source.deferred.take() {
+            return Err(e);
+        }
+        Ok(ctx)
+    }
+
+    /// `readEntryRetention(id)`: where an imported entry came from. `None` for
+    /// natively appended entries — absence does not establish authorship. Reads at most
+    /// three frames (the index locates the retention frame that follows the entry).
+    pub fn read_entry_retention(&self, id: &str) -> Result<Option<Retention>, ReadError> {
+        let view = self.view(self.snapshot());
+        let i = view
+            .find(id)
+            .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
+        let next = EntryIndex(i.0 + 1);
+        let Some(info) = self
+            .index
+            .info(next)
+            .filter(|x| view.visible(next) && x.kind == KIND_RETENTION.get())
+        else {
+            return Ok(None);
+        };
+        let raw = view.load_raw(next)?;
+        let r: RetentionRecord = serde_json::from_slice(&raw).map_err(|e| ReadError::Parse {
+            path: self.path.clone(),
+            offset: info.offset.0,
+            detail: e.to_string(),
+        })?;
+        let Some(source) = session_import::import_source(&self.path)? else {
+            return Ok(None);
+        };
+        Ok(Some(Retention {
+            path: PathBuf::from(source.path),
+            blake3: source.blake3,
+            line: r.line,
+            source_version: source.source_version,
+            changed: r.changed,
+        }))
+    }
+
+    // ----- accessors -----
+
+    /// `getHeader()`: the session header record.
+    pub fn header(&self) -> &SessionHeader {
+        &self.header
+    }
+
+    /// `getSessionName()`: the latest `session_info` name in append order (trimmed;
+    /// empty clears).
+    pub fn session_name(&self) -> Option<&str> {
+        self.index.name()
+    }
+
+    /// `getCwd()`: the header's working directory (`""` when absent).
+    pub fn cwd(&self) -> &str {
+        self.header.cwd.as_deref().unwrap_or("")
+    }
+
+    /// `getSessionDir()`: where new, branched and forked sessions of this store go.
+    pub fn session_dir(&self) -> &Path {
+        self.store.layout.sessions_dir()
+    }
+
+    /// `getSessionId()`: the header's id.
+    pub fn session_id(&self) -> &str {
+        self.header.id.as_str()
+    }
+
+    /// `getSessionFile()`: the journal path (always present for an owned session).
+    pub fn session_file(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
+    /// `isPersisted()`: always true.
+    pub fn is_persisted(&self) -> bool {
+        true
+    }
+
+    /// `getSessionArtifactDir()`: this session's artifact directory, created `0700` if
+    /// missing. Keyed by the journal's file stem, which is always a safe name.
+    pub fn session_artifact_dir(&self) -> std::io::Result<PathBuf> {
+        let dir = self.store.artifact_dir_for(&self.path);
+        crate::layout::create_private_dir(&dir)?;
+        Ok(dir)
+    }
+
+    /// The store this session belongs to.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The session's derived index (tree queries, counts, listing summary).
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    // ----- session management -----
+
+    /// `newSession({id?, parentSession?})`: creates a new session in this store (with
+    /// this session's cwd) and returns it. This handle is not repointed.
+    pub fn new_session(&self, options: NewSessionOptions) -> Result<OwnedSession, OpenError> {
+        self.store.create_with(self.cwd(), options)
+    }
+
+    /// `setSessionFile(path)`: switches this handle to another session. On success the
+    /// old session's lock is released; on failure this handle is unchanged.
+    pub fn set_session_file(&mut self, path: &Path) -> Result<(), OpenError> {
+        let target = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        if target == self.path {
+            return Ok(());
+        }
+        let next = self.store.open(&target)?;
+        let old = std::mem::replace(self, next);
+        drop(old);
+        Ok(())
+    }
+
+    /// `createBranchedSession(leafId)`: a new session holding the path root → `leaf`
+    /// (label entries left out; entries copied byte for byte, ids, parents and
+    /// timestamps unchanged), then one new label entry per labelled entry of the path
+    /// (in the labels' first-set order, chained, fresh ids). Written durably at once;
+    /// `parentSession` is this session's journal. Returns the new session; this handle
+    /// is not repointed.
+    pub fn create_branched_session(&self, leaf: &str) -> Result<OwnedSession, OpenError> {
+        let view = self.view(self.snapshot());
+        let i = view.find(leaf).ok_or_else(|| ReadError::EntryNotFound {
+            id: leaf.to_owned(),
+        })?;
+        let p = self.index.path_to_root(i);
+        if p.cycle.is_some() {
+            return Err(ReadError::Cycle {
+                id: leaf.to_owned(),
+            }
+            .into());
+        }
+        let path: Vec<EntryIndex> = p
+            .path
+            .into_iter()
+            .filter(|x| self.index.info(*x).is_some_and(|i| i.entry_type != "label"))
+            .collect();
+        let bytes: u64 = path.iter().map(|x| view.payload_len(*x)).sum();
+        Accounting::new(ReadLimits::default()).reserve(path.len() as u64, bytes)?;
+        let ids: Vec<String> = path
+            .iter()
+            .filter_map(|x| self.index.info(*x).and_then(|i| i.id).map(str::to_owned))
+            .collect();
+        let labels: Vec<(String, String)> = self
+            .index
+            .labels()
+            .filter(|(t, _)| ids.iter().any(|i| i == t))
+            .map(|(t, l)| (t.to_owned(), l.to_owned()))
+            .collect();
+        let options = NewSessionOptions::with_parent_session(self.path.to_string_lossy());
+        let mut new = self.store.create_with(self.cwd(), options)?;
+        const BATCH: usize = 256;
+        for chunk in path.chunks(BATCH) {
+            let payloads: Vec<Vec<u8>> = chunk
+                .iter()
+                .map(|x| view.load_raw(*x))
+                .collect::<Result<_, _>>()?;
+            new.append_raw_batch(&payloads)?;
+        }
+        for (target, label) in labels {
+            new.append_label_change(&target, Some(&label))?;
+        }
+        new.sync()?;
+        Ok(new)
+    }
+
+    /// Appends verbatim entry payloads (copies), in one write, durably.
+    pub(crate) fn append_raw_batch(&mut self, payloads: &[Vec<u8>]) -> Result<(), AppendError> {
+        let frames: Vec<NewFrame<'_>> = payloads
+            .iter()
+            .map(|p| {
+                let id = session_types::Envelope::parse(&String::from_utf8_lossy(p))
+                    .ok()
+                    .and_then(|e| e.id.map(|c| c.into_owned()));
+                let f = NewFrame::new(kinds::ENTRY, p);
+                match id {
+                    Some(id) => f.with_tag(kinds::id_tag(&id)),
+                    None => f,
+                }
+            })
+            .collect();
+        if frames.is_empty() {
+            return Ok(());
+        }
+        let done = self.writer.append_batch(&frames, Durability::Durable)?;
+        for (a, p) in done.iter().zip(payloads) {
+            self.index
+                .observe(kinds::ENTRY, a, p)
+                .map_err(|e| AppendError::Index(e.to_string()))?;
+        }
+        self.unsaved += u32::try_from(done.len()).unwrap_or(u32::MAX);
+        self.leaf = self
+            .index
+            .leaf()
+            .and_then(|l| self.index.info(l))
+            .and_then(|i| i.id)
+            .map(EntryId::new);
+        Ok(())
+    }
+}
+
+impl Drop for OwnedSession {
+    fn drop(&mut self) {
+        self.save_index();
+    }
+}

@@ -1,0 +1,181 @@
+//! Read limits, their accounting, and the shapes reads return.
+
+use std::cell::Cell;
+
+use session_types::{Entry, EntryId};
+
+use crate::error::{Limit, ReadError};
+
+/// Default `max_source_entries` of a complete read (the seed's 16,384).
+pub const DEFAULT_MAX_SOURCE_ENTRIES: u64 = 16_384;
+/// Default `max_source_bytes` of a complete read (the seed's 64 MiB).
+pub const DEFAULT_MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+/// Bounds of one complete read of an owned session. A read returns its complete result
+/// or [`ReadError::LimitExceeded`] naming the limit and the need.
+///
+/// *Source* entries and bytes are the journal frames the read decodes and their
+/// payload bytes (not the size of the result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// At most this many source entries (default 16,384).
+    pub max_source_entries: u64,
+    /// At most this many source payload bytes (default 64 MiB).
+    pub max_source_bytes: u64,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        Self {
+            max_source_entries: DEFAULT_MAX_SOURCE_ENTRIES,
+            max_source_bytes: DEFAULT_MAX_SOURCE_BYTES,
+        }
+    }
+}
+
+impl ReadLimits {
+    /// Default entry limit, this byte limit (the seed's `maxSourceBytes?` argument).
+    pub fn bytes(max_source_bytes: u64) -> Self {
+        Self {
+            max_source_bytes,
+            ..Self::default()
+        }
+    }
+}
+
+/// The running count of one read (shared by every path of a `read_branches`).
+#[derive(Debug)]
+pub(crate) struct Accounting {
+    limits: ReadLimits,
+    entries: Cell<u64>,
+    bytes: Cell<u64>,
+}
+
+impl Accounting {
+    pub(crate) fn new(limits: ReadLimits) -> Self {
+        Self {
+            limits,
+            entries: Cell::new(0),
+            bytes: Cell::new(0),
+        }
+    }
+
+    /// Checks, before reading anything, that a read needing exactly `entries` and
+    /// `bytes` more fits.
+    pub(crate) fn reserve(&self, entries: u64, bytes: u64) -> Result<(), ReadError> {
+        let e = self.entries.get().saturating_add(entries);
+        let b = self.bytes.get().saturating_add(bytes);
+        self.check(e, b, true)?;
+        self.entries.set(e);
+        self.bytes.set(b);
+        Ok(())
+    }
+
+    /// Counts one frame read as it happens.
+    pub(crate) fn charge(&self, bytes: u64) -> Result<(), ReadError> {
+        self.reserve_inexact(1, bytes)
+    }
+
+    fn reserve_inexact(&self, entries: u64, bytes: u64) -> Result<(), ReadError> {
+        let e = self.entries.get().saturating_add(entries);
+        let b = self.bytes.get().saturating_add(bytes);
+        self.check(e, b, false)?;
+        self.entries.set(e);
+        self.bytes.set(b);
+        Ok(())
+    }
+
+    fn check(&self, e: u64, b: u64, exact: bool) -> Result<(), ReadError> {
+        if e > self.limits.max_source_entries {
+            return Err(ReadError::LimitExceeded {
+                limit: Limit::SourceEntries,
+                limit_value: self.limits.max_source_entries,
+                needed: e,
+                exact,
+            });
+        }
+        if b > self.limits.max_source_bytes {
+            return Err(ReadError::LimitExceeded {
+                limit: Limit::SourceBytes,
+                limit_value: self.limits.max_source_bytes,
+                needed: b,
+                exact,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// One node of a [`SessionTree`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeNode {
+    /// The entry.
+    pub entry: Entry,
+    /// Its current label, if any.
+    pub label: Option<String>,
+    /// Depth from its root (0 for a root).
+    pub depth: u32,
+    /// Positions (in [`SessionTree::nodes`]) of its children, in the reference's order
+    /// (timestamp ascending, stable).
+    pub children: Vec<usize>,
+}
+
+/// The session tree in the reference's `getTree()` order, flattened: `nodes` in
+/// pre-order (each node followed by its subtree), `roots` the positions of the roots.
+///
+/// Flat rather than nested so that neither building nor dropping it recurses on the
+/// session's depth.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionTree {
+    /// Every node, in pre-order.
+    pub nodes: Vec<TreeNode>,
+    /// Positions of the roots in `nodes`, in file order.
+    pub roots: Vec<usize>,
+}
+
+impl SessionTree {
+    /// The entry ids in pre-order with their depth (handy for assertions and dumps).
+    pub fn outline(&self) -> Vec<(u32, EntryId)> {
+        self.nodes
+            .iter()
+            .map(|n| (n.depth, EntryId::new(n.entry.id().unwrap_or_default())))
+            .collect()
+    }
+
+    /// The children of the node at `pos`.
+    pub fn children(&self, pos: usize) -> impl Iterator<Item = &TreeNode> {
+        self.nodes
+            .get(pos)
+            .map(|n| n.children.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|c| self.nodes.get(*c))
+    }
+}
+
+/// Orders children the reference's way: by `Date.parse(timestamp)` ascending, stable,
+/// invalid timestamps last.
+pub(crate) fn sort_children(children: &mut [(Option<i64>, usize)]) {
+    children.sort_by(|a, b| match (a.0, b.0) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+}
+
+/// A context that no longer borrows the source it was built from.
+pub(crate) fn detach(
+    ctx: session_context::SessionContext<'_>,
+) -> session_context::SessionContext<'static> {
+    session_context::SessionContext {
+        messages: ctx
+            .messages
+            .into_iter()
+            .map(|m| session_context::ContextMessage::Owned(Box::new(m.into_owned())))
+            .collect(),
+        settings: ctx.settings,
+        leaf: ctx.leaf,
+        warnings: ctx.warnings,
+    }
+}

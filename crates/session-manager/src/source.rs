@@ -1,0 +1,219 @@
+//! Reading entries of an owned session through its index, bounded by a capture and
+//! counted against read limits; and the [`ContextSource`] adapter that makes resume
+//! cost what the context needs.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use session_context::{ContextSource, EntryKind, Node, Parent, UsageAttribution};
+use session_index::{EntryIndex, Index, kinds};
+use session_journal::{Capture, Reader};
+use session_types::json::replace_lone_surrogates;
+use session_types::{Entry, Record};
+
+use crate::error::ReadError;
+use crate::read::Accounting;
+
+/// A consistent, committed prefix of an owned session: what one read sees.
+///
+/// Taken with [`OwnedSession::snapshot`](crate::OwnedSession::snapshot); every read
+/// takes its own unless given one. Entries appended after it are invisible to reads
+/// through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    pub(crate) capture: Capture,
+    /// Index records (frames) covered.
+    pub(crate) frames: u32,
+}
+
+impl Snapshot {
+    /// The journal capture (committed length and last sequence number).
+    pub fn capture(&self) -> Capture {
+        self.capture
+    }
+}
+
+/// The index, the journal reader and a snapshot: everything a captured read needs.
+pub(crate) struct View<'a> {
+    pub(crate) index: &'a Index,
+    pub(crate) reader: &'a Reader,
+    pub(crate) snapshot: Snapshot,
+    pub(crate) path: &'a Path,
+}
+
+impl View<'_> {
+    /// Whether index record `i` lies inside the snapshot.
+    pub(crate) fn visible(&self, i: EntryIndex) -> bool {
+        i.0 < self.snapshot.frames
+    }
+
+    /// The entry with this id, inside the snapshot.
+    pub(crate) fn find(&self, id: &str) -> Option<EntryIndex> {
+        self.index.find(id).filter(|i| self.visible(*i))
+    }
+
+    pub(crate) fn payload_len(&self, i: EntryIndex) -> u64 {
+        self.index.info(i).map_or(0, |x| u64::from(x.payload_len))
+    }
+
+    /// Reads and verifies the frame of record `i` (no accounting).
+    pub(crate) fn load_raw(&self, i: EntryIndex) -> Result<Vec<u8>, ReadError> {
+        let info = self.index.info(i).ok_or_else(|| ReadError::EntryNotFound {
+            id: format!("#{}", i.0),
+        })?;
+        if !self.visible(i) || info.offset.0 >= self.snapshot.capture.len.0 {
+            return Err(ReadError::EntryNotFound {
+                id: info.id.unwrap_or_default().to_owned(),
+            });
+        }
+        let frame = self
+            .reader
+            .read_frame_at(info.offset)
+            .map_err(|e| ReadError::Journal {
+                path: self.path.to_path_buf(),
+                detail: e.to_string(),
+            })?;
+        if frame.info.seq != info.seq || frame.info.kind.get() != info.kind {
+            return Err(ReadError::Journal {
+                path: self.path.to_path_buf(),
+                detail: format!(
+                    "frame at offset {} has seq {}, the index expected seq {}",
+                    info.offset, frame.info.seq, info.seq
+                ),
+            });
+        }
+        Ok(frame.payload)
+    }
+
+    /// Reads and parses the entry of record `i` (no accounting). A payload of a known
+    /// type with an unexpected shape is returned as [`Entry::Unknown`] rather than lost.
+    pub(crate) fn load_entry(&self, i: EntryIndex) -> Result<Entry, ReadError> {
+        let raw = self.load_raw(i)?;
+        let offset = self.index.info(i).map_or(0, |x| x.offset.0);
+        parse_entry(&raw, self.path, offset, true)
+    }
+}
+
+/// Parses an entry payload; with `lenient`, a known type of unexpected shape becomes
+/// [`Entry::Unknown`].
+pub(crate) fn parse_entry(
+    raw: &[u8],
+    path: &Path,
+    offset: u64,
+    lenient: bool,
+) -> Result<Entry, ReadError> {
+    let text = String::from_utf8_lossy(raw);
+    let (clean, _) = replace_lone_surrogates(&text);
+    let err = |detail: String| ReadError::Parse {
+        path: path.to_path_buf(),
+        offset,
+        detail,
+    };
+    match Record::parse(&clean) {
+        Ok(Record::Entry(e)) => Ok(e),
+        Ok(Record::Header(_)) => Err(err("a session header where an entry belongs".into())),
+        Err(e) => {
+            if lenient
+                && let Ok(serde_json::Value::Object(map)) =
+                    serde_json::from_str::<serde_json::Value>(&clean)
+            {
+                return Ok(Entry::Unknown(map));
+            }
+            Err(err(e.to_string()))
+        }
+    }
+}
+
+/// [`ContextSource`] over an owned session's index: the path walk reads parents and
+/// kinds from the index; only the entries the context holds are read from the journal
+/// (verified frame reads), each counted against the read's limits.
+pub(crate) struct IndexSource<'a> {
+    pub(crate) view: View<'a>,
+    pub(crate) acct: &'a Accounting,
+    /// A limit error met where the trait cannot return one (usage attribution); the
+    /// caller fails the read with it.
+    pub(crate) deferred: std::cell::RefCell<Option<ReadError>>,
+}
+
+impl ContextSource for IndexSource<'_> {
+    type Handle = EntryIndex;
+    type Error = ReadError;
+
+    fn last_entry(&self) -> Option<EntryIndex> {
+        // The last entry frame inside the snapshot.
+        let leaf = self.view.index.leaf()?;
+        if self.view.visible(leaf) {
+            return Some(leaf);
+        }
+        (0..self.view.snapshot.frames)
+            .rev()
+            .map(EntryIndex)
+            .find(|i| {
+                self.view
+                    .index
+                    .info(*i)
+                    .is_some_and(|x| x.kind == kinds::ENTRY_KIND)
+            })
+    }
+
+    fn find(&self, id: &str) -> Option<EntryIndex> {
+        self.view
+            .find(id)
+            .filter(|i| !self.view.index.is_unparsable(*i))
+    }
+
+    fn node(&self, entry: EntryIndex) -> Node<'_, EntryIndex> {
+        let Some(info) = self.view.index.info(entry) else {
+            return Node {
+                parent: Parent::Root,
+                kind: EntryKind::Unknown,
+            };
+        };
+        let parent = match info.parent_id {
+            None => Parent::Root,
+            Some(p) => match self.find(p) {
+                Some(i) => Parent::Node(i),
+                None => Parent::Missing(Cow::Borrowed(p)),
+            },
+        };
+        Node {
+            parent,
+            kind: EntryKind::of_type(Some(info.entry_type).filter(|t| !t.is_empty()), info.role),
+        }
+    }
+
+    fn id(&self, entry: EntryIndex) -> Cow<'_, str> {
+        Cow::Borrowed(self.view.index.info(entry).and_then(|x| x.id).unwrap_or(""))
+    }
+
+    fn load(&self, entry: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
+        self.acct.charge(self.view.payload_len(entry))?;
+        let raw = self.view.load_raw(entry)?;
+        let offset = self.view.index.info(entry).map_or(0, |x| x.offset.0);
+        parse_entry(&raw, self.view.path, offset, false).map(Cow::Owned)
+    }
+
+    fn entry_count(&self) -> usize {
+        usize::try_from(self.view.index.counts().entries).unwrap_or(usize::MAX)
+    }
+
+    /// The latest `child_usage_attributed` entry for the target (the index keeps only
+    /// the latest): its aggregate is exact; `children`/`count` describe that entry
+    /// only, which is all the messages view uses.
+    fn usage_attribution(&self, target: &str) -> Option<UsageAttribution> {
+        let i = self.view.index.latest_aggregate_usage(target)?;
+        if !self.view.visible(i) {
+            return None;
+        }
+        if let Err(e) = self.acct.charge(self.view.payload_len(i)) {
+            self.deferred.borrow_mut().get_or_insert(e);
+            return None;
+        }
+        match self.view.load_entry(i).ok()? {
+            Entry::ChildUsageAttributed(c) => {
+                Some(UsageAttribution::first(&c.child_usage, &c.aggregate_usage))
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,555 @@
+//! The store: the seed's static methods (create, open, continue, fork, list, delete,
+//! import) over one layout, with injected clock, ids and file system.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use session_import::{Destination, ImportOptions, ImportOutcome};
+use session_index::{Index, ListOptions, OpenIndexOptions, SessionInfo, kinds, list_sessions};
+use session_journal::vfs::{LockAttempt, StdVfs, Vfs};
+use session_journal::{
+    CreateOptions, Durability, JournalId, NewFrame, OpenOptions, Reader, ReaderOptions, Writer,
+};
+use session_types::{EntryId, Record, SessionHeader, SessionId};
+
+use crate::clock::Sources;
+use crate::error::{OpenError, io, journal_open_error};
+use crate::layout::{Layout, SafeSessionId, create_private_dir};
+use crate::owned::OwnedSession;
+use crate::resident::ResidentSession;
+use crate::source::parse_entry;
+
+/// Options of [`Store::create_with`] and [`OwnedSession::new_session`]
+/// (the seed's `newSession({id?, parentSession?})`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NewSessionOptions {
+    /// A caller-chosen session id; it must be a safe file name
+    /// ([`SafeSessionId`]). Default: a UUIDv7 from the store's id source.
+    pub id: Option<String>,
+    /// Recorded as the header's `parentSession`.
+    pub parent_session: Option<String>,
+}
+
+impl NewSessionOptions {
+    /// Options with this session id.
+    pub fn with_id(id: impl Into<String>) -> Self {
+        Self {
+            id: Some(id.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Options with this parent session.
+    pub fn with_parent_session(parent: impl Into<String>) -> Self {
+        Self {
+            parent_session: Some(parent.into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// Progress and per-session delivery of a listing (the seed's `onProgress(loaded,
+/// total)` and `onSession(session)` callbacks). Both default to doing nothing;
+/// `()` is the observer that ignores everything.
+pub trait ListObserver {
+    /// `loaded` of `total` sessions are known.
+    fn on_progress(&mut self, loaded: usize, total: usize) {
+        let _ = (loaded, total);
+    }
+    /// One session, in the listing's order (newest first).
+    fn on_session(&mut self, session: &SessionInfo) {
+        let _ = session;
+    }
+}
+
+impl ListObserver for () {}
+
+/// What [`Store::delete`] removed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct DeleteReport {
+    /// Every path removed, in removal order.
+    pub removed: Vec<PathBuf>,
+}
+
+/// A session store: one [`Layout`] (the seed's optional `sessionDir` argument becomes
+/// [`Layout::with_session_dir`]), the injected [`Sources`] and the file system.
+///
+/// The seed's static methods live here; the session handles it returns are
+/// [`OwnedSession`] (persisted, locked) and [`ResidentSession`] (in memory).
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub(crate) layout: Layout,
+    pub(crate) sources: Sources,
+    pub(crate) vfs: Arc<dyn Vfs>,
+}
+
+impl Store {
+    /// A store over `layout` with real clock, random ids and the real file system.
+    pub fn new(layout: Layout) -> Self {
+        Self {
+            layout,
+            sources: Sources::default(),
+            vfs: Arc::new(StdVfs),
+        }
+    }
+
+    /// A store over the layout of the process environment (`BASE_CONTEXT_HOME`,
+    /// `BASE_CONTEXT_SESSION_DIR`).
+    pub fn from_env() -> Result<Self, OpenError> {
+        Ok(Self::new(Layout::from_env()?))
+    }
+
+    /// The same store with these clock and id sources.
+    pub fn with_sources(mut self, sources: Sources) -> Self {
+        self.sources = sources;
+        self
+    }
+
+    /// The same store over another file system (e.g. a
+    /// [`CountingVfs`](session_index::CountingVfs)). Listing reads directories through
+    /// std; import and provenance reads go through std too.
+    pub fn with_vfs(mut self, vfs: Arc<dyn Vfs>) -> Self {
+        self.vfs = vfs;
+        self
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The sources.
+    pub fn sources(&self) -> &Sources {
+        &self.sources
+    }
+
+    pub(crate) fn artifact_dir_for(&self, journal: &Path) -> PathBuf {
+        let stem = journal
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.layout.root().join("session-artifacts").join(stem)
+    }
+
+    /// The artifact directory of the session with this id (not created).
+    pub fn session_artifact_dir(&self, id: &SafeSessionId) -> PathBuf {
+        self.layout.artifact_dir(id)
+    }
+
+    // ----- creation -----
+
+    /// `SessionManager.create(cwd)`: a new session whose header is durable when this
+    /// returns (no deferred first write).
+    pub fn create(&self, cwd: &str) -> Result<OwnedSession, OpenError> {
+        self.create_with(cwd, NewSessionOptions::default())
+    }
+
+    /// [`create`](Self::create) with a caller-chosen id and/or `parentSession`.
+    pub fn create_with(
+        &self,
+        cwd: &str,
+        options: NewSessionOptions,
+    ) -> Result<OwnedSession, OpenError> {
+        let now = self.sources.clock.now_ms();
+        let id = match &options.id {
+            Some(id) => SafeSessionId::new(id)?,
+            None => SafeSessionId::new(&self.sources.ids.session_id(now))?,
+        };
+        let mut header = SessionHeader::new(
+            SessionId::new(id.as_str()),
+            session_types::Timestamp::from_unix_ms(now),
+            cwd,
+        );
+        header.parent_session = options.parent_session;
+        let dir = self.layout.sessions_dir();
+        create_private_dir(dir).map_err(io(dir, "create directory"))?;
+        let path = self.layout.journal_path(&id);
+        let mut writer = Writer::create(
+            &path,
+            JournalId(self.sources.ids.journal_id()),
+            CreateOptions {
+                session_id: Some(id.as_str().to_owned()),
+                vfs: self.vfs.clone(),
+                ..CreateOptions::default()
+            },
+        )
+        .map_err(|e| match e {
+            session_journal::CreateError::Exists { path } => OpenError::Exists {
+                path,
+                id: id.as_str().to_owned(),
+            },
+            session_journal::CreateError::Locked {
+                path,
+                lock_path,
+                holder,
+            } => OpenError::Locked {
+                path,
+                lock_path,
+                holder,
+            },
+            other => OpenError::Journal(other.to_string()),
+        })?;
+        let text = header.to_json();
+        writer
+            .append_frame(
+                NewFrame::new(kinds::SESSION_HEADER, text.as_bytes()),
+                Durability::Durable,
+            )
+            .map_err(|e| OpenError::from(crate::error::AppendError::from(e)))?;
+        self.own(path, writer)
+    }
+
+    /// Builds the owned handle around a writer that holds the lock.
+    fn own(&self, path: PathBuf, writer: Writer) -> Result<OwnedSession, OpenError> {
+        let (index, _) = Index::open_or_rebuild(
+            &path,
+            OpenIndexOptions {
+                vfs: self.vfs.clone(),
+                durable: Some(writer.durable_capture()),
+                ..OpenIndexOptions::default()
+            },
+        )
+        .map_err(|e| OpenError::Index {
+            path: path.clone(),
+            detail: e.to_string(),
+        })?;
+        let reader = Reader::open(
+            &path,
+            ReaderOptions {
+                vfs: self.vfs.clone(),
+            },
+        )
+        .map_err(journal_open_error)?;
+        let header = read_header(&index, &reader, &path)?;
+        let leaf = index
+            .leaf()
+            .and_then(|l| index.info(l))
+            .and_then(|i| i.id)
+            .map(EntryId::new);
+        Ok(OwnedSession {
+            store: self.clone(),
+            path,
+            writer,
+            reader,
+            index,
+            header,
+            leaf,
+            durability: Durability::Durable,
+            unsaved: 0,
+        })
+    }
+
+    /// `SessionManager.open(path)`: takes the journal's lock (a second owner gets
+    /// [`OpenError::Locked`] naming the holder), recovers a torn tail, opens the index
+    /// (O(1) when fresh) and resumes at the last appended entry. A legacy JSONL file
+    /// is refused with [`OpenError::LegacyJsonl`]: import it.
+    pub fn open(&self, path: &Path) -> Result<OwnedSession, OpenError> {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let (writer, _report) = Writer::open(
+            &path,
+            OpenOptions {
+                vfs: self.vfs.clone(),
+                ..OpenOptions::default()
+            },
+        )
+        .map_err(journal_open_error)?;
+        self.own(path, writer)
+    }
+
+    /// Opens the session with this id in the sessions directory.
+    pub fn open_id(&self, id: &str) -> Result<OwnedSession, OpenError> {
+        let id = SafeSessionId::new(id)?;
+        self.open(&self.layout.journal_path(&id))
+    }
+
+    /// `SessionManager.continueRecent(cwd)`: opens the session of `cwd` with the latest
+    /// activity (the listing's `modified`, read from derived summaries only), or
+    /// creates one.
+    pub fn continue_recent(&self, cwd: &str) -> Result<OwnedSession, OpenError> {
+        let recent = self.list(cwd, &mut ())?;
+        match recent.first() {
+            Some(info) => self.open(&info.path),
+            None => self.create(cwd),
+        }
+    }
+
+    /// `SessionManager.forkFrom(sourcePath, targetCwd)`: a new session in this store
+    /// holding every entry of the native journal at `source` (copied byte for byte),
+    /// with `cwd = target_cwd` and `parentSession = source`. The source is only read
+    /// (no lock taken). A legacy source is refused: import it first.
+    pub fn fork_from(&self, source: &Path, target_cwd: &str) -> Result<OwnedSession, OpenError> {
+        let reader = Reader::open(
+            source,
+            ReaderOptions {
+                vfs: self.vfs.clone(),
+            },
+        )
+        .map_err(journal_open_error)?;
+        let options = NewSessionOptions::with_parent_session(source.to_string_lossy());
+        let mut new = self.create_with(target_cwd, options)?;
+        let mut batch: Vec<Vec<u8>> = Vec::new();
+        let mut batch_bytes = 0usize;
+        let mut saw_header = false;
+        for frame in reader.frames(None) {
+            let frame = frame.map_err(|e| OpenError::Journal(e.to_string()))?;
+            if frame.info.kind == kinds::SESSION_HEADER {
+                saw_header = true;
+                continue;
+            }
+            if frame.info.kind != kinds::ENTRY {
+                continue;
+            }
+            batch_bytes += frame.payload.len();
+            batch.push(frame.payload);
+            if batch_bytes >= 4 << 20 {
+                new.append_raw_batch(&batch)?;
+                batch.clear();
+                batch_bytes = 0;
+            }
+        }
+        if !saw_header {
+            let path = new.path.clone();
+            drop(new);
+            let _ = self.delete(&path);
+            return Err(OpenError::NoHeader {
+                path: source.to_path_buf(),
+            });
+        }
+        new.append_raw_batch(&batch)?;
+        new.sync()?;
+        Ok(new)
+    }
+
+    /// `SessionManager.openReadOnly(path)`: a resident view of the journal as it is
+    /// now. Takes no lock and modifies no file (a torn tail being written is simply
+    /// not read); works while another process owns the session.
+    pub fn open_read_only(&self, path: &Path) -> Result<ResidentSession, OpenError> {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let reader = Reader::open(
+            &path,
+            ReaderOptions {
+                vfs: self.vfs.clone(),
+            },
+        )
+        .map_err(journal_open_error)?;
+        let mut header = None;
+        let mut entries = Vec::new();
+        for frame in reader.frames(None) {
+            let frame = frame.map_err(|e| OpenError::Journal(e.to_string()))?;
+            if frame.info.kind == kinds::SESSION_HEADER && header.is_none() {
+                let text = String::from_utf8_lossy(&frame.payload);
+                match Record::parse(&text) {
+                    Ok(Record::Header(h)) => header = Some(h),
+                    Ok(_) => {}
+                    Err(e) => {
+                        return Err(OpenError::BadHeader {
+                            path,
+                            reason: e.to_string(),
+                        });
+                    }
+                }
+            } else if frame.info.kind == kinds::ENTRY
+                && let Ok(e) = parse_entry(&frame.payload, &path, frame.info.offset.0, true)
+            {
+                entries.push(e);
+            }
+        }
+        let header = header.ok_or_else(|| OpenError::NoHeader { path: path.clone() })?;
+        let artifact = self.artifact_dir_for(&path);
+        Ok(ResidentSession::from_parts(
+            self.sources.clone(),
+            header,
+            entries,
+            Some(path),
+            self.layout.sessions_dir().to_path_buf(),
+            Some(artifact),
+        ))
+    }
+
+    // ----- listing -----
+
+    /// `SessionManager.list(cwd)`: the sessions whose header cwd is `cwd`, newest
+    /// first, from derived summaries (a fresh catalog opens no journal).
+    pub fn list(
+        &self,
+        cwd: &str,
+        observer: &mut dyn ListObserver,
+    ) -> Result<Vec<SessionInfo>, OpenError> {
+        self.list_filtered(Some(cwd), observer)
+    }
+
+    /// `SessionManager.listAll()`: every session of the store, newest first.
+    pub fn list_all(&self, observer: &mut dyn ListObserver) -> Result<Vec<SessionInfo>, OpenError> {
+        self.list_filtered(None, observer)
+    }
+
+    fn list_filtered(
+        &self,
+        cwd: Option<&str>,
+        observer: &mut dyn ListObserver,
+    ) -> Result<Vec<SessionInfo>, OpenError> {
+        let dir = self.layout.sessions_dir();
+        if !dir.is_dir() {
+            observer.on_progress(0, 0);
+            return Ok(Vec::new());
+        }
+        let (infos, _report) = list_sessions(
+            dir,
+            &ListOptions {
+                vfs: self.vfs.clone(),
+                ..ListOptions::default()
+            },
+        )?;
+        let infos: Vec<SessionInfo> = infos
+            .into_iter()
+            .filter(|i| cwd.is_none_or(|c| i.summary.cwd == c))
+            .collect();
+        let total = infos.len();
+        observer.on_progress(0, total);
+        for (n, info) in infos.iter().enumerate() {
+            observer.on_session(info);
+            observer.on_progress(n + 1, total);
+        }
+        Ok(infos)
+    }
+
+    // ----- import -----
+
+    /// Explicit, offline import of a legacy JSONL session into this store's sessions
+    /// directory (idempotent by content). Open the result with
+    /// [`open`](Self::open)`(&outcome.journal)`.
+    pub fn import(&self, legacy: &Path) -> Result<ImportOutcome, OpenError> {
+        let dir = self.layout.sessions_dir();
+        create_private_dir(dir).map_err(io(dir, "create directory"))?;
+        Ok(session_import::import(
+            legacy,
+            &Destination::Dir(dir.to_path_buf()),
+            &ImportOptions::default(),
+        )?)
+    }
+
+    // ----- deletion -----
+
+    /// Deletes the session with this id.
+    pub fn delete_id(&self, id: &str) -> Result<DeleteReport, OpenError> {
+        let id = SafeSessionId::new(id)?;
+        self.delete(&self.layout.journal_path(&id))
+    }
+
+    /// Deletes a session: its journal, index sidecar, imports-registry line, artifact
+    /// directory and lock file. Refused with [`OpenError::Locked`] while anyone owns
+    /// it. Order: lock taken → journal (the session is gone) → sidecar → registry line
+    /// → artifacts → lock file (unlinked while still held, then released), so no other
+    /// process can own the session while any of its parts remain.
+    pub fn delete(&self, journal: &Path) -> Result<DeleteReport, OpenError> {
+        let journal = std::path::absolute(journal).unwrap_or_else(|_| journal.to_path_buf());
+        if !self.vfs.exists(&journal).map_err(io(&journal, "stat"))? {
+            return Err(OpenError::NotFound { path: journal });
+        }
+        let lock_path = session_journal::lock::lock_path(&journal);
+        let holder = format!("pid={}\n", std::process::id());
+        let guard = match self
+            .vfs
+            .try_lock(&lock_path, holder.as_bytes())
+            .map_err(io(&lock_path, "lock"))?
+        {
+            LockAttempt::Acquired(g) => g,
+            LockAttempt::Held { contents } => {
+                return Err(OpenError::Locked {
+                    path: journal,
+                    lock_path,
+                    holder: session_journal::lock::parse_holder(&contents),
+                });
+            }
+        };
+        let mut report = DeleteReport::default();
+        self.vfs
+            .remove_file(&journal)
+            .map_err(io(&journal, "remove"))?;
+        report.removed.push(journal.clone());
+        let side = session_index::sidecar_path(&journal);
+        if self.vfs.remove_file(&side).is_ok() {
+            report.removed.push(side);
+        }
+        if let Some(dir) = journal.parent() {
+            let _ = self.vfs.sync_dir(dir);
+            if let Some(p) = remove_registry_line(dir, &journal) {
+                report.removed.push(p);
+            }
+        }
+        let artifacts = self.artifact_dir_for(&journal);
+        if artifacts.is_dir() {
+            std::fs::remove_dir_all(&artifacts).map_err(io(&artifacts, "remove directory"))?;
+            report.removed.push(artifacts);
+        }
+        self.vfs
+            .remove_file(&lock_path)
+            .map_err(io(&lock_path, "remove"))?;
+        report.removed.push(lock_path);
+        drop(guard);
+        Ok(report)
+    }
+}
+
+/// Drops the imports-registry lines naming `journal` (atomic rewrite); returns the
+/// registry path when a line was removed.
+fn remove_registry_line(dir: &Path, journal: &Path) -> Option<PathBuf> {
+    let reg = dir.join(session_import::format::REGISTRY_FILE);
+    let text = std::fs::read_to_string(&reg).ok()?;
+    let name = journal.file_name()?.to_string_lossy().into_owned();
+    let mut kept = String::new();
+    let mut removed = false;
+    for line in text.lines() {
+        let names_it = serde_json::from_str::<session_import::format::RegistryLine>(line)
+            .is_ok_and(|l| l.journal == name || Path::new(&l.journal) == journal);
+        if names_it {
+            removed = true;
+        } else {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    if !removed {
+        return None;
+    }
+    let tmp = dir.join(format!("{}.tmp", session_import::format::REGISTRY_FILE));
+    std::fs::write(&tmp, kept).ok()?;
+    std::fs::rename(&tmp, &reg).ok()?;
+    Some(reg)
+}
+
+/// Reads and parses the session header record (the first `SESSION_HEADER` frame).
+fn read_header(index: &Index, reader: &Reader, path: &Path) -> Result<SessionHeader, OpenError> {
+    let i = (0..index.len().min(4))
+        .map(|i| session_index::EntryIndex(i as u32))
+        .find(|i| {
+            index
+                .info(*i)
+                .is_some_and(|x| x.kind == kinds::SESSION_HEADER_KIND)
+        })
+        .ok_or_else(|| OpenError::NoHeader {
+            path: path.to_path_buf(),
+        })?;
+    let offset = index
+        .info(i)
+        .map(|x| x.offset)
+        .ok_or_else(|| OpenError::NoHeader {
+            path: path.to_path_buf(),
+        })?;
+    let frame = reader
+        .read_frame_at(offset)
+        .map_err(|e| OpenError::Journal(e.to_string()))?;
+    let text = String::from_utf8_lossy(&frame.payload);
+    match Record::parse(&text) {
+        Ok(Record::Header(h)) => Ok(h),
+        Ok(_) => Err(OpenError::NoHeader {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(OpenError::BadHeader {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
+    }
+}
