@@ -87,14 +87,54 @@ pub struct ContextEntries<'s> {
     pub warnings: Vec<ContextWarning>,
 }
 
+/// One message of a context: borrowed from the source when it is stored as is in an
+/// entry the source holds in memory, owned otherwise (synthesized, decoded on load, or
+/// carrying attributed usage). Dereferences to the [`AgentMessage`]; serializes as it.
+///
+/// Borrowing keeps a resident context free of copies: a message is 520 bytes before its
+/// content, and a context can hold tens of thousands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContextMessage<'s> {
+    /// A stored message, as stored.
+    Stored(&'s AgentMessage),
+    /// A message made or decoded for this context.
+    Owned(Box<AgentMessage>),
+}
+
+impl std::ops::Deref for ContextMessage<'_> {
+    type Target = AgentMessage;
+    fn deref(&self) -> &AgentMessage {
+        match self {
+            ContextMessage::Stored(m) => m,
+            ContextMessage::Owned(m) => m,
+        }
+    }
+}
+
+impl ContextMessage<'_> {
+    /// The message, owned.
+    pub fn into_owned(self) -> AgentMessage {
+        match self {
+            ContextMessage::Stored(m) => m.clone(),
+            ContextMessage::Owned(m) => *m,
+        }
+    }
+}
+
+impl Serialize for ContextMessage<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
 /// The messages view: what the model is sent, with the settings at the leaf.
 ///
 /// [`SessionContext::to_reference_json`] is the reference's `buildSessionContext()`
 /// value `{messages, thinkingLevel, model}`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SessionContext {
+pub struct SessionContext<'s> {
     /// The messages, stored ones as stored and synthesized ones in the reference's shapes.
-    pub messages: Vec<AgentMessage>,
+    pub messages: Vec<ContextMessage<'s>>,
     /// The settings at the leaf.
     pub settings: Settings,
     /// The leaf the path ends at (`None` for the empty context).
@@ -103,7 +143,7 @@ pub struct SessionContext {
     pub warnings: Vec<ContextWarning>,
 }
 
-impl SessionContext {
+impl SessionContext<'_> {
     /// `{"messages":[…],"thinkingLevel":…,"model":{…}|null}`, keys in the reference's
     /// order; equal to the reference's output for every input it terminates on.
     pub fn to_reference_json(&self) -> Value {
@@ -143,29 +183,40 @@ pub fn context_entries<'s, S: ContextSource>(
     let mut plan = plan(source, leaf)?;
     let settings = settings(source, &plan)?;
     let mut entries = Vec::new();
+    each_entry(source, &mut plan, |e| entries.push(e))?;
+    Ok(ContextEntries {
+        entries,
+        settings,
+        leaf: plan.leaf.take(),
+        warnings: std::mem::take(&mut plan.warnings),
+    })
+}
+
+/// Calls `f` with each entry of the context, in context order: the compaction, then
+/// the window's entries that produce a message.
+fn each_entry<'s, S: ContextSource>(
+    source: &'s S,
+    plan: &mut ContextPlan<'s, S::Handle>,
+    mut f: impl FnMut(Cow<'s, Entry>),
+) -> Result<(), ContextError<S::Error>> {
     if let Some(c) = plan.compaction_entry.take() {
-        entries.push(c);
+        f(c);
     }
-    let window: Vec<usize> = plan.window().collect();
-    for i in window {
+    let plan = &*plan;
+    for i in plan.window() {
         let p = &plan.path[i];
         if !p.kind.may_emit() {
             continue;
         }
-        let entry = load(source, &p.id, p.kind)?;
+        let entry = load(source, p.handle, p.kind)?;
         if let Entry::BranchSummary(b) = &*entry
             && b.summary.is_empty()
         {
             continue;
         }
-        entries.push(entry);
+        f(entry);
     }
-    Ok(ContextEntries {
-        entries,
-        settings,
-        leaf: plan.leaf().map(EntryId::new),
-        warnings: std::mem::take(&mut plan.warnings),
-    })
+    Ok(())
 }
 
 /// Builds the messages view for `leaf`.
@@ -187,22 +238,33 @@ pub fn context_entries<'s, S: ContextSource>(
 ///     r#"{"messages":[{"role":"user","content":"hi","timestamp":1}],"thinkingLevel":"high","model":null}"#
 /// );
 /// ```
-pub fn build_context<S: ContextSource>(
-    source: &S,
+pub fn build_context<'s, S: ContextSource>(
+    source: &'s S,
     leaf: Leaf<'_>,
     options: &ContextOptions,
-) -> Result<SessionContext, ContextError<S::Error>> {
-    let view = context_entries(source, leaf)?;
-    Ok(view.into_context(source, options))
+) -> Result<SessionContext<'s>, ContextError<S::Error>> {
+    let mut plan = plan(source, leaf)?;
+    let settings = settings(source, &plan)?;
+    // Messages are made as entries are loaded: no intermediate list of entries.
+    let mut messages = Vec::with_capacity(plan.window().len() + 1);
+    each_entry(source, &mut plan, |e| {
+        messages.extend(message_of(e, source, options));
+    })?;
+    Ok(SessionContext {
+        messages,
+        settings,
+        leaf: plan.leaf.take(),
+        warnings: std::mem::take(&mut plan.warnings),
+    })
 }
 
-impl ContextEntries<'_> {
+impl<'s> ContextEntries<'s> {
     /// The messages view of these entries.
     pub fn into_context<S: ContextSource>(
         self,
         source: &S,
         options: &ContextOptions,
-    ) -> SessionContext {
+    ) -> SessionContext<'s> {
         let messages = self
             .entries
             .into_iter()
@@ -218,61 +280,79 @@ impl ContextEntries<'_> {
 }
 
 /// The message an entry contributes (`None` only for kinds the entries view never holds).
-fn message_of<S: ContextSource>(
-    entry: Cow<'_, Entry>,
+fn message_of<'s, S: ContextSource>(
+    entry: Cow<'s, Entry>,
     source: &S,
     options: &ContextOptions,
-) -> Option<AgentMessage> {
-    let ts = entry.timestamp_ms().map(Number::from);
-    Some(match entry {
-        Cow::Owned(Entry::Message(m)) => attributed(m.message, m.base.id.as_ref(), source, options),
-        Cow::Borrowed(Entry::Message(m)) => {
-            attributed(m.message.clone(), m.base.id.as_ref(), source, options)
+) -> Option<ContextMessage<'s>> {
+    // Only synthesized messages need the entry time (`Date.parse`, NaN → null).
+    let ts = |e: &Entry| e.timestamp_ms().map(Number::from);
+    let owned = |m: AgentMessage| Some(ContextMessage::Owned(Box::new(m)));
+    match entry {
+        Cow::Borrowed(Entry::Message(m)) => Some(
+            match attribution(&m.message, m.base.id.as_ref(), source, options) {
+                None => ContextMessage::Stored(&m.message),
+                Some(usage) => {
+                    ContextMessage::Owned(Box::new(with_usage(m.message.clone(), usage)))
+                }
+            },
+        ),
+        Cow::Owned(Entry::Message(m)) => {
+            let usage = attribution(&m.message, m.base.id.as_ref(), source, options);
+            owned(match usage {
+                None => m.message,
+                Some(usage) => with_usage(m.message, usage),
+            })
         }
         e => match &*e {
-            Entry::CustomMessage(c) => AgentMessage::Custom(CustomMessage {
+            Entry::CustomMessage(c) => owned(AgentMessage::Custom(CustomMessage {
                 custom_type: c.custom_type.clone(),
                 content: c.content.clone(),
                 display: c.display,
                 details: c.details.clone(),
-                timestamp: ts,
+                timestamp: ts(&e),
                 extra: Extra::new(),
-            }),
-            Entry::BranchSummary(b) => AgentMessage::BranchSummary(BranchSummaryMessage {
+            })),
+            Entry::BranchSummary(b) => owned(AgentMessage::BranchSummary(BranchSummaryMessage {
                 summary: b.summary.clone(),
                 from_id: b.from_id.clone(),
-                timestamp: ts,
+                timestamp: ts(&e),
                 extra: Extra::new(),
-            }),
-            Entry::Compaction(c) => AgentMessage::CompactionSummary(CompactionSummaryMessage {
-                summary: c.summary.clone(),
-                tokens_before: c.tokens_before.clone(),
-                timestamp: ts,
-                extra: Extra::new(),
-            }),
-            _ => return None,
+            })),
+            Entry::Compaction(c) => {
+                owned(AgentMessage::CompactionSummary(CompactionSummaryMessage {
+                    summary: c.summary.clone(),
+                    tokens_before: c.tokens_before.clone(),
+                    timestamp: ts(&e),
+                    extra: Extra::new(),
+                }))
+            }
+            _ => None,
         },
-    })
+    }
 }
 
-fn attributed<S: ContextSource>(
-    mut message: AgentMessage,
+/// The aggregate usage to give an assistant message, when attribution applies.
+fn attribution<S: ContextSource>(
+    message: &AgentMessage,
     id: Option<&EntryId>,
     source: &S,
     options: &ContextOptions,
-) -> AgentMessage {
+) -> Option<Usage> {
     if !options.attribute_child_usage || MessageRole::of(message.role()) != MessageRole::Assistant {
-        return message;
+        return None;
     }
-    let Some(a) = id.and_then(|id| source.usage_attribution(id.as_str())) else {
-        return message;
-    };
+    id.and_then(|id| source.usage_attribution(id.as_str()))
+        .map(|a| a.aggregate)
+}
+
+fn with_usage(mut message: AgentMessage, usage: Usage) -> AgentMessage {
     match &mut message {
-        AgentMessage::Assistant(m) => m.usage = a.aggregate,
+        AgentMessage::Assistant(m) => m.usage = usage,
         AgentMessage::Unknown(map) => {
             map.insert(
                 "usage".to_owned(),
-                serde_json::to_value(&a.aggregate).unwrap_or(Value::Null),
+                serde_json::to_value(&usage).unwrap_or(Value::Null),
             );
         }
         _ => {}
@@ -282,23 +362,23 @@ fn attributed<S: ContextSource>(
 
 fn settings<S: ContextSource>(
     source: &S,
-    plan: &ContextPlan<'_>,
+    plan: &ContextPlan<'_, S::Handle>,
 ) -> Result<Settings, ContextError<S::Error>> {
     let mut s = Settings::default();
     let (thinking, model, tier) = plan.settings_sources();
     if let Some(i) = thinking {
         let p = &plan.path[i];
-        if let Entry::ThinkingLevelChange(t) = &*load(source, &p.id, p.kind)? {
+        if let Entry::ThinkingLevelChange(t) = &*load(source, p.handle, p.kind)? {
             s.thinking_level = t.thinking_level.clone();
         }
     }
     if let Some(i) = model {
         let p = &plan.path[i];
-        s.model = model_of(&*load(source, &p.id, p.kind)?);
+        s.model = model_of(&*load(source, p.handle, p.kind)?);
     }
     if let Some(i) = tier {
         let p = &plan.path[i];
-        if let Entry::ServiceTierChange(t) = &*load(source, &p.id, p.kind)? {
+        if let Entry::ServiceTierChange(t) = &*load(source, p.handle, p.kind)? {
             s.service_tier = Some(t.service_tier.clone());
         }
     }
@@ -338,16 +418,17 @@ pub fn own_usage<S: ContextSource>(
     source: &S,
     id: &str,
 ) -> Result<Option<Usage>, ContextError<S::Error>> {
-    let Some(node) = source.node(id) else {
+    let Some(handle) = source.find(id) else {
         return Ok(None);
     };
-    if node.kind != EntryKind::Message(MessageRole::Assistant) {
+    let kind = source.node(handle).kind;
+    if kind != EntryKind::Message(MessageRole::Assistant) {
         return Ok(None);
     }
     if let Some(a) = source.usage_attribution(id) {
         return Ok(Some(a.own()));
     }
-    let entry = load(source, id, node.kind)?;
+    let entry = load(source, handle, kind)?;
     Ok(match &*entry {
         Entry::Message(m) => match &m.message {
             AgentMessage::Assistant(a) => Some(a.usage.clone()),

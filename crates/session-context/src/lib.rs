@@ -43,12 +43,12 @@ mod usage;
 pub mod walk;
 
 pub use build::{
-    ContextEntries, ContextOptions, ModelRef, SessionContext, Settings, build_context,
-    context_entries, own_usage,
+    ContextEntries, ContextMessage, ContextOptions, ModelRef, SessionContext, Settings,
+    build_context, context_entries, own_usage,
 };
 pub use error::{ContextError, ContextWarning};
 pub use kind::{EntryKind, MessageRole};
 pub use resident::{EntryNotFound, ResidentSource};
-pub use source::{ContextSource, Node, UsageAttribution};
+pub use source::{ContextSource, Node, Parent, UsageAttribution};
 pub use text::{TextLoadError, TextSource};
 pub use walk::{ContextPlan, Leaf, PathEntry, plan};

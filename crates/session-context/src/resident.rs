@@ -6,19 +6,30 @@ use std::collections::HashMap;
 use session_types::Entry;
 
 use crate::kind::EntryKind;
-use crate::source::{ContextSource, Node, UsageAttribution};
+use crate::source::{ContextSource, Node, Parent, UsageAttribution};
 
 /// Entries in file (append) order, indexed by id the way the reference's `byId` map is:
 /// when an id repeats, the entry that comes last wins. The default leaf is the last
-/// element of the slice.
+/// element of the slice. Handles are positions in the slice.
 ///
-/// Building the index is one pass over the slice; child-usage attributions are gathered
-/// in the same pass.
+/// Construction is one pass to index ids (gathering child-usage attributions on the
+/// way) and one to resolve every parent link to a position, so walking a path never
+/// hashes an id.
 #[derive(Debug, Clone)]
 pub struct ResidentSource<'a> {
     entries: &'a [Entry],
     by_id: HashMap<&'a str, usize>,
+    parents: Vec<Link>,
+    kinds: Vec<EntryKind>,
     attributions: HashMap<&'a str, UsageAttribution>,
+}
+
+/// A resolved parent link.
+#[derive(Debug, Clone, Copy)]
+enum Link {
+    Root,
+    Node(usize),
+    Missing,
 }
 
 impl<'a> ResidentSource<'a> {
@@ -37,9 +48,19 @@ impl<'a> ResidentSource<'a> {
                     .or_insert_with(|| UsageAttribution::first(&c.child_usage, &c.aggregate_usage));
             }
         }
+        let parents = entries
+            .iter()
+            .map(|e| match e.parent_id().filter(|p| !p.is_empty()) {
+                None => Link::Root,
+                Some(p) => by_id.get(p).map_or(Link::Missing, |&i| Link::Node(i)),
+            })
+            .collect();
+        let kinds = entries.iter().map(EntryKind::of).collect();
         Self {
             entries,
             by_id,
+            parents,
+            kinds,
             attributions,
         }
     }
@@ -55,33 +76,48 @@ impl<'a> ResidentSource<'a> {
     }
 }
 
-/// A resident source has no entry under the requested id.
+/// A resident source has no entry at the requested position.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no entry with id `{id}`")]
+#[error("no entry at position {position}")]
 pub struct EntryNotFound {
-    /// The id asked for.
-    pub id: String,
+    /// The position asked for.
+    pub position: usize,
 }
 
 impl ContextSource for ResidentSource<'_> {
+    type Handle = usize;
     type Error = EntryNotFound;
 
-    fn last_entry(&self) -> Option<Cow<'_, str>> {
-        self.entries.last().and_then(Entry::id).map(Cow::Borrowed)
+    fn last_entry(&self) -> Option<usize> {
+        self.entries.len().checked_sub(1)
     }
 
-    fn node(&self, id: &str) -> Option<Node<'_>> {
-        let e = self.get(id)?;
-        Some(Node {
-            parent: e.parent_id().map(Cow::Borrowed),
-            kind: EntryKind::of(e),
-        })
+    fn find(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
     }
 
-    fn load(&self, id: &str) -> Result<Cow<'_, Entry>, EntryNotFound> {
-        self.get(id)
+    fn node(&self, entry: usize) -> Node<'_, usize> {
+        Node {
+            parent: match self.parents[entry] {
+                Link::Root => Parent::Root,
+                Link::Node(i) => Parent::Node(i),
+                Link::Missing => {
+                    Parent::Missing(Cow::Borrowed(self.entries[entry].parent_id().unwrap_or("")))
+                }
+            },
+            kind: self.kinds[entry],
+        }
+    }
+
+    fn id(&self, entry: usize) -> Cow<'_, str> {
+        Cow::Borrowed(self.entries[entry].id().unwrap_or(""))
+    }
+
+    fn load(&self, entry: usize) -> Result<Cow<'_, Entry>, EntryNotFound> {
+        self.entries
+            .get(entry)
             .map(Cow::Borrowed)
-            .ok_or_else(|| EntryNotFound { id: id.to_owned() })
+            .ok_or(EntryNotFound { position: entry })
     }
 
     fn entry_count(&self) -> usize {

@@ -6,40 +6,62 @@ use session_types::{Entry, Usage};
 
 use crate::kind::EntryKind;
 
-/// One node of the session tree as the path walk sees it: its parent and its kind.
+/// One node of the session tree as the path walk sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Node<'a> {
-    /// The parent id as written (`None` for a root, `null`, absent or non-string).
-    pub parent: Option<Cow<'a, str>>,
+pub struct Node<'a, H> {
+    /// Where its parent link leads.
+    pub parent: Parent<'a, H>,
     /// What the entry contributes to a context.
     pub kind: EntryKind,
 }
 
+/// Where a parent link leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parent<'a, H> {
+    /// No parent: `parentId` is `null`, absent, not a string or empty (the reference
+    /// stops on any falsy `parentId`).
+    Root,
+    /// The entry with the parent id (the last one when ids repeat).
+    Node(H),
+    /// No entry has the parent id: an orphan, where the reference's path starts.
+    Missing(Cow<'a, str>),
+}
+
 /// Where context building reads a session from.
 ///
-/// The walk asks only for [`ContextSource::node`]s (ids, parents and kinds); whole entries
-/// are [`ContextSource::load`]ed only for what the context contains: the settings
-/// entries that win, the compaction and the entries of the window. An index can therefore
+/// Entries are addressed by a cheap [`ContextSource::Handle`] (a position, a row
+/// number): the walk follows parent handles without hashing ids, asks only for
+/// [`ContextSource::node`]s (id, parent and kind), and whole entries are
+/// [`ContextSource::load`]ed only for what the context contains: the settings entries
+/// that win, the compaction and the entries of the window. An index can therefore
 /// implement this trait without decoding any payload up front.
 ///
 /// Ids follow the reference's `byId` map: when ids repeat, the entry appended last wins.
 pub trait ContextSource {
+    /// A cheap, copyable reference to one entry of this source.
+    type Handle: Copy + Eq + std::hash::Hash + std::fmt::Debug;
     /// Why an entry could not be loaded.
     type Error: std::error::Error + Send + Sync + 'static;
 
-    /// The id of the entry appended last, which is the reference's default leaf.
-    fn last_entry(&self) -> Option<Cow<'_, str>>;
+    /// The entry appended last, which is the reference's default leaf.
+    fn last_entry(&self) -> Option<Self::Handle>;
 
-    /// The node with this id, `None` when there is none.
-    fn node(&self, id: &str) -> Option<Node<'_>>;
+    /// The entry with this id (the last one when ids repeat).
+    fn find(&self, id: &str) -> Option<Self::Handle>;
 
-    /// The whole entry with this id.
-    fn load(&self, id: &str) -> Result<Cow<'_, Entry>, Self::Error>;
+    /// The node of an entry (what the walk reads at every step: keep it cheap).
+    fn node(&self, entry: Self::Handle) -> Node<'_, Self::Handle>;
+
+    /// The id of an entry (`""` for an entry without one).
+    fn id(&self, entry: Self::Handle) -> Cow<'_, str>;
+
+    /// The whole entry.
+    fn load(&self, entry: Self::Handle) -> Result<Cow<'_, Entry>, Self::Error>;
 
     /// How many entries the source holds (an upper bound on any acyclic path's length).
     ///
     /// The walk keeps no visited set while a path is shorter than this; a path that gets
-    /// longer must repeat an id, and only then is the cycle located with a set.
+    /// longer must repeat an entry, and only then is the cycle located with a set.
     fn entry_count(&self) -> usize;
 
     /// The child-usage attribution recorded for an assistant message, if any
@@ -85,15 +107,22 @@ impl UsageAttribution {
 }
 
 impl<S: ContextSource + ?Sized> ContextSource for &S {
+    type Handle = S::Handle;
     type Error = S::Error;
-    fn last_entry(&self) -> Option<Cow<'_, str>> {
+    fn last_entry(&self) -> Option<S::Handle> {
         (**self).last_entry()
     }
-    fn node(&self, id: &str) -> Option<Node<'_>> {
-        (**self).node(id)
+    fn find(&self, id: &str) -> Option<S::Handle> {
+        (**self).find(id)
     }
-    fn load(&self, id: &str) -> Result<Cow<'_, Entry>, Self::Error> {
-        (**self).load(id)
+    fn node(&self, entry: S::Handle) -> Node<'_, S::Handle> {
+        (**self).node(entry)
+    }
+    fn id(&self, entry: S::Handle) -> Cow<'_, str> {
+        (**self).id(entry)
+    }
+    fn load(&self, entry: S::Handle) -> Result<Cow<'_, Entry>, Self::Error> {
+        (**self).load(entry)
     }
     fn entry_count(&self) -> usize {
         (**self).entry_count()

@@ -7,7 +7,7 @@ use session_types::json::replace_lone_surrogates;
 use session_types::{Entry, Envelope, ParseError};
 
 use crate::kind::EntryKind;
-use crate::source::{ContextSource, Node, UsageAttribution};
+use crate::source::{ContextSource, Node, Parent, UsageAttribution};
 
 /// Records given as JSON text (one entry each, file order), indexed by reading only
 /// their envelopes (`type`, `id`, `parentId`, `message.role`). A record is decoded into
@@ -31,6 +31,8 @@ struct TextRecord<'a> {
     text: &'a str,
     id: Option<Cow<'a, str>>,
     parent: Option<Cow<'a, str>>,
+    /// The parent's record, resolved once all ids are known.
+    parent_index: Option<usize>,
     kind: EntryKind,
 }
 
@@ -74,9 +76,15 @@ impl<'a> TextSource<'a> {
             src.records.push(TextRecord {
                 text,
                 id,
-                parent,
+                parent: parent.filter(|p| !p.is_empty()),
+                parent_index: None,
                 kind,
             });
+        }
+        for i in 0..src.records.len() {
+            let parent = src.records[i].parent.as_deref();
+            let resolved = parent.and_then(|p| src.by_id.get(p).copied());
+            src.records[i].parent_index = resolved;
         }
         src
     }
@@ -130,11 +138,11 @@ fn head(env: Envelope<'_>) -> Head<'_> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TextLoadError {
-    /// No record has this id.
-    #[error("no entry with id `{id}`")]
+    /// No record at this position.
+    #[error("no record at position {position}")]
     NotFound {
-        /// The id asked for.
-        id: String,
+        /// The position asked for.
+        position: usize,
     },
     /// The record's JSON does not match its entry type.
     #[error("entry `{id}` does not decode: {source}")]
@@ -147,32 +155,43 @@ pub enum TextLoadError {
 }
 
 impl ContextSource for TextSource<'_> {
+    type Handle = usize;
     type Error = TextLoadError;
 
-    fn last_entry(&self) -> Option<Cow<'_, str>> {
-        let r = &self.records[self.last?];
-        r.id.as_deref().map(Cow::Borrowed)
+    fn last_entry(&self) -> Option<usize> {
+        self.last
     }
 
-    fn node(&self, id: &str) -> Option<Node<'_>> {
-        let r = &self.records[*self.by_id.get(id)?];
-        Some(Node {
-            parent: r.parent.as_deref().map(Cow::Borrowed),
+    fn find(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    fn node(&self, entry: usize) -> Node<'_, usize> {
+        let r = &self.records[entry];
+        Node {
+            parent: match (&r.parent, r.parent_index) {
+                (None, _) => Parent::Root,
+                (Some(_), Some(i)) => Parent::Node(i),
+                (Some(p), None) => Parent::Missing(Cow::Borrowed(p)),
+            },
             kind: r.kind,
-        })
+        }
     }
 
-    fn load(&self, id: &str) -> Result<Cow<'_, Entry>, TextLoadError> {
+    fn id(&self, entry: usize) -> Cow<'_, str> {
+        Cow::Borrowed(self.records[entry].id.as_deref().unwrap_or(""))
+    }
+
+    fn load(&self, entry: usize) -> Result<Cow<'_, Entry>, TextLoadError> {
         let r = self
-            .by_id
-            .get(id)
-            .map(|&i| &self.records[i])
-            .ok_or_else(|| TextLoadError::NotFound { id: id.to_owned() })?;
+            .records
+            .get(entry)
+            .ok_or(TextLoadError::NotFound { position: entry })?;
         let (clean, _) = replace_lone_surrogates(r.text);
         Entry::parse(&clean)
             .map(Cow::Owned)
             .map_err(|source| TextLoadError::Decode {
-                id: id.to_owned(),
+                id: r.id.as_deref().unwrap_or("").to_owned(),
                 source,
             })
     }

@@ -7,7 +7,7 @@ use session_types::{Entry, EntryId};
 
 use crate::error::{ContextError, ContextWarning};
 use crate::kind::EntryKind;
-use crate::source::ContextSource;
+use crate::source::{ContextSource, Parent};
 
 /// Which leaf to build the context for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +22,11 @@ pub enum Leaf<'a> {
     Id(&'a str),
 }
 
-/// One entry of the path: its id and kind.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathEntry<'s> {
-    /// The entry id.
-    pub id: Cow<'s, str>,
+/// One entry of the path: its handle in the source and its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathEntry<H> {
+    /// The entry's handle.
+    pub handle: H,
     /// Its kind.
     pub kind: EntryKind,
 }
@@ -34,9 +34,10 @@ pub struct PathEntry<'s> {
 /// What a context is made of, known after walking the path and reading only the
 /// latest compaction: the path, where the settings come from and the window of entries
 /// whose messages the context holds.
-#[derive(Debug, Clone, Default)]
-pub struct ContextPlan<'s> {
-    pub(crate) path: Vec<PathEntry<'s>>,
+#[derive(Debug, Clone)]
+pub struct ContextPlan<'s, H> {
+    pub(crate) path: Vec<PathEntry<H>>,
+    pub(crate) leaf: Option<EntryId>,
     pub(crate) compaction: Option<usize>,
     pub(crate) compaction_entry: Option<Cow<'s, Entry>>,
     pub(crate) first_kept: Option<usize>,
@@ -46,15 +47,31 @@ pub struct ContextPlan<'s> {
     pub(crate) warnings: Vec<ContextWarning>,
 }
 
-impl<'s> ContextPlan<'s> {
+impl<H> Default for ContextPlan<'_, H> {
+    fn default() -> Self {
+        Self {
+            path: Vec::new(),
+            leaf: None,
+            compaction: None,
+            compaction_entry: None,
+            first_kept: None,
+            thinking: None,
+            model: None,
+            service_tier: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl<'s, H> ContextPlan<'s, H> {
     /// The path, root first, leaf last (empty for no leaf).
-    pub fn path(&self) -> &[PathEntry<'s>] {
+    pub fn path(&self) -> &[PathEntry<H>] {
         &self.path
     }
 
-    /// The leaf the path ends at.
+    /// The id of the leaf the path ends at.
     pub fn leaf(&self) -> Option<&str> {
-        self.path.last().map(|p| &*p.id)
+        self.leaf.as_ref().map(EntryId::as_str)
     }
 
     /// The path index of the latest compaction on the path.
@@ -77,7 +94,7 @@ impl<'s> ContextPlan<'s> {
     /// The path indices whose entries the context is made from, in context order:
     /// the kept window before the compaction and everything after it, or the whole path.
     /// The compaction itself (which comes first in the context) is not included.
-    pub fn window(&self) -> impl Iterator<Item = usize> + '_ {
+    pub fn window(&self) -> impl ExactSizeIterator<Item = usize> + '_ {
         let (kept, tail) = match self.compaction {
             Some(k) => (
                 self.first_kept.map_or(0..0, |f| f..k),
@@ -85,7 +102,7 @@ impl<'s> ContextPlan<'s> {
             ),
             None => (0..0, 0..self.path.len()),
         };
-        kept.chain(tail)
+        Window { kept, tail }
     }
 
     /// What was noticed on the way (unknown leaf, missing parent).
@@ -94,102 +111,117 @@ impl<'s> ContextPlan<'s> {
     }
 }
 
+/// The window's path indices: the kept range, then the tail.
+struct Window {
+    kept: std::ops::Range<usize>,
+    tail: std::ops::Range<usize>,
+}
+
+impl Iterator for Window {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        self.kept.next().or_else(|| self.tail.next())
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.kept.len() + self.tail.len();
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Window {}
+
 /// Walks the path to `leaf` and plans the context. Reads nodes for the whole path and
 /// loads one entry: the latest compaction, for its `firstKeptEntryId`.
 ///
-/// Costs O(depth) node lookups; no visited set is kept unless the path grows longer than
-/// [`ContextSource::entry_count`], which only a cycle can make it do.
+/// Costs O(depth) node lookups by handle; no visited set is kept unless the path grows
+/// longer than [`ContextSource::entry_count`], which only a cycle can make it do.
 pub fn plan<'s, S: ContextSource>(
     source: &'s S,
     leaf: Leaf<'_>,
-) -> Result<ContextPlan<'s>, ContextError<S::Error>> {
+) -> Result<ContextPlan<'s, S::Handle>, ContextError<S::Error>> {
     let mut plan = ContextPlan::default();
     let start = match leaf {
         Leaf::None => return Ok(plan),
-        Leaf::Id(id) if !id.is_empty() && source.node(id).is_some() => Some(Cow::Borrowed(id)),
-        Leaf::Id(id) => {
-            plan.warnings.push(ContextWarning::UnknownLeaf {
-                requested: EntryId::new(id),
-            });
-            source.last_entry()
-        }
+        Leaf::Id(id) => match source.find(id).filter(|_| !id.is_empty()) {
+            Some(h) => Some(h),
+            None => {
+                plan.warnings.push(ContextWarning::UnknownLeaf {
+                    requested: EntryId::new(id),
+                });
+                source.last_entry()
+            }
+        },
         Leaf::Default => source.last_entry(),
     };
     let Some(start) = start else {
         return Ok(plan);
     };
-    // `start` may borrow the caller's leaf string; path ids must borrow the source only.
-    let start: Cow<'_, str> = Cow::Owned(start.into_owned());
+    plan.leaf = Some(EntryId::new(source.id(start)));
     plan.path = walk(source, start, &mut plan.warnings)?;
     scan(&mut plan);
     if let Some(k) = plan.compaction {
-        let id = &plan.path[k].id;
-        let entry = load(source, id, EntryKind::Compaction)?;
+        let entry = load(source, plan.path[k].handle, EntryKind::Compaction)?;
         if let Entry::Compaction(c) = &*entry
             && let Some(first) = &c.first_kept_entry_id
+            && let Some(h) = source.find(first.as_str())
         {
-            plan.first_kept = plan.path[..k].iter().position(|p| p.id == first.as_str());
+            plan.first_kept = plan.path[..k].iter().position(|p| p.handle == h);
         }
         plan.compaction_entry = Some(entry);
     }
     Ok(plan)
 }
 
-fn walk<'s, S: ContextSource>(
-    source: &'s S,
-    start: Cow<'s, str>,
+fn walk<S: ContextSource>(
+    source: &S,
+    start: S::Handle,
     warnings: &mut Vec<ContextWarning>,
-) -> Result<Vec<PathEntry<'s>>, ContextError<S::Error>> {
+) -> Result<Vec<PathEntry<S::Handle>>, ContextError<S::Error>> {
     let bound = source.entry_count();
-    let mut path: Vec<PathEntry<'s>> = Vec::new();
-    let mut seen: Option<HashSet<Cow<'s, str>>> = None;
-    let Some(mut node) = source.node(&start) else {
-        return Ok(path);
-    };
-    let mut id = start;
+    let mut path: Vec<PathEntry<S::Handle>> = Vec::new();
+    let mut seen: Option<HashSet<S::Handle>> = None;
+    let mut handle = start;
     loop {
-        let parent = node.parent.take().filter(|p| !p.is_empty());
+        let node = source.node(handle);
         path.push(PathEntry {
-            id: id.clone(),
+            handle,
             kind: node.kind,
         });
-        let Some(parent) = parent else { break };
-        let cycle = |at: &str, path: &[PathEntry<'_>]| ContextError::Cycle {
-            at: EntryId::new(at),
-            leaf: EntryId::new(&*path[0].id),
+        let parent = match node.parent {
+            Parent::Root => break,
+            Parent::Missing(parent) => {
+                warnings.push(ContextWarning::MissingParent {
+                    id: EntryId::new(source.id(handle)),
+                    parent: EntryId::new(parent),
+                });
+                break;
+            }
+            Parent::Node(p) => p,
+        };
+        let cycle = |at: S::Handle, path: &[PathEntry<S::Handle>]| ContextError::Cycle {
+            at: EntryId::new(source.id(at)),
+            leaf: EntryId::new(source.id(path[0].handle)),
             path_len: path.len(),
         };
-        if parent == id {
-            return Err(cycle(&parent, &path));
+        if parent == handle {
+            return Err(cycle(parent, &path));
         }
         if seen.is_none() && path.len() >= bound {
             // Longer than any acyclic path could be: from now on, keep a visited set.
             let mut set = HashSet::with_capacity(path.len() * 2);
             for p in &path {
-                if !set.insert(p.id.clone()) {
-                    return Err(cycle(&p.id, &path));
+                if !set.insert(p.handle) {
+                    return Err(cycle(p.handle, &path));
                 }
             }
             seen = Some(set);
         }
         if let Some(set) = &mut seen
-            && !set.insert(parent.clone())
+            && !set.insert(parent)
         {
-            return Err(cycle(&parent, &path));
+            return Err(cycle(parent, &path));
         }
-        match source.node(&parent) {
-            Some(n) => {
-                node = n;
-                id = parent;
-            }
-            None => {
-                warnings.push(ContextWarning::MissingParent {
-                    id: EntryId::new(&*id),
-                    parent: EntryId::new(&*parent),
-                });
-                break;
-            }
-        }
+        handle = parent;
     }
     path.reverse();
     Ok(path)
@@ -197,7 +229,7 @@ fn walk<'s, S: ContextSource>(
 
 /// Finds the latest settings sources and compaction, scanning from the leaf back and
 /// stopping once all four are found.
-fn scan(plan: &mut ContextPlan<'_>) {
+fn scan<H>(plan: &mut ContextPlan<'_, H>) {
     for (i, p) in plan.path.iter().enumerate().rev() {
         let slot = match p.kind {
             EntryKind::ThinkingLevelChange => &mut plan.thinking,
@@ -220,19 +252,19 @@ fn scan(plan: &mut ContextPlan<'_>) {
 }
 
 /// Loads an entry and checks it is of the kind the source's node said.
-pub(crate) fn load<'s, S: ContextSource>(
-    source: &'s S,
-    id: &str,
+pub(crate) fn load<S: ContextSource>(
+    source: &S,
+    handle: S::Handle,
     expected: EntryKind,
-) -> Result<Cow<'s, Entry>, ContextError<S::Error>> {
-    let entry = source.load(id).map_err(|e| ContextError::Load {
-        id: EntryId::new(id),
+) -> Result<Cow<'_, Entry>, ContextError<S::Error>> {
+    let entry = source.load(handle).map_err(|e| ContextError::Load {
+        id: EntryId::new(source.id(handle)),
         source: e,
     })?;
     let found = EntryKind::of(&entry);
     if found != expected {
         return Err(ContextError::KindMismatch {
-            id: EntryId::new(id),
+            id: EntryId::new(source.id(handle)),
             expected,
             found,
         });

@@ -87,24 +87,16 @@ fn warnings_for_unknown_leaf_and_missing_parent() {
     let find = |n: &str| vectors.iter().find(|v| v["name"] == n).expect(n).clone();
     let v12 = find("V12");
     let e = entries_of(v12["entries"].as_array().expect("entries"));
-    let ctx = build_context(
-        &ResidentSource::new(&e),
-        leaf_of(&v12),
-        &ContextOptions::default(),
-    )
-    .expect("context");
+    let src = ResidentSource::new(&e);
+    let ctx = build_context(&src, leaf_of(&v12), &ContextOptions::default()).expect("context");
     assert_eq!(ctx.leaf.as_ref().map(|l| l.as_str()), Some("3"));
     assert!(
         matches!(&ctx.warnings[..], [ContextWarning::UnknownLeaf { requested }] if requested.as_str() == "nope")
     );
     let v13 = find("V13");
     let e = entries_of(v13["entries"].as_array().expect("entries"));
-    let ctx = build_context(
-        &ResidentSource::new(&e),
-        leaf_of(&v13),
-        &ContextOptions::default(),
-    )
-    .expect("context");
+    let src = ResidentSource::new(&e);
+    let ctx = build_context(&src, leaf_of(&v13), &ContextOptions::default()).expect("context");
     assert_eq!(
         ctx.warnings
             .iter()
@@ -158,12 +150,8 @@ fn null_leaf_is_empty_even_with_settings() {
     let vectors = load("tests/fixtures/generated/session-context/vectors.json");
     let v3 = vectors.iter().find(|v| v["name"] == "V3").expect("V3");
     let e = entries_of(v3["entries"].as_array().expect("entries"));
-    let ctx = build_context(
-        &ResidentSource::new(&e),
-        Leaf::None,
-        &ContextOptions::default(),
-    )
-    .expect("context");
+    let src = ResidentSource::new(&e);
+    let ctx = build_context(&src, Leaf::None, &ContextOptions::default()).expect("context");
     assert_eq!(
         ctx.to_json().to_string(),
         r#"{"messages":[],"thinkingLevel":"off","model":null}"#
