@@ -8,8 +8,8 @@
 //! algorithm and every divergence.
 //!
 //! A tour:
-//! - [`ContextSource`] is what contexts are built from: nodes (parent and [`EntryKind`])
-//!   by id, and whole entries loaded on demand. [`ResidentSource`] serves a slice of
+//! - [`ContextSource`] is what contexts are built from: nodes (parent link and
+//!   [`EntryKind`]) by handle, and whole entries loaded on demand. [`ResidentSource`] serves a slice of
 //!   entries; [`TextSource`] serves JSON record texts and decodes only what it loads; an
 //!   index serves its sidecar through a thin adapter.
 //! - [`plan`] walks the path to a [`Leaf`] (O(depth), cycle-safe) and returns a
