@@ -1,0 +1,210 @@
+//! `bcs import` (legacy JSONL into the store, with a fresh index per new journal) and
+//! `bcs export` (v3 plain JSONL).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use serde_json::{Value, json};
+use session_import::{Destination, ImportOptions, ImportOutcome, export as export_journal, import};
+use session_index::{Index, OpenIndexOptions};
+
+use crate::cli::{ExportArgs, ImportArgs};
+use crate::out::{Out, Progress, one_line};
+use crate::store::Store;
+
+/// The most files a directory argument may expand to (a bound, not a policy).
+const MAX_FILES: usize = 1_000_000;
+
+/// Expands the arguments: files as given, directories searched recursively (without
+/// following symbolic links) for `*.jsonl`, in path order.
+pub fn expand(sources: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for s in sources {
+        let md = std::fs::metadata(s).with_context(|| format!("{}: cannot read", s.display()))?;
+        if !md.is_dir() {
+            out.push(s.clone());
+            continue;
+        }
+        let mut found = Vec::new();
+        let mut stack = vec![s.clone()];
+        while let Some(dir) = stack.pop() {
+            let rd = std::fs::read_dir(&dir)
+                .with_context(|| format!("{}: cannot read the directory", dir.display()))?;
+            for e in rd {
+                let e =
+                    e.with_context(|| format!("{}: cannot read the directory", dir.display()))?;
+                let ft = e
+                    .file_type()
+                    .with_context(|| format!("{}: cannot stat", e.path().display()))?;
+                let p = e.path();
+                if ft.is_dir() {
+                    stack.push(p);
+                } else if ft.is_file() && p.extension().is_some_and(|x| x == "jsonl") {
+                    found.push(p);
+                    if found.len() + out.len() > MAX_FILES {
+                        bail!("{}: more than {MAX_FILES} files to import", s.display());
+                    }
+                }
+            }
+        }
+        found.sort();
+        out.extend(found);
+    }
+    Ok(out)
+}
+
+/// What importing one source gave.
+pub type Imported = (PathBuf, Result<ImportOutcome, String>);
+
+/// Imports every source into the store's sessions directory; each new journal gets
+/// its index sidecar saved, so the next reads start fresh.
+pub fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
+    let dir = store.sessions_dir();
+    session_manager::layout::create_private_dir(dir)
+        .with_context(|| format!("{}: cannot create the sessions directory", dir.display()))?;
+    let progress = Progress::new(out, files.len() as u64, "importing");
+    let mut results = Vec::with_capacity(files.len());
+    for f in files {
+        progress.message(&f.to_string_lossy());
+        let r = import(
+            f,
+            &Destination::Dir(dir.to_path_buf()),
+            &ImportOptions::default(),
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|o| {
+            if !o.already_imported {
+                Index::open_or_rebuild(&o.journal, OpenIndexOptions::default())
+                    .map_err(|e| format!("{}: cannot index: {e}", o.journal.display()))?;
+            }
+            Ok(o)
+        });
+        results.push((f.clone(), r));
+        progress.inc();
+    }
+    progress.finish();
+    Ok(results)
+}
+
+/// The `--json` object of one source.
+pub fn imported_json(source: &Path, r: &Result<ImportOutcome, String>) -> Value {
+    match r {
+        Ok(o) => json!({
+            "source": source.to_string_lossy(),
+            "sessionId": o.session_id,
+            "journal": o.journal.to_string_lossy(),
+            "version": o.source.version,
+            "entries": o.entries,
+            "alreadyImported": o.already_imported,
+            "warnings": o.issues.iter().map(|i| json!({
+                "line": i.line,
+                "message": i.kind.to_string(),
+            })).collect::<Vec<_>>(),
+            "warningsNotListed": o.issues_not_listed,
+        }),
+        Err(e) => json!({
+            "source": source.to_string_lossy(),
+            "sessionId": null,
+            "entries": 0,
+            "alreadyImported": false,
+            "warnings": [],
+            "error": e,
+        }),
+    }
+}
+
+/// The human lines of one source.
+pub fn imported_human(source: &Path, r: &Result<ImportOutcome, String>) -> Vec<String> {
+    let src = source.display();
+    match r {
+        Ok(o) if o.already_imported => vec![format!("already imported  {src} -> {}", o.session_id)],
+        Ok(o) => {
+            let mut lines = vec![format!(
+                "imported  {src} -> {} (v{}, {} entries, {} warnings)",
+                o.session_id,
+                o.source.version,
+                o.entries,
+                o.issues.len() as u64 + o.issues_not_listed
+            )];
+            for i in &o.issues {
+                lines.push(format!(
+                    "  line {}: {}",
+                    i.line,
+                    one_line(&i.kind.to_string())
+                ));
+            }
+            if o.issues_not_listed > 0 {
+                lines.push(format!("  … and {} more warnings", o.issues_not_listed));
+            }
+            lines
+        }
+        Err(e) => vec![format!(
+            "refused   {src}: {}",
+            one_line(without_path(e, source))
+        )],
+    }
+}
+
+/// `e` without a leading `<source>: ` (the caller names the source itself).
+fn without_path<'e>(e: &'e str, source: &Path) -> &'e str {
+    let p = source.to_string_lossy();
+    e.strip_prefix(p.as_ref())
+        .and_then(|r| r.strip_prefix(": "))
+        .unwrap_or(e)
+}
+
+/// `bcs import`. Exits non-zero if any source was refused.
+pub fn run(store: &Store, args: &ImportArgs, out: &mut Out) -> Result<()> {
+    let files = expand(&args.sources)?;
+    if files.is_empty() {
+        bail!(
+            "no *.jsonl file found in {}",
+            args.sources
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let results = import_all(store, &files, out)?;
+    let mut refused = 0;
+    for (source, r) in &results {
+        if args.json {
+            out.json(&imported_json(source, r))?;
+        } else if r.is_ok() {
+            for l in imported_human(source, r) {
+                out.line(&l)?;
+            }
+        }
+        if let Err(e) = r {
+            refused += 1;
+            eprintln!(
+                "bcs: import of {} refused: {}",
+                source.display(),
+                one_line(without_path(e, source))
+            );
+        }
+    }
+    if refused > 0 {
+        return Err(crate::Failure::Quiet.into());
+    }
+    Ok(())
+}
+
+/// `bcs export`.
+pub fn export(store: &Store, args: &ExportArgs, out: &mut Out) -> Result<()> {
+    let path = store.find(&args.session)?;
+    if let Some(dest) = &args.output {
+        export_journal(&path, dest).map_err(|e| anyhow!(e))?;
+        return Ok(());
+    }
+    // The exporter writes files atomically; stream through a private temp file.
+    let tmp = std::env::temp_dir().join(format!("bcs-export-{}.jsonl", std::process::id()));
+    let r = export_journal(&path, &tmp).map_err(|e| anyhow!(e));
+    let bytes = r.and_then(|_| {
+        std::fs::read(&tmp).with_context(|| format!("{}: cannot read", tmp.display()))
+    });
+    let _ = std::fs::remove_file(&tmp);
+    out.bytes(&bytes?)?;
+    out.flush()
+}

@@ -1,0 +1,317 @@
+//! The reading commands: `list`, `show`, `tree`, `context`. None of them writes
+//! anything: indexes are opened without saving their sidecars.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+use serde_json::{Map, Value, json};
+use session_context::{ContextOptions, Leaf, TextSource, build_context};
+use session_index::EntryIndex;
+
+use crate::cli::{ContextArgs, ListArgs, SessionJson};
+use crate::out::{Out, Progress};
+use crate::render;
+use crate::store::{Store, View, read_only_index, session_id_of};
+
+/// One listed session: its `SessionInfo` JSON and its modification time (ms).
+struct Listed {
+    json: Value,
+    modified: Option<i64>,
+    cwd: String,
+}
+
+/// Journals that could not be listed, and why.
+type Skipped = Vec<(PathBuf, String)>;
+
+/// Lists sessions (newest activity first; ties keep file-name order).
+fn listed(store: &Store, out: &Out) -> Result<(Vec<Listed>, Skipped)> {
+    let journals = store.journals()?;
+    let progress = Progress::new(out, journals.len() as u64, "listing");
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for path in journals {
+        progress.inc();
+        let mtime = std::fs::metadata(&path)
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        let index = match session_index::Index::open_or_rebuild(&path, read_only_index()) {
+            Ok((index, _)) => index,
+            Err(e) => {
+                skipped.push((path, e.to_string()));
+                continue;
+            }
+        };
+        let summary = index.summary();
+        if !summary.has_header {
+            skipped.push((path, "no session header record".to_owned()));
+            continue;
+        }
+        rows.push(Listed {
+            json: summary.to_json(&path.to_string_lossy(), mtime),
+            modified: summary.modified_ms(mtime),
+            cwd: summary.cwd.clone(),
+        });
+    }
+    progress.finish();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.modified.unwrap_or(i64::MIN)));
+    Ok((rows, skipped))
+}
+
+/// `bcs list`.
+pub fn list(store: &Store, args: &ListArgs, out: &mut Out) -> Result<()> {
+    let filter: Option<PathBuf> = if args.all {
+        None
+    } else {
+        Some(match &args.cwd {
+            Some(c) => c.clone(),
+            None => std::env::current_dir()?,
+        })
+    };
+    let (rows, skipped) = listed(store, out)?;
+    let rows: Vec<Listed> = rows
+        .into_iter()
+        .filter(|r| filter.as_deref().is_none_or(|f| Path::new(&r.cwd) == f))
+        .collect();
+    for (path, why) in &skipped {
+        out.warn(&format!("skipping {}: {why}", path.display()));
+    }
+    if args.json {
+        let arr: Vec<Value> = rows.into_iter().map(|r| r.json).collect();
+        return out.json(&Value::Array(arr));
+    }
+    list_human(&rows, out)
+}
+
+fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
+    if rows.is_empty() {
+        return out.line("no sessions");
+    }
+    for r in rows {
+        let s = |k: &str| {
+            r.json
+                .get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let id = r.json.get("id").map_or_else(String::new, |v| match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        let title = match r.json.get("name").and_then(Value::as_str) {
+            Some(n) => format!("{n:?}"),
+            None => render::preview(&s("firstMessage"), 50),
+        };
+        let modified = r
+            .json
+            .get("modified")
+            .and_then(Value::as_str)
+            .unwrap_or("-");
+        out.line(&format!(
+            "{modified}  {id}  {:>3} msgs  {}  {title}",
+            r.json
+                .get("messageCount")
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+            s("cwd"),
+        ))?;
+    }
+    Ok(())
+}
+
+/// `bcs list --all` rendering for the demo.
+pub fn list_all(store: &Store, out: &mut Out) -> Result<()> {
+    let (rows, _) = listed(store, out)?;
+    list_human(&rows, out)
+}
+
+/// `bcs show`.
+pub fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
+    let path = store.find(&args.session)?;
+    let view = View::open(&path)?;
+    let idx = &view.index;
+    let c = idx.counts();
+    let leaf = idx
+        .leaf()
+        .and_then(|i| idx.info(i))
+        .and_then(|i| i.id.map(str::to_owned));
+    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let (status, detail) = view.index_status();
+    let header = view.header();
+    let journal_tail = match view.report.tail_stop {
+        Some(off) => json!({"status": "torn-or-damaged", "offset": off.0}),
+        None => json!({"status": "clean"}),
+    };
+    let state = idx.lifecycle_state().map(str::to_owned);
+    let v = json!({
+        "id": session_id_of(&path),
+        "path": path.to_string_lossy(),
+        "header": header,
+        "name": idx.name(),
+        "state": state,
+        "counts": {
+            "entries": c.entries,
+            "messages": c.messages,
+            "labels": c.label_entries,
+            "unparsable": c.unparsable,
+            "withoutId": c.without_id,
+            "duplicateIds": c.duplicate_ids,
+        },
+        "leaf": leaf,
+        "bytes": bytes,
+        "index": {"status": status, "detail": detail},
+        "journal": journal_tail,
+    });
+    if args.json {
+        return out.json(&v);
+    }
+    let h = header.unwrap_or(Value::Null);
+    let hs = |k: &str| {
+        h.get(k).map_or("-".to_owned(), |v| {
+            v.as_str().map_or(v.to_string(), str::to_owned)
+        })
+    };
+    out.line(&format!("session  {}", session_id_of(&path)))?;
+    out.line(&format!("path     {}", path.display()))?;
+    out.line(&format!("cwd      {}", hs("cwd")))?;
+    out.line(&format!("created  {}", hs("timestamp")))?;
+    out.line(&format!("version  {}", hs("version")))?;
+    out.line(&format!("name     {}", idx.name().unwrap_or("-")))?;
+    out.line(&format!("state    {}", state.as_deref().unwrap_or("-")))?;
+    out.line(&format!(
+        "entries  {} ({} messages, {} labels, {} unparsable, {} without id, {} duplicate ids)",
+        c.entries, c.messages, c.label_entries, c.unparsable, c.without_id, c.duplicate_ids
+    ))?;
+    out.line(&format!("leaf     {}", leaf.as_deref().unwrap_or("-")))?;
+    out.line(&format!("bytes    {bytes}"))?;
+    out.line(&format!(
+        "index    {status}{}",
+        detail.map(|d| format!(" ({d})")).unwrap_or_default()
+    ))?;
+    if let Some(off) = view.report.tail_stop {
+        out.line(&format!(
+            "journal  invalid frame at offset {off} (run `bcs verify`)"
+        ))?;
+    }
+    Ok(())
+}
+
+/// The tree JSON: `{"roots": [ids], "nodes": [{id, parentId, type, children, depth, label?}]}`
+/// in pre-order, the shape of the reference oracle's `tree`.
+pub fn tree_json(view: &View) -> Value {
+    let idx = &view.index;
+    let tree = idx.tree();
+    let id_of = |i: EntryIndex| idx.info(i).and_then(|x| x.id).unwrap_or("").to_owned();
+    let roots: Vec<Value> = tree
+        .roots
+        .iter()
+        .map(|r| Value::String(id_of(*r)))
+        .collect();
+    let mut nodes = Vec::new();
+    for n in tree.preorder() {
+        let Some(info) = idx.info(n.entry) else {
+            continue;
+        };
+        let id = info.id.unwrap_or("");
+        let mut m = Map::new();
+        m.insert("id".into(), id.into());
+        m.insert(
+            "parentId".into(),
+            info.parent_id.map_or(Value::Null, Value::from),
+        );
+        m.insert("type".into(), info.entry_type.into());
+        m.insert("children".into(), n.children.into());
+        m.insert("depth".into(), n.depth.into());
+        if let Some(l) = idx.label(id) {
+            m.insert("label".into(), l.into());
+        }
+        nodes.push(Value::Object(m));
+    }
+    json!({"roots": roots, "nodes": nodes})
+}
+
+/// `bcs tree`.
+pub fn tree(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
+    let path = store.find(&args.session)?;
+    let view = View::open(&path)?;
+    if args.json {
+        return out.json(&tree_json(&view));
+    }
+    tree_human(&view, out)
+}
+
+/// The human tree: one line per node, indented by depth, the leaf marked.
+pub fn tree_human(view: &View, out: &mut Out) -> Result<()> {
+    let idx = &view.index;
+    let tree = idx.tree();
+    let leaf = idx.leaf();
+    let nodes = tree.preorder();
+    if nodes.is_empty() {
+        return out.line("(no entries)");
+    }
+    for n in nodes {
+        let Some(info) = idx.info(n.entry) else {
+            continue;
+        };
+        let id = info.id.unwrap_or("");
+        let kind = match info.role {
+            Some(role) if info.entry_type == "message" => role.to_owned(),
+            _ => info.entry_type.to_owned(),
+        };
+        out.line(&render::tree_line(
+            n.depth,
+            id,
+            &kind,
+            idx.label(id),
+            Some(n.entry) == leaf,
+        ))?;
+    }
+    let r = &tree.report;
+    if !r.cycles.is_empty() {
+        out.line(&format!("({} parent cycles not shown)", r.cycles.len()))?;
+    }
+    Ok(())
+}
+
+/// Builds the reference context JSON of a session at `leaf` (default: its leaf).
+pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
+    if let Some(l) = leaf
+        && view.index.find(l).is_none()
+    {
+        bail!("{}: no entry with id {l:?}", view.path.display());
+    }
+    let (records, _stop) = view.records()?;
+    let source = TextSource::new(records.iter().map(String::as_str));
+    let leaf = match leaf {
+        Some(l) => Leaf::Id(l),
+        None => Leaf::Default,
+    };
+    let ctx = build_context(&source, leaf, &ContextOptions::reference())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", view.path.display()))?;
+    Ok(ctx.to_reference_json())
+}
+
+/// `bcs context`.
+pub fn context(store: &Store, args: &ContextArgs, out: &mut Out) -> Result<()> {
+    let path = store.find(&args.session)?;
+    let view = View::open(&path)?;
+    if let Some(off) = view.report.tail_stop {
+        out.warn(&format!(
+            "{}: invalid frame at offset {off}: showing the context of the intact prefix",
+            path.display()
+        ));
+    }
+    let v = context_json(&view, args.leaf.as_deref())?;
+    if args.json {
+        return out.json(&v);
+    }
+    out.text(&render::context(&v))
+}
+
+/// Writes `v` compactly on one line.
+pub fn json_line(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {
+    writeln!(out, "{v}")
+}

@@ -1,0 +1,138 @@
+//! The writing commands that go through the manager: `new`, `append`, `rm`.
+
+use std::io::{BufRead, Read};
+
+use anyhow::{Result, anyhow, bail};
+use serde_json::Value;
+use session_journal::Durability;
+use session_manager::{NewSessionOptions, OwnedSession};
+use session_types::{AgentMessage, Entry};
+
+use crate::cli::{AppendArgs, NewArgs, SessionArg};
+use crate::out::{Out, one_line};
+use crate::store::{Store, session_id_of};
+
+/// The longest stdin line `append` accepts (the journal's default payload bound).
+pub const MAX_LINE: usize = 64 << 20;
+
+fn manager(store: &Store) -> session_manager::Store {
+    session_manager::Store::new(store.layout().clone())
+}
+
+/// `bcs new`.
+pub fn new(store: &Store, args: &NewArgs, out: &mut Out) -> Result<()> {
+    let cwd = match &args.cwd {
+        Some(c) => std::path::absolute(c)?,
+        None => std::env::current_dir()?,
+    };
+    let mut options = NewSessionOptions::default();
+    options.id = args.id.clone();
+    let session = manager(store)
+        .create_with(&cwd.to_string_lossy(), options)
+        .map_err(|e| anyhow!(e))?;
+    let id = session.session_id().to_owned();
+    session.close().map_err(|e| anyhow!(e))?;
+    out.line(&id)
+}
+
+/// One stdin line parsed: an entry (has `type`) or a message (has `role`).
+enum Line {
+    Entry(Box<Entry>),
+    Message(Box<AgentMessage>),
+}
+
+fn parse_line(text: &str) -> Result<Line, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+    let Value::Object(m) = &v else {
+        return Err("expected a JSON object".to_owned());
+    };
+    if m.contains_key("type") {
+        return Entry::parse(text)
+            .map(|e| Line::Entry(Box::new(e)))
+            .map_err(|e| format!("invalid entry: {e}"));
+    }
+    if let Some(role) = m.get("role") {
+        if !role.is_string() {
+            return Err("`role` must be a string".to_owned());
+        }
+        return serde_json::from_value::<AgentMessage>(v)
+            .map(|m| Line::Message(Box::new(m)))
+            .map_err(|e| format!("invalid message: {e}"));
+    }
+    Err("expected an entry (with `type`) or a message (with `role`)".to_owned())
+}
+
+/// Reads one line (without its `\n`) of at most [`MAX_LINE`] bytes; `None` at EOF.
+fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Option<bool>> {
+    buf.clear();
+    let n = input.take(MAX_LINE as u64 + 1).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+        return Ok(Some(true));
+    }
+    Ok(Some(buf.len() <= MAX_LINE))
+}
+
+/// `bcs append`: appends each stdin line and prints its id once acknowledged.
+pub fn append(store: &Store, args: &AppendArgs, out: &mut Out) -> Result<()> {
+    let path = store.find(&args.session)?;
+    let mut session = manager(store).open(&path).map_err(|e| anyhow!(e))?;
+    if args.buffered {
+        session.set_durability(Durability::Buffered);
+    }
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let result = append_lines(&mut session, &mut input, out, &path);
+    let closed = session.close().map_err(|e| anyhow!(e));
+    result?;
+    closed
+}
+
+fn append_lines(
+    session: &mut OwnedSession,
+    input: &mut dyn BufRead,
+    out: &mut Out,
+    path: &std::path::Path,
+) -> Result<()> {
+    let mut buf = Vec::new();
+    let mut line_no = 0u64;
+    let at = |n: u64| format!("{}: stdin line {n}", path.display());
+    while let Some(complete) =
+        read_line(input, &mut buf).map_err(|e| anyhow!("reading stdin: {e}"))?
+    {
+        line_no += 1;
+        if !complete {
+            bail!("{}: longer than {MAX_LINE} bytes", at(line_no));
+        }
+        let Ok(text) = std::str::from_utf8(&buf) else {
+            bail!("{}: not valid UTF-8", at(line_no));
+        };
+        let text = text.trim_end_matches('\r');
+        if text.trim().is_empty() {
+            continue;
+        }
+        let parsed = parse_line(text).map_err(|e| anyhow!("{}: {}", at(line_no), one_line(&e)))?;
+        let id = match parsed {
+            Line::Entry(e) => session.append_entry(*e),
+            Line::Message(m) => session.append_message(*m),
+        }
+        .map_err(|e| anyhow!("{}: {e}", at(line_no)))?;
+        out.line(id.as_str())?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// `bcs rm`.
+pub fn rm(store: &Store, args: &SessionArg, out: &mut Out) -> Result<()> {
+    let path = store.find(&args.session)?;
+    let report = manager(store).delete(&path).map_err(|e| anyhow!(e))?;
+    out.line(&format!(
+        "removed {} ({} files)",
+        session_id_of(&path),
+        report.removed.len()
+    ))
+}

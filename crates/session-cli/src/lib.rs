@@ -1,0 +1,126 @@
+//! `bcs`, the command-line tool of Base Context sessions: inspect, migrate, script and
+//! repair sessions.
+//!
+//! Layer 6 (types → journal → index → context → import → manager → **cli**). Writes
+//! go through `session-manager` (create, append, delete: ownership and locking are
+//! the manager's); reads open journals and their indexes read-only (no sidecar is
+//! saved by a reading command); import, export and verify use `session-import`,
+//! `session-journal` and `session-index` directly.
+//!
+//! Tour:
+//! - [`cli`] — the clap argument definitions (global `--home`, `--session-dir`).
+//! - [`store`] — the layout, `<session>` resolution (id, unique prefix, path) and the
+//!   read-only [`store::View`] of one session.
+//! - [`cmd`] — one module per group of subcommands; [`render`] — the human renderings;
+//!   [`out`] — stdout/stderr, progress bars only on a terminal.
+//! - [`run`] — parse, dispatch, and map errors to one `bcs: ` line and an exit code
+//!   (0 success, 1 failure, 2 usage).
+//!
+//! ```
+//! use clap::Parser;
+//! use session_cli::cli::{Cli, Command};
+//! let cli = Cli::try_parse_from(["bcs", "--home", "/tmp/h", "tree", "019c", "--json"]).unwrap();
+//! assert!(matches!(cli.command, Command::Tree(ref a) if a.json && a.session == "019c"));
+//! assert_eq!(session_cli::render::preview("first line\nsecond", 40), "first line…");
+//! ```
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+pub mod cli;
+pub mod cmd;
+pub mod out;
+pub mod render;
+pub mod store;
+
+use cli::{Cli, Command};
+use out::{Out, one_line};
+use store::Store;
+
+/// A failure already reported on stderr (or in the output): exit 1, print nothing more.
+#[derive(Debug)]
+pub enum Failure {
+    /// Reported; just exit 1.
+    Quiet,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("failed")
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Runs `bcs` with these arguments on the process's stdio; returns the exit code.
+pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    ExitCode::SUCCESS
+                }
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    ExitCode::from(2)
+                }
+                _ => {
+                    // clap's message is a paragraph, then a tip and the usage: keep
+                    // the paragraph, on one line.
+                    let text = e.render().to_string();
+                    let para: Vec<&str> = text
+                        .lines()
+                        .take_while(|l| !l.trim().is_empty())
+                        .map(str::trim)
+                        .collect();
+                    let msg = para.join(" ");
+                    let msg = msg.strip_prefix("error: ").unwrap_or(&msg);
+                    eprintln!("bcs: {msg} (see `bcs --help`)");
+                    ExitCode::from(2)
+                }
+            };
+        }
+    };
+    let mut out = Out::stdio();
+    match dispatch(cli, &mut out) {
+        Ok(()) => match out.flush() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        },
+        Err(e) => {
+            if e.downcast_ref::<Failure>().is_none() && !is_broken_pipe(&e) {
+                eprintln!("bcs: {}", one_line(&format!("{e:#}")));
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn dispatch(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
+    let explicit = cli.home.is_some() || cli.session_dir.is_some();
+    let store = || Store::resolve(cli.home.as_deref(), cli.session_dir.as_deref());
+    match &cli.command {
+        Command::New(a) => cmd::write::new(&store()?, a, out),
+        Command::Append(a) => cmd::write::append(&store()?, a, out),
+        Command::List(a) => cmd::read::list(&store()?, a, out),
+        Command::Show(a) => cmd::read::show(&store()?, a, out),
+        Command::Tree(a) => cmd::read::tree(&store()?, a, out),
+        Command::Context(a) => cmd::read::context(&store()?, a, out),
+        Command::Import(a) => cmd::import::run(&store()?, a, out),
+        Command::Export(a) => cmd::import::export(&store()?, a, out),
+        Command::Verify(a) => cmd::verify::run(&store()?, a, out),
+        Command::Rm(a) => cmd::write::rm(&store()?, a, out),
+        Command::Demo => cmd::demo::run(if explicit { Some(store()?) } else { None }, out),
+    }
+}

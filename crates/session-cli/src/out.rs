@@ -1,0 +1,118 @@
+//! Output: stdout for results (text or JSON), stderr for warnings and progress.
+//! Progress bars are drawn only when stderr is a terminal.
+
+use std::io::{IsTerminal, Write};
+
+use anyhow::{Context as _, Result};
+use serde_json::Value;
+
+/// Where a command prints.
+pub struct Out {
+    stdout: Box<dyn Write>,
+    stderr_tty: bool,
+}
+
+impl std::fmt::Debug for Out {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Out")
+            .field("stderr_tty", &self.stderr_tty)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Out {
+    /// The process's stdout and stderr.
+    pub fn stdio() -> Self {
+        Self {
+            stdout: Box::new(std::io::stdout()),
+            stderr_tty: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// One line of text.
+    pub fn line(&mut self, s: &str) -> Result<()> {
+        writeln!(self.stdout, "{s}").context("cannot write to stdout")
+    }
+
+    /// Text as is.
+    pub fn text(&mut self, s: &str) -> Result<()> {
+        self.stdout
+            .write_all(s.as_bytes())
+            .context("cannot write to stdout")
+    }
+
+    /// One JSON value on one line.
+    pub fn json(&mut self, v: &Value) -> Result<()> {
+        writeln!(self.stdout, "{v}").context("cannot write to stdout")
+    }
+
+    /// Raw bytes.
+    pub fn bytes(&mut self, b: &[u8]) -> Result<()> {
+        self.stdout.write_all(b).context("cannot write to stdout")
+    }
+
+    /// Flushes stdout (an acknowledgement is visible once this returns).
+    pub fn flush(&mut self) -> Result<()> {
+        self.stdout.flush().context("cannot write to stdout")
+    }
+
+    /// A warning on stderr (`bcs: warning: …`), one line.
+    pub fn warn(&self, s: &str) {
+        eprintln!("bcs: warning: {}", one_line(s));
+    }
+
+    /// Whether stderr is a terminal.
+    pub fn stderr_is_tty(&self) -> bool {
+        self.stderr_tty
+    }
+}
+
+/// `s` with line breaks replaced by spaces, so every message is one line.
+pub fn one_line(s: &str) -> String {
+    s.replace(['\n', '\r'], " ")
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal and there is more
+/// than one item.
+pub struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    /// A bar for `total` items.
+    pub fn new(out: &Out, total: u64, what: &str) -> Self {
+        if !out.stderr_tty || total < 2 {
+            return Self(None);
+        }
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(total),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {wide_msg}")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_prefix(what.to_owned());
+        Self(Some(bar))
+    }
+
+    /// One more item done.
+    pub fn inc(&self) {
+        if let Some(b) = &self.0 {
+            b.inc(1);
+        }
+    }
+
+    /// The current item's name.
+    pub fn message(&self, m: &str) {
+        if let Some(b) = &self.0 {
+            b.set_message(m.to_owned());
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}

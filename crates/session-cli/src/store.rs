@@ -1,0 +1,249 @@
+//! Where sessions are and how a `<session>` argument names one: the layout from the
+//! global options and environment, id / unique prefix / path resolution, and the
+//! read-only view of one session (journal reader, derived index opened without
+//! saving, records for context building).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use session_index::{Index, IndexReport, IndexStatus, OpenIndexOptions, kinds};
+use session_journal::{Reader, ReaderOptions};
+use session_manager::Layout;
+
+/// The store the global options name.
+#[derive(Debug, Clone)]
+pub struct Store {
+    layout: Layout,
+}
+
+impl Store {
+    /// Resolves the layout: `--home` / `--session-dir` win over `BASE_CONTEXT_HOME` /
+    /// `BASE_CONTEXT_SESSION_DIR`; relative option values are taken relative to the
+    /// current directory (relative environment values are refused, as the manager does).
+    pub fn resolve(home: Option<&Path>, session_dir: Option<&Path>) -> Result<Self> {
+        let mut layout = match home {
+            Some(home) => {
+                let env_dir = std::env::var_os(session_manager::layout::SESSION_DIR_VAR)
+                    .filter(|v| !v.is_empty());
+                let root = Layout::with_root(absolute(home)?);
+                match env_dir {
+                    Some(dir) => root
+                        .with_session_dir(PathBuf::from(dir))
+                        .map_err(|e| anyhow!(e))?,
+                    None => root,
+                }
+            }
+            None => Layout::from_env().map_err(|e| anyhow!(e))?,
+        };
+        if let Some(dir) = session_dir {
+            layout = layout
+                .with_session_dir(absolute(dir)?)
+                .map_err(|e| anyhow!(e))?;
+        }
+        Ok(Self { layout })
+    }
+
+    /// A store with this layout.
+    pub fn with_layout(layout: Layout) -> Self {
+        Self { layout }
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The sessions directory.
+    pub fn sessions_dir(&self) -> &Path {
+        self.layout.sessions_dir()
+    }
+
+    /// Every journal of the sessions directory (`*.jsonl`, hidden files excluded), by
+    /// file name. A missing directory holds no session.
+    pub fn journals(&self) -> Result<Vec<PathBuf>> {
+        let dir = self.sessions_dir();
+        let rd = match std::fs::read_dir(dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("{}: cannot read the sessions directory", dir.display())
+                });
+            }
+        };
+        let mut out = Vec::new();
+        for e in rd {
+            let e = e.with_context(|| {
+                format!("{}: cannot read the sessions directory", dir.display())
+            })?;
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') || !name.ends_with(".jsonl") {
+                continue;
+            }
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                out.push(e.path());
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Resolves a `<session>` argument: a journal path (contains a path separator or
+    /// names an existing file ending in `.jsonl`), an exact session id, or a unique
+    /// prefix of one (an ambiguous prefix is an error listing the candidates).
+    pub fn find(&self, arg: &str) -> Result<PathBuf> {
+        if arg.is_empty() {
+            bail!("empty session argument");
+        }
+        let as_path = Path::new(arg);
+        if arg.contains(std::path::MAIN_SEPARATOR) || arg.contains('/') {
+            if as_path.is_file() {
+                return Ok(as_path.to_path_buf());
+            }
+            bail!("{arg}: no such session file");
+        }
+        if arg.ends_with(".jsonl") && as_path.is_file() {
+            return Ok(as_path.to_path_buf());
+        }
+        let exact = self.sessions_dir().join(format!("{arg}.jsonl"));
+        if session_manager::SafeSessionId::new(arg).is_ok() && exact.is_file() {
+            return Ok(exact);
+        }
+        let matches: Vec<PathBuf> = self
+            .journals()?
+            .into_iter()
+            .filter(|p| session_id_of(p).starts_with(arg))
+            .collect();
+        match matches.len() {
+            0 => bail!(
+                "no session {arg:?} in {} (not an id, an id prefix or a file)",
+                self.sessions_dir().display()
+            ),
+            1 => Ok(matches.into_iter().next().expect("one match")),
+            n => {
+                let shown: Vec<String> =
+                    matches.iter().take(10).map(|p| session_id_of(p)).collect();
+                let more = if n > 10 {
+                    format!(" and {} more", n - 10)
+                } else {
+                    String::new()
+                };
+                bail!(
+                    "session prefix {arg:?} is ambiguous: {n} sessions match: {}{more}",
+                    shown.join(", ")
+                )
+            }
+        }
+    }
+}
+
+/// The session id a journal's file name gives (`<id>.jsonl`).
+pub fn session_id_of(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    name.strip_suffix(".jsonl").unwrap_or(&name).to_owned()
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    if p.is_absolute() {
+        return Ok(p.to_path_buf());
+    }
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    Ok(cwd.join(p))
+}
+
+/// Read-only index options: the sidecar is read and validated, never written, and the
+/// journal is not synced.
+pub fn read_only_index() -> OpenIndexOptions {
+    OpenIndexOptions {
+        save: false,
+        sync_journal: false,
+        ..OpenIndexOptions::default()
+    }
+}
+
+/// Where and why reading a journal stopped before its end: (offset, fault).
+pub type Stopped = (u64, String);
+
+/// A read-only view of one session.
+#[derive(Debug)]
+pub struct View {
+    /// The journal.
+    pub path: PathBuf,
+    /// The journal's reader.
+    pub reader: Reader,
+    /// The derived index (opened read-only).
+    pub index: Index,
+    /// How the index was obtained.
+    pub report: IndexReport,
+}
+
+impl View {
+    /// Opens the session at `path` without modifying anything.
+    pub fn open(path: &Path) -> Result<Self> {
+        let reader = Reader::open(path, ReaderOptions::default()).map_err(|e| anyhow!(e))?;
+        let (index, report) = Index::open_or_rebuild(path, read_only_index())
+            .map_err(|e| anyhow!("{}: cannot index the journal: {e}", path.display()))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            reader,
+            index,
+            report,
+        })
+    }
+
+    /// The session header record (the first header-kind frame), if readable.
+    pub fn header(&self) -> Option<serde_json::Value> {
+        for f in self.reader.frames(None) {
+            let f = f.ok()?;
+            if f.info.kind == kinds::SESSION_HEADER {
+                return serde_json::from_slice(&f.payload).ok();
+            }
+            if f.info.kind == kinds::ENTRY {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Every entry record's JSON text, in append order, up to the first invalid frame
+    /// (the intact prefix), and where reading stopped early, if it did.
+    pub fn records(&self) -> Result<(Vec<String>, Option<Stopped>)> {
+        let mut out = Vec::new();
+        let mut frames = self.reader.frames(None);
+        for f in frames.by_ref() {
+            let f = match f {
+                Ok(f) => f,
+                Err(e) => return Ok((out, Some((0, e.to_string())))),
+            };
+            if f.info.kind == kinds::ENTRY {
+                out.push(String::from_utf8_lossy(&f.payload).into_owned());
+            }
+        }
+        let stop = frames.stop().map(|s| (s.offset.0, s.fault.to_string()));
+        Ok((out, stop))
+    }
+
+    /// The index status as one word and a detail.
+    pub fn index_status(&self) -> (&'static str, Option<String>) {
+        index_status(&self.report.status)
+    }
+}
+
+/// `fresh`, `caught-up` or `rebuilt`, with a detail.
+pub fn index_status(status: &IndexStatus) -> (&'static str, Option<String>) {
+    match status {
+        IndexStatus::Fresh => ("fresh", None),
+        IndexStatus::CaughtUp { frames, bytes_read } => (
+            "caught-up",
+            Some(format!(
+                "sidecar behind by {frames} frames ({bytes_read} bytes)"
+            )),
+        ),
+        IndexStatus::Rebuilt { reason } => ("rebuilt", Some(reason.to_string())),
+        _ => ("unknown", None),
+    }
+}

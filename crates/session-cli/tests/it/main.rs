@@ -1,0 +1,15 @@
+//! Integration tests of the `bcs` binary: every subcommand run as a process, success
+//! and error paths, insta snapshots of the human and JSON outputs, the golden corpus
+//! against the reference's oracles, kill -9 during `append`, torn tails, garbage
+//! inputs and the writer lock.
+
+mod cli;
+mod corpus;
+mod crash;
+mod demo;
+mod garbage;
+mod import;
+mod read;
+mod support;
+mod verify;
+mod write;

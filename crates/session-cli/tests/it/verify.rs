@@ -1,0 +1,104 @@
+//! `verify`: clean, torn tail (read-only, context of the intact prefix, repair),
+//! stale index, human and JSON outputs.
+
+use crate::support::{Bcs, pretty};
+
+#[test]
+fn clean_store_verifies_clean() {
+    let b = Bcs::new();
+    b.import("legacy/v3-control.jsonl");
+    b.import("edge/tree-oddities.jsonl");
+    insta::assert_snapshot!("verify_clean_human", b.run(&["verify", "--all"]).ok());
+    let v = b.run(&["verify", "--all", "--json"]).json();
+    insta::assert_snapshot!("verify_clean_json", b.redact(&pretty(&v)));
+}
+
+#[test]
+fn torn_tail_is_reported_read_only_then_repaired() {
+    let b = Bcs::new();
+    // A session whose last frame is an entry (an import ends with provenance frames).
+    let id = "torn";
+    b.run(&["new", "--id", id, "--cwd", "/w"]).ok();
+    let input = (0..3)
+        .map(|i| format!("{{\"role\":\"user\",\"content\":\"message {i}\",\"timestamp\":{i}}}\n"))
+        .collect::<String>();
+    let acked = b.run_stdin(&["append", id], &input);
+    let ids: Vec<&str> = acked.ok().lines().collect();
+    let journal = b.sessions().join(format!("{id}.jsonl"));
+    // The context the intact prefix gives: the same as at the second-to-last entry.
+    let prev = ids[1].to_owned();
+    let expected = b.run(&["context", id, "--leaf", &prev, "--json"]).json();
+
+    // Cut the file inside its last frame.
+    let len = std::fs::metadata(&journal).expect("stat").len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&journal)
+        .expect("open");
+    f.set_len(len - 5).expect("truncate");
+    drop(f);
+    let torn = std::fs::read(&journal).expect("read");
+
+    let r = b.run(&["verify", id, "--json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(v[0]["status"], "torn-tail");
+    assert!(v[0]["journal"]["tornTail"]["offset"].as_u64().is_some());
+    insta::assert_snapshot!("verify_torn_json", b.redact(&pretty(&v)));
+    let human = b.run(&["verify", id]);
+    assert_eq!(human.code, 1);
+    insta::assert_snapshot!("verify_torn_human", human.stdout);
+    assert_eq!(
+        std::fs::read(&journal).expect("read"),
+        torn,
+        "verify modified the journal"
+    );
+
+    let ctx = b.run(&["context", id, "--json"]);
+    assert_eq!(ctx.json(), expected);
+    assert!(ctx.stderr.starts_with("bcs: warning:"), "{}", ctx.stderr);
+    assert_eq!(
+        std::fs::read(&journal).expect("read"),
+        torn,
+        "context modified the journal"
+    );
+
+    let repaired = b.run(&["verify", id, "--repair", "--json"]).json();
+    assert_eq!(repaired[0]["status"], "clean");
+    assert_eq!(repaired[0]["repaired"]["from"], "torn-tail");
+    assert_eq!(b.run(&["verify", id]).code, 0);
+    assert_eq!(b.run(&["context", id, "--json"]).json(), expected);
+}
+
+#[test]
+fn stale_index_is_reported_and_rebuilt() {
+    let b = Bcs::new();
+    let id = b.import("edge/labels-names-roots.jsonl");
+    let id = id.as_str();
+    let side = b.sessions().join(format!("{id}.jsonl.idx"));
+    assert!(side.is_file(), "import saves the index");
+    std::fs::write(&side, b"garbage").expect("damage the sidecar");
+    let r = b.run(&["verify", id]);
+    assert_eq!(r.code, 1);
+    insta::assert_snapshot!("verify_stale_human", r.stdout);
+    std::fs::remove_file(&side).expect("rm");
+    let r = b.run(&["verify", id, "--json"]);
+    assert_eq!(r.code, 1);
+    assert!(!side.exists(), "verify without --repair writes nothing");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(v[0]["status"], "stale-index");
+    let fixed = b.run(&["verify", "--all", "--repair"]);
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    assert!(side.is_file());
+    assert_eq!(b.run(&["verify", "--all"]).code, 0);
+}
+
+#[test]
+fn verify_of_an_empty_store_is_clean() {
+    let b = Bcs::new();
+    assert_eq!(b.run(&["verify", "--all"]).ok(), "no sessions\n");
+    assert_eq!(
+        b.run(&["verify", "--all", "--json"]).json(),
+        serde_json::json!([])
+    );
+}
