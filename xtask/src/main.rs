@@ -13,6 +13,7 @@ use anyhow::{Result, bail};
 mod conformance_context;
 mod fixtures;
 mod layers;
+mod conformance_index;
 // <command modules: add `mod name;` lines above this marker>
 
 fn main() -> Result<()> {
@@ -25,6 +26,7 @@ fn main() -> Result<()> {
         "layers" => layers::run(rest),
         "fixtures" => fixtures::run(rest),
         "conformance-context" => conformance_context::run(rest),
+        "conformance-index" => conformance_index::run(rest),
         // <command dispatch: add `"name" => name::run(rest),` lines above this marker>
         "help" | "--help" | "-h" => {
             print_help();
