@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::{Value, json};
-use session_import::{Destination, ImportOptions, ImportOutcome, export as export_journal, import};
+use session_import::{ImportOutcome, export as export_journal};
 use session_index::{Index, OpenIndexOptions};
 
 use crate::cli::{ExportArgs, ImportArgs};
@@ -56,23 +56,19 @@ pub fn expand(sources: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// What importing one source gave.
 pub type Imported = (PathBuf, Result<ImportOutcome, String>);
 
-/// Imports every source into the store's sessions directory; each new journal gets
-/// its index sidecar saved, so the next reads start fresh.
+/// Imports every source into the store's sessions directory through the manager
+/// (`Store::import`); each new journal gets its index sidecar saved, so the next reads
+/// start fresh.
 pub fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
     let dir = store.sessions_dir();
     session_manager::layout::create_private_dir(dir)
         .with_context(|| format!("{}: cannot create the sessions directory", dir.display()))?;
+    let manager = session_manager::Store::new(store.layout().clone());
     let progress = Progress::new(out, files.len() as u64, "importing");
     let mut results = Vec::with_capacity(files.len());
     for f in files {
         progress.message(&f.to_string_lossy());
-        let r = import(
-            f,
-            &Destination::Dir(dir.to_path_buf()),
-            &ImportOptions::default(),
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|o| {
+        let r = manager.import(f).map_err(|e| e.to_string()).and_then(|o| {
             if !o.already_imported {
                 Index::open_or_rebuild(&o.journal, OpenIndexOptions::default())
                     .map_err(|e| format!("{}: cannot index: {e}", o.journal.display()))?;
