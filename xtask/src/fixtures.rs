@@ -28,7 +28,11 @@ struct Options {
 }
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
-    let mut opts = Options { check: false, offline: false, peer: None };
+    let mut opts = Options {
+        check: false,
+        offline: false,
+        peer: None,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -54,12 +58,19 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             for d in &diffs {
                 eprintln!("fixtures: {d}");
             }
-            bail!("{} fixture file(s) out of date; run `cargo xtask fixtures`", diffs.len());
+            bail!(
+                "{} fixture file(s) out of date; run `cargo xtask fixtures`",
+                diffs.len()
+            );
         }
         println!(
             "fixtures: {} files up to date ({})",
             produced.len(),
-            if use_node { "regenerated with the reference" } else { "offline: compared with shared/peer/fixtures" }
+            if use_node {
+                "regenerated with the reference"
+            } else {
+                "offline: compared with shared/peer/fixtures"
+            }
         );
         return Ok(());
     }
@@ -68,10 +79,15 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         if let Some(dir) = dest.parent() {
             fs::create_dir_all(dir)?;
         }
-        fs::copy(staging.join(rel), &dest).with_context(|| format!("writing {}", dest.display()))?;
+        fs::copy(staging.join(rel), &dest)
+            .with_context(|| format!("writing {}", dest.display()))?;
     }
     let _ = fs::remove_dir_all(&staging);
-    println!("fixtures: wrote {} files under {}", produced.len(), corpus.display());
+    println!(
+        "fixtures: wrote {} files under {}",
+        produced.len(),
+        corpus.display()
+    );
     Ok(())
 }
 
@@ -80,15 +96,23 @@ fn default_peer(root: &Path) -> Result<PathBuf> {
     if p.join("fixtures.mjs").is_file() {
         return Ok(p);
     }
-    bail!("no reference peer found at {} (pass --peer DIR)", p.display())
+    bail!(
+        "no reference peer found at {} (pass --peer DIR)",
+        p.display()
+    )
 }
 
 fn node_available() -> bool {
-    Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success())
+    Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn tempdir(root: &Path) -> Result<PathBuf> {
-    let dir = root.join("target").join(format!("xtask-fixtures-{}", std::process::id()));
+    let dir = root
+        .join("target")
+        .join(format!("xtask-fixtures-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     Ok(dir)
@@ -103,11 +127,25 @@ fn produce(peer: &Path, root: &Path, staging: &Path, use_node: bool) -> Result<V
         node(&work, &["fixtures.mjs", "--out", path_str(&out)?])?;
         produced.extend(copy_tree(&out, staging, Path::new(""))?);
         let data = staging.join("gen-out");
-        node(&work, &["gen.mjs", "--out", path_str(&data)?, "--sizes", "1k,10k", "--only", "big"])?;
+        node(
+            &work,
+            &[
+                "gen.mjs",
+                "--out",
+                path_str(&data)?,
+                "--sizes",
+                "1k,10k",
+                "--only",
+                "big",
+            ],
+        )?;
         let gen_dir = staging.join("generated");
         fs::create_dir_all(&gen_dir)?;
         fs::copy(data.join("big/1k.jsonl"), gen_dir.join("1k.jsonl"))?;
-        fs::write(gen_dir.join("10k-bash-lines.jsonl"), bash_lines(&data.join("big/10k.jsonl"))?)?;
+        fs::write(
+            gen_dir.join("10k-bash-lines.jsonl"),
+            bash_lines(&data.join("big/10k.jsonl"))?,
+        )?;
         produced.push("generated/1k.jsonl".into());
         produced.push("generated/10k-bash-lines.jsonl".into());
         let _ = fs::remove_dir_all(&out);
@@ -127,7 +165,10 @@ fn bash_lines(path: &Path) -> Result<String> {
     for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line)?;
         if v["type"] == "message" && v["message"]["role"] == "bashExecution" {
-            let keys: Vec<String> = v["message"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+            let keys: Vec<String> = v["message"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
             if !seen.contains(&keys) {
                 seen.push(keys);
                 out.push_str(line);
@@ -143,7 +184,16 @@ fn bash_lines(path: &Path) -> Result<String> {
 pub(crate) fn install_peer(peer: &Path, root: &Path) -> Result<PathBuf> {
     let work = root.join("target/peer");
     fs::create_dir_all(&work)?;
-    for f in ["package.json", "package-lock.json", "lib.mjs", "gen.mjs", "fixtures.mjs", "context.mjs", "list.mjs", "bench.mjs"] {
+    for f in [
+        "package.json",
+        "package-lock.json",
+        "lib.mjs",
+        "gen.mjs",
+        "fixtures.mjs",
+        "context.mjs",
+        "list.mjs",
+        "bench.mjs",
+    ] {
         let src = peer.join(f);
         if src.is_file() {
             let dest = work.join(f);
@@ -151,8 +201,14 @@ pub(crate) fn install_peer(peer: &Path, root: &Path) -> Result<PathBuf> {
             fs::copy(&src, &dest).with_context(|| format!("copying {}", src.display()))?;
         }
     }
-    if !work.join("node_modules/@mariozechner/pi-coding-agent/package.json").is_file() {
-        eprintln!("fixtures: installing @mariozechner/pi-coding-agent@0.73.1 into {}", work.display());
+    if !work
+        .join("node_modules/@mariozechner/pi-coding-agent/package.json")
+        .is_file()
+    {
+        eprintln!(
+            "fixtures: installing @mariozechner/pi-coding-agent@0.73.1 into {}",
+            work.display()
+        );
         let status = Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
             .current_dir(&work)
@@ -166,15 +222,24 @@ pub(crate) fn install_peer(peer: &Path, root: &Path) -> Result<PathBuf> {
 }
 
 fn node(dir: &Path, args: &[&str]) -> Result<()> {
-    let out = Command::new("node").args(args).current_dir(dir).output().context("running node")?;
+    let out = Command::new("node")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .context("running node")?;
     if !out.status.success() {
-        bail!("node {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "node {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     Ok(())
 }
 
 fn path_str(p: &Path) -> Result<&str> {
-    p.to_str().with_context(|| format!("non-UTF-8 path {}", p.display()))
+    p.to_str()
+        .with_context(|| format!("non-UTF-8 path {}", p.display()))
 }
 
 /// Copies every file under `from` to `to/<prefix>/…`; returns the relative paths.
@@ -207,7 +272,10 @@ fn compare(produced: &[PathBuf], staging: &Path, corpus: &Path) -> Result<Vec<St
         let want = fs::read(staging.join(rel))?;
         match fs::read(corpus.join(rel)) {
             Ok(have) if have == want => {}
-            Ok(_) => diffs.push(format!("{} differs from what the generator writes", rel.display())),
+            Ok(_) => diffs.push(format!(
+                "{} differs from what the generator writes",
+                rel.display()
+            )),
             Err(_) => diffs.push(format!("{} is missing", rel.display())),
         }
     }
@@ -247,8 +315,11 @@ mod tests {
         fs::create_dir_all(corpus.join("edge")).unwrap();
         fs::write(corpus.join("edge/empty-file.jsonl"), "").unwrap();
         fs::write(corpus.join("edge/v.jsonl"), "").unwrap();
-        let produced: Vec<PathBuf> =
-            vec!["edge/empty-file.jsonl".into(), "edge/brand-new.jsonl".into(), "edge/v.jsonl".into()];
+        let produced: Vec<PathBuf> = vec![
+            "edge/empty-file.jsonl".into(),
+            "edge/brand-new.jsonl".into(),
+            "edge/v.jsonl".into(),
+        ];
         let diffs = compare(&produced, &staging, &corpus).unwrap();
         let _ = fs::remove_dir_all(&staging);
         assert_eq!(

@@ -35,7 +35,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let metadata = cargo_metadata()?;
     let violations = check(&metadata)?;
     if violations.is_empty() {
-        println!("layers: ok ({} workspace crates checked)", workspace_packages(&metadata)?.len());
+        println!(
+            "layers: ok ({} workspace crates checked)",
+            workspace_packages(&metadata)?.len()
+        );
         return Ok(());
     }
     for v in &violations {
@@ -53,7 +56,10 @@ pub(crate) fn cargo_metadata() -> Result<Value> {
         .output()
         .context("running `cargo metadata`")?;
     if !out.status.success() {
-        bail!("`cargo metadata` failed: {}", String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "`cargo metadata` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     serde_json::from_slice(&out.stdout).context("parsing `cargo metadata` output")
 }
@@ -141,7 +147,10 @@ mod tests {
         let m = metadata(vec![
             package("session-types", &[("serde", None)]),
             package("session-journal", &[("blake3", None)]),
-            package("session-index", &[("session-types", None), ("session-journal", None)]),
+            package(
+                "session-index",
+                &[("session-types", None), ("session-journal", None)],
+            ),
             package("session-cli", &[("session-index", None), ("anyhow", None)]),
             package("xtask", &[("session-cli", None), ("anyhow", None)]),
         ]);
@@ -157,7 +166,11 @@ mod tests {
         ]);
         let v = check(&m).unwrap();
         assert_eq!(v.len(), 1, "{v:?}");
-        assert!(v[0].contains("`session-journal` (layer 1) depends upward on `session-index` (layer 2)"));
+        assert!(
+            v[0].contains(
+                "`session-journal` (layer 1) depends upward on `session-index` (layer 2)"
+            )
+        );
     }
 
     #[test]
@@ -180,7 +193,12 @@ mod tests {
             package("session-journal", &[("anyhow", Some("dev"))]),
         ]);
         let v = check(&m).unwrap();
-        assert_eq!(v, vec!["library crate `session-index` depends on `anyhow`; use typed errors (thiserror) in libraries"]);
+        assert_eq!(
+            v,
+            vec![
+                "library crate `session-index` depends on `anyhow`; use typed errors (thiserror) in libraries"
+            ]
+        );
     }
 
     #[test]

@@ -11,9 +11,10 @@ use anyhow::{Result, bail};
 
 // Command modules. Each exposes `pub(crate) fn run(args: &[String]) -> Result<()>`.
 mod conformance_context;
+mod conformance_import;
+mod conformance_index;
 mod fixtures;
 mod layers;
-mod conformance_index;
 // <command modules: add `mod name;` lines above this marker>
 
 fn main() -> Result<()> {
@@ -27,6 +28,7 @@ fn main() -> Result<()> {
         "fixtures" => fixtures::run(rest),
         "conformance-context" => conformance_context::run(rest),
         "conformance-index" => conformance_index::run(rest),
+        "conformance-import" => conformance_import::run(rest),
         // <command dispatch: add `"name" => name::run(rest),` lines above this marker>
         "help" | "--help" | "-h" => {
             print_help();
@@ -39,13 +41,17 @@ fn main() -> Result<()> {
 /// The workspace root (the parent of `xtask/`).
 pub(crate) fn workspace_root() -> std::path::PathBuf {
     let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    here.parent().map_or_else(|| here.to_path_buf(), std::path::Path::to_path_buf)
+    here.parent()
+        .map_or_else(|| here.to_path_buf(), std::path::Path::to_path_buf)
 }
 
 fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          layers             check the crate layering (reads `cargo metadata`)\n\
-         fixtures [--check] regenerate the golden corpus (or check it is up to date)\n"
+         fixtures [--check] regenerate the golden corpus (or check it is up to date)\n\
+         conformance-context  session-context vs the reference on generated sessions (node)\n\
+         conformance-index    trees and listings vs the reference on generated data (node)\n\
+         conformance-import   import, export, and the reference's view of the export (node)\n"
     );
 }
