@@ -67,14 +67,24 @@ impl Default for ImportOptions {
     }
 }
 
-/// Whether `id` can name a file: `[A-Za-z0-9._-]`, 1–128 bytes, not `.` or `..`.
+/// Whether `id` can name a file: `[A-Za-z0-9._-]`, 1–128 bytes, not starting with
+/// `.` (so never `.`, `..` or a hidden file) — the session manager's rule.
 pub fn is_safe_session_id(id: &str) -> bool {
     (1..=128).contains(&id.len())
-        && id != "."
-        && id != ".."
+        && !id.starts_with('.')
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// `<id>-<first 8 hex of the source's BLAKE3>`, or `legacy-<hash>` if that is too long.
+fn derived_session_id(id: &str, source_hash_hex: &str) -> String {
+    let candidate = format!("{id}-{}", &source_hash_hex[..8]);
+    if is_safe_session_id(&candidate) {
+        candidate
+    } else {
+        format!("legacy-{}", &source_hash_hex[..32])
+    }
 }
 
 /// Imports the legacy session at `source` into a new native journal.
@@ -128,7 +138,8 @@ pub fn import(
         );
         format!("legacy-{}", &h.to_hex()[..32])
     };
-    let journal = match destination {
+    let mut session_id = session_id;
+    let mut journal = match destination {
         Destination::Dir(d) => d.join(format!("{session_id}.jsonl")),
         Destination::Journal(p) => p.clone(),
     };
@@ -137,7 +148,30 @@ pub fn import(
             registry::record(&dir, &done);
             return Ok(already(done, info(header.version)));
         }
-        return Err(ImportError::DestinationExists { path: journal });
+        // Another source already holds this session id in the directory (legacy
+        // files can share ids, e.g. copies edited by hand). Import under an id
+        // derived from this source's content, and say so; the header record itself
+        // stays byte-exact.
+        let Destination::Dir(d) = destination else {
+            return Err(ImportError::DestinationExists { path: journal });
+        };
+        let derived = derived_session_id(&session_id, &hash_hex);
+        journal = d.join(format!("{derived}.jsonl"));
+        if journal.exists() {
+            if let Some(done) = registry::check_journal(&journal, &hash_hex, &derived) {
+                registry::record(&dir, &done);
+                return Ok(already(done, info(header.version)));
+            }
+            return Err(ImportError::DestinationExists { path: journal });
+        }
+        run.issue(
+            header.line.number,
+            IssueKind::SessionIdTaken {
+                id: session_id.clone(),
+                used: derived.clone(),
+            },
+        );
+        session_id = derived;
     }
 
     let tmp = temp_path(&journal);

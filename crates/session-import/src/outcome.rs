@@ -154,6 +154,15 @@ pub enum IssueKind {
     },
     /// v2 message: role `hookMessage` renamed to `custom`.
     HookMessageRenamed,
+    /// The header's session id is already used in the destination directory by
+    /// another source; the session was imported under a derived id (the header
+    /// record is kept as written).
+    SessionIdTaken {
+        /// The header's id.
+        id: String,
+        /// The id the session was imported as.
+        used: String,
+    },
 }
 
 impl IssueKind {
@@ -180,6 +189,10 @@ impl fmt::Display for IssueKind {
             IssueKind::InvalidJson { column, message } => {
                 write!(f, "invalid JSON at column {column}: {message}")
             }
+            IssueKind::SessionIdTaken { id, used } => write!(
+                f,
+                "session id {id:?} is taken by another source in this directory; imported as {used:?}"
+            ),
             IssueKind::NotAnObject => f.write_str("JSON value is not an object"),
             IssueKind::InvalidUtf8 { column } => {
                 write!(f, "invalid UTF-8 at column {column}")

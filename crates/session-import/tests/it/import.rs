@@ -437,3 +437,40 @@ fn lone_surrogate_is_kept_byte_exact() {
             .any(|i| i.line == 3 && matches!(i.kind, IssueKind::LoneSurrogate { .. }))
     );
 }
+
+#[test]
+fn a_taken_session_id_imports_under_a_derived_id() {
+    // The three v1-compaction-index-* fixtures share one header id.
+    let dest = tempfile::tempdir().unwrap();
+    let a = fixtures().join("legacy/v1-compaction-index-header.jsonl");
+    let b = fixtures().join("legacy/v1-compaction-index-oob.jsonl");
+    let first = import_into(&a, dest.path()).unwrap();
+    let second = import_into(&b, dest.path()).unwrap();
+    assert!(!second.already_imported);
+    assert_ne!(first.journal, second.journal);
+    let hash = &second.source.blake3[..8];
+    assert_eq!(second.session_id, format!("{}-{hash}", first.session_id));
+    assert_eq!(
+        second.journal,
+        dest.path().join(format!("{}.jsonl", second.session_id))
+    );
+    let taken: Vec<_> = second
+        .issues
+        .iter()
+        .filter(|i| matches!(&i.kind, session_import::IssueKind::SessionIdTaken { id, used } if *id == first.session_id && *used == second.session_id))
+        .collect();
+    assert_eq!(taken.len(), 1, "{:?}", second.issues);
+    assert_eq!(taken[0].line, 1);
+    // Importing it again is recognised, under the derived id, even without the registry.
+    std::fs::remove_file(dest.path().join(session_import::format::REGISTRY_FILE)).unwrap();
+    let again = import_into(&b, dest.path()).unwrap();
+    assert!(again.already_imported);
+    assert_eq!(again.session_id, second.session_id);
+}
+
+#[test]
+fn hidden_file_ids_are_not_used_as_file_names() {
+    assert!(!session_import::is_safe_session_id(".hidden"));
+    assert!(!session_import::is_safe_session_id(".."));
+    assert!(session_import::is_safe_session_id("a.b-c_d"));
+}
