@@ -189,7 +189,9 @@ pub fn list_sessions(
     let mut files: Vec<(String, u64, Option<i64>)> = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".jsonl") {
+        // Hidden files are derived or temporary (the imports registry
+        // `.imports.jsonl`, an import's `.<name>.import-*.tmp`), never sessions.
+        if !name.ends_with(".jsonl") || name.starts_with('.') {
             continue;
         }
         let Ok(md) = e.metadata() else { continue };

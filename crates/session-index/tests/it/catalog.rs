@@ -97,3 +97,29 @@ fn an_appended_journal_is_refreshed_through_its_index() {
     let info = infos.iter().find(|i| i.path == file).unwrap();
     assert_eq!(info.summary.name.as_deref(), Some("renamed"));
 }
+
+#[test]
+fn hidden_files_are_never_listed_or_skipped() {
+    let tmp = tempfile::tempdir().unwrap();
+    native_copy(tmp.path());
+    let dir = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    // What import leaves beside journals: its registry and (after a crash) a temp file.
+    std::fs::write(dir.join(".imports.jsonl"), "{\"blake3\":\"x\"}\n").unwrap();
+    std::fs::write(dir.join(".s.jsonl.import-1-2.tmp"), b"\x89JNL").unwrap();
+    std::fs::write(dir.join(".hidden.jsonl"), "not a session").unwrap();
+    let (listed, report) = session_index::list_sessions(&dir, &ListOptions::default()).unwrap();
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert!(!listed.is_empty());
+    assert!(listed.iter().all(|s| {
+        !s.path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with('.')
+    }));
+}
