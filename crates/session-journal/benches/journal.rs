@@ -145,6 +145,21 @@ fn scan_verify(c: &mut Criterion) {
             )
         });
     }
+    // The floor for 1 KiB frames: one keyed BLAKE3 per 1 KiB input, nothing else. A
+    // 1 KiB input is a single BLAKE3 chunk, compressed serially (no SIMD across chunks).
+    let key = [7u8; 32];
+    let one_kib = vec![b's'; 1024];
+    g.throughput(Throughput::Bytes(1024 * 1024));
+    g.bench_function("blake3_keyed_only_1KiB_x1024", |b| {
+        b.iter(|| {
+            let mut acc = 0u8;
+            for _ in 0..1024 {
+                let h = blake3::keyed_hash(&key, black_box(&one_kib));
+                acc ^= h.as_bytes()[0];
+            }
+            acc
+        })
+    });
     g.finish();
     let mut g = c.benchmark_group("open_recover");
     for (name, path, cap) in &journals {

@@ -150,7 +150,7 @@ pub(crate) fn check_body(
 ) -> Result<(), FrameFault> {
     let len = raw.payload_len as usize;
     let (payload, padding) = rest.split_at(len.min(rest.len()));
-    let (_, expected) = key.checks(offset, hdr, payload);
+    let expected = key.body_check(offset, hdr, payload);
     if expected != raw.body_check {
         return Err(FrameFault::BodyCheck {
             expected,

@@ -43,6 +43,18 @@ impl FrameKey {
         (head, body)
     }
 
+    /// The body check alone (one hash over offset, header fields and payload).
+    pub(crate) fn body_check(
+        &self,
+        offset: u64,
+        hdr: &[u8; FRAME_HEADER_LEN],
+        payload: &[u8],
+    ) -> [u8; BODY_CHECK_LEN] {
+        let mut h = self.header_state(offset, hdr);
+        h.update(payload);
+        truncate::<BODY_CHECK_LEN>(&h.finalize())
+    }
+
     pub(crate) fn header_check(
         &self,
         offset: u64,

@@ -271,15 +271,19 @@ pub(crate) fn quarantine(
     if all_zero(file, from, len).map_err(|e| io_err(path, "read", from, e))? {
         return Ok(None);
     }
-    let base = format!("{}.torn-{now_ms}", path.display());
-    let mut target = PathBuf::from(&base);
+    let named = |suffix: String| {
+        let mut s = path.as_os_str().to_owned();
+        s.push(suffix);
+        PathBuf::from(s)
+    };
+    let mut target = named(format!(".torn-{now_ms}"));
     let mut n = 0u32;
     let out = loop {
         match vfs.open(&target, OpenMode::CreateNew) {
             Ok(f) => break f,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 10_000 => {
                 n += 1;
-                target = PathBuf::from(format!("{base}-{n}"));
+                target = named(format!(".torn-{now_ms}-{n}"));
             }
             Err(e) => return Err(io_err(&target, "create", 0, e)),
         }
