@@ -34,6 +34,10 @@ pub struct ListOptions {
     pub vfs: Arc<dyn Vfs>,
     /// Read and write the catalog (default true). Without it every journal is opened.
     pub use_catalog: bool,
+    /// Write nothing (default false): a fresh catalog is still used, but stale or
+    /// missing records are computed in memory and neither the catalog nor any index
+    /// sidecar is saved. For reading tools that promise not to modify a store.
+    pub read_only: bool,
 }
 
 impl Default for ListOptions {
@@ -41,6 +45,7 @@ impl Default for ListOptions {
         Self {
             vfs: Arc::new(StdVfs),
             use_catalog: true,
+            read_only: false,
         }
     }
 }
@@ -252,13 +257,15 @@ pub fn list_sessions(
         }
         changed = true;
         report.journals_opened += 1;
-        let opened = Index::open_or_rebuild(
-            &path,
-            OpenIndexOptions {
-                vfs: options.vfs.clone(),
-                ..OpenIndexOptions::default()
-            },
-        );
+        let mut open_options = OpenIndexOptions {
+            vfs: options.vfs.clone(),
+            ..OpenIndexOptions::default()
+        };
+        if options.read_only {
+            open_options.save = false;
+            open_options.sync_journal = false;
+        }
+        let opened = Index::open_or_rebuild(&path, open_options);
         let (index, ir) = match opened {
             Ok(x) => x,
             Err(e) => {
@@ -298,7 +305,9 @@ pub fn list_sessions(
             None if refreshed == 0 && !changed => CatalogStatus::Fresh,
             None => CatalogStatus::Updated { refreshed },
         };
-        if changed || matches!(report.catalog, CatalogStatus::Rebuilt { .. }) {
+        if !options.read_only
+            && (changed || matches!(report.catalog, CatalogStatus::Rebuilt { .. }))
+        {
             let bytes = encode_catalog(&CatalogBody { records });
             if let Err(e) = crate::index::write_atomic(options.vfs.as_ref(), &cat_path, &bytes) {
                 report.save_error = Some(e.to_string());

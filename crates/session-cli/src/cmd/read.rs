@@ -10,54 +10,42 @@ use session_context::{ContextOptions, Leaf, TextSource, build_context};
 use session_index::EntryIndex;
 
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
-use crate::out::{Out, Progress};
+use crate::out::Out;
 use crate::render;
-use crate::store::{Store, View, read_only_index, session_id_of};
+use crate::store::{Store, View, session_id_of};
 
 /// One listed session: its `SessionInfo` JSON and its modification time (ms).
 struct Listed {
     json: Value,
-    modified: Option<i64>,
     cwd: String,
 }
 
 /// Journals that could not be listed, and why.
 type Skipped = Vec<(PathBuf, String)>;
 
-/// Lists sessions (newest activity first; ties keep file-name order).
-fn listed(store: &Store, out: &Out) -> Result<(Vec<Listed>, Skipped)> {
-    let journals = store.journals()?;
-    let progress = Progress::new(out, journals.len() as u64, "listing");
-    let mut rows = Vec::new();
-    let mut skipped = Vec::new();
-    for path in journals {
-        progress.inc();
-        let mtime = std::fs::metadata(&path)
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .and_then(|d| i64::try_from(d.as_millis()).ok());
-        let index = match session_index::Index::open_or_rebuild(&path, read_only_index()) {
-            Ok((index, _)) => index,
-            Err(e) => {
-                skipped.push((path, e.to_string()));
-                continue;
-            }
-        };
-        let summary = index.summary();
-        if !summary.has_header {
-            skipped.push((path, "no session header record".to_owned()));
-            continue;
-        }
-        rows.push(Listed {
-            json: summary.to_json(&path.to_string_lossy(), mtime),
-            modified: summary.modified_ms(mtime),
-            cwd: summary.cwd.clone(),
-        });
+/// Lists sessions (newest activity first; ties keep file-name order) through the
+/// store's listing catalog in read-only mode: a fresh catalog answers without
+/// opening a journal; stale records are computed in memory; nothing is written.
+fn listed(store: &Store, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
+    let dir = store.sessions_dir();
+    if !dir.is_dir() {
+        return Ok((Vec::new(), Vec::new()));
     }
-    progress.finish();
-    rows.sort_by_key(|r| std::cmp::Reverse(r.modified.unwrap_or(i64::MIN)));
-    Ok((rows, skipped))
+    let options = session_index::ListOptions {
+        read_only: true,
+        ..session_index::ListOptions::default()
+    };
+    let (infos, report) = session_index::list_sessions(dir, &options)
+        .map_err(|e| anyhow::anyhow!("listing {}: {e}", dir.display()))?;
+    let rows = infos
+        .into_iter()
+        .filter(|info| info.summary.has_header)
+        .map(|info| Listed {
+            json: info.to_json(),
+            cwd: info.summary.cwd.clone(),
+        })
+        .collect();
+    Ok((rows, report.skipped))
 }
 
 /// `bcs list`.

@@ -123,3 +123,58 @@ fn hidden_files_are_never_listed_or_skipped() {
             .starts_with('.')
     }));
 }
+
+#[test]
+fn a_read_only_listing_writes_nothing_and_uses_a_fresh_catalog() {
+    let tmp = tempfile::tempdir().unwrap();
+    native_copy(tmp.path());
+    let dir = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let snapshot = |d: &std::path::Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (p.clone(), std::fs::read(&p).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let ro = ListOptions {
+        read_only: true,
+        ..ListOptions::default()
+    };
+    // No catalog and no sidecars yet: everything is computed, nothing written.
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "idx") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let before = snapshot(&dir);
+    let (cold, report) = session_index::list_sessions(&dir, &ro).unwrap();
+    assert_eq!(
+        snapshot(&dir),
+        before,
+        "a read-only listing wrote something"
+    );
+    assert!(report.journals_opened > 0);
+    // After a writing listing, the read-only one answers from the catalog alone.
+    let (warm, _) = session_index::list_sessions(&dir, &ListOptions::default()).unwrap();
+    assert_eq!(warm, cold);
+    let counting = CountingVfs::new(Arc::new(StdVfs));
+    let ro = ListOptions {
+        vfs: Arc::new(counting.clone()),
+        read_only: true,
+        ..ListOptions::default()
+    };
+    let (fresh, report) = session_index::list_sessions(&dir, &ro).unwrap();
+    assert_eq!(fresh, cold);
+    assert_eq!(report.journals_opened, 0);
+    assert_eq!(counting.opens_matching(".jsonl"), 0);
+}
