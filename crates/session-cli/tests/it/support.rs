@@ -133,8 +133,14 @@ impl Bcs {
     }
 
     /// Imports a fixture (`legacy/NAME.jsonl`) and returns its session id.
+    ///
+    /// The fixture is copied into the temp home first: an import records its
+    /// source's absolute path, so importing from the checkout would make journal
+    /// sizes (and snapshots of them) depend on where the repository lives.
     pub(crate) fn import(&self, fixture: &str) -> String {
-        let path = fixtures().join(fixture);
+        let path = self.home().join("sources").join(fixture);
+        std::fs::create_dir_all(path.parent().expect("fixture has a directory")).expect("mkdir");
+        std::fs::copy(fixtures().join(fixture), &path).expect("copy fixture");
         let out = self.run(&["import", "--json", path.to_str().expect("utf-8")]);
         let v: Value = serde_json::from_str(out.ok().trim()).expect("import json");
         v["sessionId"].as_str().expect("session id").to_owned()
