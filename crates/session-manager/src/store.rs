@@ -166,6 +166,12 @@ impl Store {
         let dir = self.layout.sessions_dir();
         create_private_dir(dir).map_err(io(dir, "create directory"))?;
         let path = self.layout.journal_path(&id);
+        if self.vfs.exists(&path).map_err(io(&path, "stat"))? {
+            return Err(OpenError::Exists {
+                path,
+                id: id.as_str().to_owned(),
+            });
+        }
         let mut writer = Writer::create(
             &path,
             JournalId(self.sources.ids.journal_id()),

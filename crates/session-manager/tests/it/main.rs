@@ -1,1 +1,10 @@
-//! Integration tests of session-manager.
+//! Integration tests of session-manager, one module per source module plus the
+//! reference's black-box tests re-expressed against this API.
+
+mod layout;
+mod owned;
+mod process;
+mod reference_bb;
+mod resident;
+mod store;
+mod support;

@@ -1,0 +1,456 @@
+//! Owned sessions: every append, leaf moves, captured bounded reads and limits.
+
+use serde_json::json;
+use session_manager::{AppendError, Durability, Limit, NewSessionOptions, ReadError, ReadLimits};
+use session_types::{AgentStatus, Entry, GitState, SessionState, Usage, UserContent};
+
+use crate::support::{assistant, ids, roles, store, user};
+
+#[test]
+fn every_append_returns_its_id_and_moves_the_leaf() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let mut prev: Option<session_types::EntryId> = None;
+    let mut expect_types = Vec::new();
+    macro_rules! step {
+        ($ty:expr, $call:expr) => {{
+            let id = $call.expect($ty);
+            assert_eq!(id.as_str().len(), 8, "8-hex id");
+            assert!(id.as_str().bytes().all(|b| b.is_ascii_hexdigit()));
+            assert_eq!(s.get_leaf_id(), Some(&id));
+            let e = s
+                .read_leaf_entry(ReadLimits::default())
+                .expect("leaf")
+                .expect("some");
+            assert_eq!(e.entry_type(), Some($ty));
+            assert_eq!(e.parent_id(), prev.as_ref().map(|p| p.as_str()));
+            prev = Some(id.clone());
+            expect_types.push($ty);
+            id
+        }};
+    }
+    let m = step!("message", s.append_message(user("hi")));
+    step!(
+        "thinking_level_change",
+        s.append_thinking_level_change("high")
+    );
+    step!(
+        "service_tier_change",
+        s.append_service_tier_change("priority")
+    );
+    step!("model_change", s.append_model_change("openai", "gpt"));
+    let a = step!("message", s.append_message(assistant("yo")));
+    step!(
+        "compaction",
+        s.append_compaction(
+            "S",
+            m.as_str(),
+            100,
+            Some(json!({"readFiles":[],"modifiedFiles":[]})),
+            Some(false)
+        )
+    );
+    step!("custom", s.append_custom_entry("ext", Some(json!({"k":1}))));
+    step!(
+        "child_usage_attributed",
+        s.append_child_usage_attribution(a.as_str(), Usage::zero(), Usage::zero())
+    );
+    step!("session_info", s.append_session_info("  My name  "));
+    step!(
+        "session_state",
+        s.append_session_state(SessionState::Archived)
+    );
+    let status: AgentStatus =
+        serde_json::from_value(json!({"summary":"working on it"})).expect("status");
+    step!("agent_status", s.append_agent_status(status));
+    step!("git_state", s.append_git_state(GitState::default()));
+    step!(
+        "custom_message",
+        s.append_custom_message_entry("ext", UserContent::Text("injected".into()), true, None)
+    );
+    step!("label", s.append_label_change(m.as_str(), Some("start")));
+    let unknown: Entry =
+        serde_json::from_value(json!({"type":"future_thing","payload":[1,2]})).expect("unknown");
+    step!("future_thing", s.append_entry(unknown));
+    assert!(prev.is_some());
+    assert_eq!(s.session_name(), Some("My name"));
+    let all = s.read_entries(ReadLimits::default()).expect("entries");
+    assert_eq!(
+        all.iter()
+            .map(|e| e.entry_type().unwrap_or(""))
+            .collect::<Vec<_>>(),
+        expect_types
+    );
+    // Reopen: same entries, leaf = last appended, name and label from the index.
+    let path = s.session_file().expect("file").to_path_buf();
+    let leaf = s.get_leaf_id().cloned();
+    drop(s);
+    let s = store.open(&path).expect("reopen");
+    assert_eq!(s.read_entries(ReadLimits::default()).expect("entries"), all);
+    assert_eq!(s.get_leaf_id(), leaf.as_ref());
+    assert_eq!(s.session_name(), Some("My name"));
+    assert_eq!(
+        s.read_label(m.as_str(), ReadLimits::default())
+            .expect("label")
+            .as_deref(),
+        Some("start")
+    );
+}
+
+#[test]
+fn labels_on_unknown_targets_and_duplicate_ids_are_refused() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let err = s
+        .append_label_change("non-existent", Some("x"))
+        .expect_err("unknown");
+    assert_eq!(err.to_string(), "entry non-existent not found");
+    let a = s.append_message(user("q")).expect("user");
+    let dup: Entry = serde_json::from_value(json!({"type":"custom","customType":"x","id":a.as_str(),"parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"})).expect("entry");
+    assert!(matches!(
+        s.append_entry(dup),
+        Err(AppendError::InvalidEntry { .. })
+    ));
+    assert!(matches!(
+        s.branch_to(Some("nope")),
+        Err(AppendError::EntryNotFound { .. })
+    ));
+    assert!(
+        s.branch_with_summary(Some("nope"), "s", None, None)
+            .is_err()
+    );
+}
+
+#[test]
+fn branching_moves_the_leaf_and_new_roots_are_possible() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let a = s.append_message(user("q1")).expect("a");
+    let b = s.append_message(assistant("r1")).expect("b");
+    s.branch_to(Some(a.as_str())).expect("branch");
+    assert_eq!(s.get_leaf_id(), Some(&a));
+    let c = s.append_message(user("q2")).expect("c");
+    let branch = s.read_branch(None, ReadLimits::default()).expect("branch");
+    assert_eq!(ids(&branch), [a.as_str(), c.as_str()]);
+    let other = s
+        .read_branch(Some(b.as_str()), ReadLimits::default())
+        .expect("branch");
+    assert_eq!(ids(&other), [a.as_str(), b.as_str()]);
+    s.branch_to(None).expect("reset");
+    assert_eq!(s.get_leaf_id(), None);
+    assert!(
+        s.read_branch(None, ReadLimits::default())
+            .expect("empty")
+            .is_empty()
+    );
+    assert!(s.build_session_context().expect("ctx").messages.is_empty());
+    let root = s.append_thinking_level_change("low").expect("root");
+    assert_eq!(
+        s.read_entry(root.as_str(), ReadLimits::default())
+            .expect("e")
+            .parent_id(),
+        None
+    );
+    // branch_with_summary: under `b`, and with None a new root with fromId "root".
+    let bs = s
+        .branch_with_summary(Some(b.as_str()), "went back", None, Some(false))
+        .expect("bs");
+    let e = s
+        .read_entry(bs.as_str(), ReadLimits::default())
+        .expect("bs");
+    assert_eq!(e.parent_id(), Some(b.as_str()));
+    assert_eq!(s.get_leaf_id(), Some(&bs));
+    let ctx = s.build_session_context().expect("ctx");
+    assert_eq!(roles(&ctx), ["user", "assistant", "branchSummary"]);
+    let r = s
+        .branch_with_summary(None, "fresh", None, None)
+        .expect("root summary");
+    let e = s.read_entry(r.as_str(), ReadLimits::default()).expect("e");
+    assert_eq!(e.parent_id(), None);
+    assert!(e.to_json().contains(r#""fromId":"root""#));
+    let tree = s.read_tree(ReadLimits::default()).expect("tree");
+    assert_eq!(tree.roots.len(), 3);
+}
+
+#[test]
+fn reads_over_the_entry_limit_fail_with_the_need() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    for i in 0..10 {
+        s.append_message(user(&format!("m{i}"))).expect("append");
+    }
+    let limits = ReadLimits {
+        max_source_entries: 9,
+        ..ReadLimits::default()
+    };
+    let err = s.read_entries(limits).expect_err("over");
+    match err {
+        ReadError::LimitExceeded {
+            limit,
+            limit_value,
+            needed,
+            exact,
+        } => {
+            assert_eq!(
+                (limit, limit_value, needed, exact),
+                (Limit::SourceEntries, 9, 10, true)
+            );
+        }
+        other => panic!("{other}"),
+    }
+    assert_eq!(
+        s.read_branch(None, limits)
+            .expect_err("path of 10")
+            .to_string(),
+        "read limit exceeded: source entries limit is 9, the read needs 10"
+    );
+    assert!(s.read_tree(limits).is_err());
+    assert_eq!(
+        s.read_entries(ReadLimits {
+            max_source_entries: 10,
+            ..limits
+        })
+        .expect("fits")
+        .len(),
+        10
+    );
+    let ctx_err = s
+        .build_session_context_with(limits, &Default::default())
+        .expect_err("context of 10");
+    assert!(
+        matches!(
+            ctx_err,
+            ReadError::LimitExceeded {
+                limit: Limit::SourceEntries,
+                exact: false,
+                ..
+            }
+        ),
+        "{ctx_err}"
+    );
+}
+
+#[test]
+fn reads_over_the_byte_limit_fail_with_the_need() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let big = "x".repeat(10_000);
+    let id = s.append_message(user(&big)).expect("append");
+    let e = s
+        .read_entry(id.as_str(), ReadLimits::default())
+        .expect("read");
+    let len = e.to_json().len() as u64;
+    let err = s
+        .read_entry(id.as_str(), ReadLimits::bytes(1000))
+        .expect_err("over");
+    match err {
+        ReadError::LimitExceeded {
+            limit,
+            limit_value,
+            needed,
+            ..
+        } => {
+            assert_eq!(
+                (limit, limit_value, needed),
+                (Limit::SourceBytes, 1000, len)
+            );
+        }
+        other => panic!("{other}"),
+    }
+    assert!(s.read_leaf_entry(ReadLimits::bytes(len - 1)).is_err());
+    assert!(s.read_leaf_entry(ReadLimits::bytes(len)).is_ok());
+    assert!(
+        s.build_session_context_with(ReadLimits::bytes(100), &Default::default())
+            .is_err()
+    );
+}
+
+#[test]
+fn read_branches_shares_one_accounting() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let a = s.append_message(user("a")).expect("a");
+    let b = s.append_message(assistant("b")).expect("b");
+    s.branch_to(Some(a.as_str())).expect("branch");
+    let c = s.append_message(user("c")).expect("c");
+    // Paths a-b and a-c: 3 distinct entries, 4 path positions.
+    let limits = ReadLimits {
+        max_source_entries: 3,
+        ..ReadLimits::default()
+    };
+    let paths = s
+        .read_branches(&[b.as_str(), c.as_str()], limits)
+        .expect("fits in 3");
+    assert_eq!(ids(&paths[0]), [a.as_str(), b.as_str()]);
+    assert_eq!(ids(&paths[1]), [a.as_str(), c.as_str()]);
+    // Each path alone fits in 2, but together they need 3: the accounting is shared.
+    let two = ReadLimits {
+        max_source_entries: 2,
+        ..ReadLimits::default()
+    };
+    assert!(s.read_branch(Some(b.as_str()), two).is_ok());
+    assert!(s.read_branch(Some(c.as_str()), two).is_ok());
+    let err = s
+        .read_branches(&[b.as_str(), c.as_str()], two)
+        .expect_err("shared");
+    assert!(
+        matches!(err, ReadError::LimitExceeded { needed: 3, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn entries_appended_after_a_capture_are_invisible_to_it() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let a = s.append_message(user("before")).expect("a");
+    let snap = s.snapshot();
+    let later = s.append_message(assistant("after")).expect("later");
+    let seen = s
+        .read_entries_in(&snap, ReadLimits::default())
+        .expect("entries");
+    assert_eq!(ids(&seen), [a.as_str()]);
+    assert!(matches!(
+        s.read_branch_in(&snap, Some(later.as_str()), ReadLimits::default()),
+        Err(ReadError::EntryNotFound { .. })
+    ));
+    // A fresh read sees both.
+    assert_eq!(s.read_entries(ReadLimits::default()).expect("all").len(), 2);
+    // Another process's read-only view taken now sees both; one taken before saw one.
+    let path = s.session_file().expect("file").to_path_buf();
+    assert_eq!(
+        store
+            .open_read_only(&path)
+            .expect("view")
+            .get_entries()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn create_branched_session_returns_a_new_session_and_keeps_this_one() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let a = s.append_message(user("q1")).expect("a");
+    let b = s.append_message(assistant("r1")).expect("b");
+    s.append_label_change(a.as_str(), Some("first"))
+        .expect("label a");
+    s.branch_to(Some(a.as_str())).expect("branch");
+    let c = s.append_message(user("q2 other branch")).expect("c");
+    s.append_label_change(c.as_str(), Some("other"))
+        .expect("label c");
+    let this_id = s.session_id().to_owned();
+    let n = s.create_branched_session(b.as_str()).expect("branched");
+    assert_eq!(s.session_id(), this_id, "this handle is not repointed");
+    assert_ne!(n.session_id(), this_id);
+    assert_eq!(
+        n.header().parent_session.as_deref(),
+        s.session_file()
+            .map(|p| p.to_string_lossy().into_owned())
+            .as_deref()
+    );
+    let entries = n.read_entries(ReadLimits::default()).expect("entries");
+    // The path a, b copied unchanged, then one re-created label (for a only).
+    assert_eq!(&ids(&entries)[..2], [a.as_str(), b.as_str()]);
+    assert_eq!(
+        entries[0],
+        s.read_entry(a.as_str(), ReadLimits::default()).expect("a")
+    );
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[2].entry_type(), Some("label"));
+    assert_eq!(entries[2].parent_id(), Some(b.as_str()));
+    assert_eq!(
+        n.read_label(a.as_str(), ReadLimits::default())
+            .expect("l")
+            .as_deref(),
+        Some("first")
+    );
+    assert_eq!(
+        n.read_label(c.as_str(), ReadLimits::default()).expect("l"),
+        None
+    );
+    // Durable at once, even without a later append.
+    let path = n.session_file().expect("file").to_path_buf();
+    drop(n);
+    assert_eq!(
+        store
+            .open_read_only(&path)
+            .expect("view")
+            .get_entries()
+            .len(),
+        3
+    );
+    assert!(s.create_branched_session("nope").is_err());
+}
+
+#[test]
+fn new_session_and_set_session_file() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.append_message(user("q")).expect("append");
+    let first = s.session_file().expect("file").to_path_buf();
+    let n = s
+        .new_session(NewSessionOptions::with_parent_session(
+            first.to_string_lossy(),
+        ))
+        .expect("new");
+    assert_eq!(n.cwd(), "/w");
+    assert_eq!(
+        n.header().parent_session.as_deref(),
+        Some(first.to_string_lossy().as_ref())
+    );
+    assert_eq!(s.session_file(), Some(first.as_path()), "not repointed");
+    let second = n.session_file().expect("file").to_path_buf();
+    drop(n);
+    // A failed switch leaves the handle as it was.
+    assert!(
+        s.set_session_file(&first.with_file_name("missing.jsonl"))
+            .is_err()
+    );
+    assert_eq!(s.session_file(), Some(first.as_path()));
+    s.set_session_file(&second).expect("switch");
+    assert_eq!(s.session_file(), Some(second.as_path()));
+    // The old session's lock was released.
+    store.open(&first).expect("old one is free");
+}
+
+#[test]
+fn child_usage_attribution_reaches_the_context() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.append_message(user("q")).expect("user");
+    let a = s.append_message(assistant("r")).expect("assistant");
+    let mut agg = Usage::zero();
+    agg.input = 500;
+    s.append_child_usage_attribution(a.as_str(), Usage::zero(), agg)
+        .expect("attr");
+    let ctx = s.build_session_context().expect("ctx");
+    let json = ctx.to_reference_json();
+    assert_eq!(json["messages"][1]["usage"]["input"], 500);
+}
+
+#[test]
+fn retention_of_imported_and_native_entries() {
+    let (d, store) = store();
+    let legacy = d.path().join("legacy.jsonl");
+    std::fs::write(&legacy, concat!(
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#, "\n",
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#, "\n",
+    )).expect("write");
+    let out = store.import(&legacy).expect("import");
+    let mut s = store.open(&out.journal).expect("open");
+    let r = s
+        .read_entry_retention("a1")
+        .expect("retention")
+        .expect("imported");
+    assert_eq!((r.line, r.source_version), (2, 3));
+    let native = s.append_message(user("new")).expect("append");
+    assert!(
+        s.read_entry_retention(native.as_str())
+            .expect("ok")
+            .is_none()
+    );
+    assert!(s.read_entry_retention("zzz").is_err());
+}

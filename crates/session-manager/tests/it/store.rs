@@ -1,0 +1,238 @@
+//! The store's static methods: create, open, continue, fork, read-only views,
+//! listing, import and delete.
+
+use std::sync::Arc;
+
+use session_index::{CountingVfs, SessionInfo};
+use session_journal::vfs::StdVfs;
+use session_manager::{ListObserver, NewSessionOptions, OpenError, ReadLimits};
+
+use crate::support::{assistant, assistant_from, store, store_at, user};
+
+#[test]
+fn create_writes_the_header_durably_at_once() {
+    let (_d, store) = store();
+    let s = store.create("/work/p").expect("create");
+    let path = s.session_file().expect("persisted").to_path_buf();
+    assert!(s.is_persisted());
+    assert!(s.supports_captured_history_reads());
+    assert_eq!(s.get_leaf_id(), None);
+    assert_eq!(
+        path,
+        store
+            .layout()
+            .sessions_dir()
+            .join(format!("{}.jsonl", s.session_id()))
+    );
+    assert_eq!(s.session_dir(), store.layout().sessions_dir());
+    // UUIDv7 by default.
+    let id = uuid::Uuid::parse_str(s.session_id()).expect("uuid");
+    assert_eq!(id.get_version_num(), 7);
+    let header = s.header().clone();
+    assert_eq!(header.version, Some(3));
+    assert_eq!(s.cwd(), "/work/p");
+    // Readable by others right away, before any append.
+    let view = store.open_read_only(&path).expect("read-only view");
+    assert_eq!(view.header(), &header);
+    assert!(view.get_entries().is_empty());
+    drop(s);
+    let again = store.open(&path).expect("reopen");
+    assert_eq!(again.header(), &header);
+}
+
+#[test]
+fn a_second_owner_gets_the_lock_error_naming_the_holder() {
+    let (_d, store) = store();
+    let s = store.create("/w").expect("create");
+    let path = s.session_file().expect("file").to_path_buf();
+    let err = store.open(&path).expect_err("second owner");
+    match &err {
+        OpenError::Locked { holder, .. } => assert_eq!(holder.pid, Some(std::process::id())),
+        other => panic!("expected Locked, got {other}"),
+    }
+    assert!(
+        err.to_string()
+            .contains(&format!("owned by pid {}", std::process::id())),
+        "{err}"
+    );
+    let del = store.delete(&path).expect_err("delete while owned");
+    assert!(matches!(del, OpenError::Locked { .. }));
+    assert!(path.exists());
+    drop(s);
+    store.open(&path).expect("free again");
+}
+
+#[test]
+fn legacy_jsonl_is_refused_with_a_hint_to_import() {
+    let (d, store) = store();
+    let p = d.path().join("old.jsonl");
+    std::fs::write(&p, "{\"type\":\"session\",\"version\":3,\"id\":\"x\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/\"}\n")
+        .expect("write");
+    let err = store.open(&p).expect_err("legacy");
+    assert!(matches!(err, OpenError::LegacyJsonl { .. }), "{err}");
+    assert!(err.to_string().contains("import"), "{err}");
+    assert!(matches!(
+        store.open_read_only(&p),
+        Err(OpenError::LegacyJsonl { .. })
+    ));
+    assert!(matches!(
+        store.fork_from(&p, "/w"),
+        Err(OpenError::LegacyJsonl { .. })
+    ));
+    assert!(matches!(
+        store.open(&d.path().join("missing.jsonl")),
+        Err(OpenError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn custom_ids_and_duplicates() {
+    let (_d, store) = store();
+    let s = store
+        .create_with("/w", NewSessionOptions::with_id("my-session_1"))
+        .expect("create");
+    assert_eq!(s.session_id(), "my-session_1");
+    assert_eq!(s.header().id.as_str(), "my-session_1");
+    let err = store
+        .create_with("/w", NewSessionOptions::with_id("my-session_1"))
+        .expect_err("exists");
+    assert!(matches!(err, OpenError::Exists { .. }), "{err}");
+}
+
+#[test]
+fn delete_removes_journal_derived_files_and_artifacts() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.append_message(user("hi")).expect("append");
+    let art = s.session_artifact_dir().expect("artifacts");
+    std::fs::write(art.join("blob"), b"x").expect("artifact");
+    let path = s.session_file().expect("file").to_path_buf();
+    drop(s);
+    assert_eq!(store.list_all(&mut ()).expect("list").len(), 1);
+    let report = store.delete(&path).expect("delete");
+    let lock = session_journal::lock::lock_path(&path);
+    assert_eq!(report.removed.first(), Some(&path));
+    assert_eq!(report.removed.last(), Some(&lock));
+    for p in [&path, &session_index::sidecar_path(&path), &art, &lock] {
+        assert!(!p.exists(), "{} should be gone", p.display());
+    }
+    assert!(store.list_all(&mut ()).expect("list").is_empty());
+    assert!(matches!(
+        store.delete(&path),
+        Err(OpenError::NotFound { .. })
+    ));
+}
+
+#[derive(Default)]
+struct Recorder {
+    progress: Vec<(usize, usize)>,
+    sessions: Vec<String>,
+}
+
+impl ListObserver for Recorder {
+    fn on_progress(&mut self, loaded: usize, total: usize) {
+        self.progress.push((loaded, total));
+    }
+    fn on_session(&mut self, s: &SessionInfo) {
+        self.sessions.push(s.summary.first_message.clone());
+    }
+}
+
+#[test]
+fn list_filters_by_cwd_and_reports_progress_and_sessions() {
+    let (_d, store) = store();
+    for (cwd, text) in [("/a", "one"), ("/b", "two"), ("/a", "three")] {
+        let mut s = store.create(cwd).expect("create");
+        s.append_message(user(text)).expect("user");
+        s.append_message(assistant("ok")).expect("assistant");
+    }
+    let mut rec = Recorder::default();
+    let a = store.list("/a", &mut rec).expect("list");
+    assert_eq!(a.len(), 2);
+    assert!(a.iter().all(|i| i.summary.cwd == "/a"));
+    assert_eq!(rec.progress, vec![(0, 2), (1, 2), (2, 2)]);
+    assert_eq!(rec.sessions.len(), 2);
+    let all = store.list_all(&mut ()).expect("all");
+    assert_eq!(all.len(), 3);
+    assert_eq!(all.iter().map(|i| i.summary.message_count).sum::<u64>(), 6);
+}
+
+#[test]
+fn continue_recent_picks_the_latest_activity_from_summaries_only() {
+    let dir = tempfile::tempdir().expect("dir");
+    let counting = Arc::new(CountingVfs::new(Arc::new(StdVfs)));
+    let store = store_at(dir.path(), 3).with_vfs(counting.clone());
+    let mut paths = Vec::new();
+    // Created in this order, but the second has the latest activity.
+    for (cwd, text, ts) in [
+        ("/p", "old", 10),
+        ("/p", "newest", 30),
+        ("/p", "middle", 20),
+        ("/q", "other", 40),
+    ] {
+        let mut s = store.create(cwd).expect("create");
+        s.append_message(user(text)).expect("user");
+        s.append_message(assistant_from(text, "p", "m", ts))
+            .expect("assistant");
+        paths.push(s.session_file().expect("file").to_path_buf());
+    }
+    // Warm the catalog, then count what continue_recent's choice reads.
+    store.list_all(&mut ()).expect("warm");
+    counting.reset();
+    let recent = store.list("/p", &mut ()).expect("list");
+    assert_eq!(recent[0].path, paths[1]);
+    assert_eq!(
+        counting.bytes_read_matching(".jsonl"),
+        0,
+        "no journal byte read to choose"
+    );
+    assert_eq!(counting.opens_matching(".jsonl"), 0);
+    let s = store.continue_recent("/p").expect("continue");
+    assert_eq!(s.session_file(), Some(paths[1].as_path()));
+    drop(s);
+    // No session for this cwd: a new one.
+    let fresh = store.continue_recent("/none").expect("create");
+    assert!(
+        !paths
+            .iter()
+            .any(|p| Some(p.as_path()) == fresh.session_file())
+    );
+    assert_eq!(fresh.cwd(), "/none");
+}
+
+#[test]
+fn fork_from_copies_every_entry_and_records_the_parent() {
+    let (_d, store) = store();
+    let mut s = store.create("/src").expect("create");
+    let a = s.append_message(user("q")).expect("user");
+    s.append_message(assistant("r")).expect("assistant");
+    s.append_label_change(a.as_str(), Some("L")).expect("label");
+    let src = s.session_file().expect("file").to_path_buf();
+    let before = s.read_entries(ReadLimits::default()).expect("entries");
+    // Works while the source is owned: the source is only read.
+    let f = store.fork_from(&src, "/dst").expect("fork");
+    assert_eq!(f.cwd(), "/dst");
+    assert_eq!(
+        f.header().parent_session.as_deref(),
+        Some(src.to_string_lossy().as_ref())
+    );
+    assert_ne!(f.session_id(), s.session_id());
+    assert_eq!(
+        f.read_entries(ReadLimits::default()).expect("entries"),
+        before
+    );
+    assert_eq!(
+        f.get_leaf_id(),
+        before
+            .last()
+            .and_then(|e| e.id())
+            .map(session_types::EntryId::new)
+            .as_ref()
+    );
+    assert_eq!(
+        f.read_label(a.as_str(), ReadLimits::default())
+            .expect("label")
+            .as_deref(),
+        Some("L")
+    );
+}
