@@ -2,7 +2,7 @@
 //!
 //! [`write_golden`] regenerates the committed fixtures in
 //! `crates/session-journal/tests/golden/` byte for byte: ids, clocks and the write
-//! pattern are fixed, and the journals are produced on a [`SimFs`](crate::sim::SimFs)
+//! pattern are fixed, and the journals are produced on a [`SimFs`]
 //! (so no lock file or host detail leaks in) and then copied out. `cargo xtask
 //! fixtures` calls it; a test regenerates into a temporary directory and compares
 //! (the `--check` mode). Each journal's [`dump`] is snapshotted, so any format change
