@@ -142,12 +142,6 @@ pub struct Writer {
     buf: Vec<u8>,
 }
 
-impl std::fmt::Debug for FrameKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("FrameKey(..)")
-    }
-}
-
 fn create_io(path: &Path, op: &'static str, source: std::io::Error) -> CreateError {
     CreateError::Io {
         path: path.to_path_buf(),
@@ -195,6 +189,10 @@ impl Writer {
         if !vfs.exists(&dir).map_err(|e| create_io(&dir, "stat", e))? {
             vfs.create_dir_all(&dir)
                 .map_err(|e| create_io(&dir, "create directory", e))?;
+            // The new directory's own entry must be durable too.
+            let up = parent_dir(&dir);
+            vfs.sync_dir(&up)
+                .map_err(|e| create_io(&up, "sync directory", e))?;
         }
         let lock = match acquire(vfs, path) {
             Ok(l) => l,

@@ -64,6 +64,13 @@ impl FrameKey {
     }
 }
 
+impl std::fmt::Debug for FrameKey {
+    // Never print key material.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FrameKey(..)")
+    }
+}
+
 fn truncate<const N: usize>(hash: &blake3::Hash) -> [u8; N] {
     let mut out = [0u8; N];
     out.copy_from_slice(&hash.as_bytes()[..N]);

@@ -16,7 +16,8 @@
 //! - [`SimFs::crash_process`] models kill -9: everything handed to the "kernel" stays.
 //!
 //! Either way, locks are released and every open handle becomes stale (its operations
-//! fail), as after a real crash.
+//! fail), as after a real crash. Unlike POSIX, a file that is removed and whose removal
+//! is made durable by `sync_dir` is freed at once: handles still open on it go stale.
 //!
 //! Error injection: [`SimFs::fail_sync_after`] makes the n-th next sync fail with EIO
 //! and — like Linux after a writeback error (fsyncgate) — the pending data of that file
@@ -211,10 +212,15 @@ fn not_found(path: &Path) -> io::Error {
 }
 
 impl SimFs {
-    /// An empty file system (the root directory `/` exists).
+    /// An empty file system (the root directory `/` and the current directory `.`
+    /// exist).
     pub fn new() -> Self {
         let fs = Self::default();
-        fs.lock_state().dirs.insert(PathBuf::from("/"));
+        {
+            let mut s = fs.lock_state();
+            s.dirs.insert(PathBuf::from("/"));
+            s.dirs.insert(PathBuf::from("."));
+        }
         fs
     }
 
