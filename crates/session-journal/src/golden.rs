@@ -160,15 +160,14 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-fn render_payload(p: &[u8]) -> String {
-    const SHOWN: usize = 96;
-    let shown = &p[..p.len().min(SHOWN)];
+fn render_payload(p: &[u8], limit: usize) -> String {
+    let shown = &p[..p.len().min(limit)];
     let text = match std::str::from_utf8(shown) {
         Ok(s) if !s.chars().any(|c| c.is_control()) => format!("{s:?}"),
         _ => format!("hex:{}", hex(shown)),
     };
-    if p.len() > SHOWN {
-        format!("{text}... (+{} bytes)", p.len() - SHOWN)
+    if p.len() > limit {
+        format!("{text}... (+{} bytes)", p.len() - limit)
     } else {
         text
     }
@@ -216,7 +215,8 @@ pub fn dump(bytes: &[u8]) -> String {
                 JournalId(d.raw.tag),
                 hex(&d.raw.body_check)
             );
-            let _ = writeln!(out, "  payload {}", render_payload(d.payload));
+            // In full: the header is small, and its every field is format.
+            let _ = writeln!(out, "  payload {}", render_payload(d.payload, usize::MAX));
         }
     }
     let mut frames = reader.frames(None);
@@ -236,7 +236,7 @@ pub fn dump(bytes: &[u8]) -> String {
                     hex(&i.tag.0),
                     i.body_check
                 );
-                let _ = writeln!(out, "  payload {}", render_payload(&f.payload));
+                let _ = writeln!(out, "  payload {}", render_payload(&f.payload, 96));
             }
             Err(e) => {
                 let _ = writeln!(out, "error: {e}");
