@@ -454,3 +454,36 @@ fn retention_of_imported_and_native_entries() {
     );
     assert!(s.read_entry_retention("zzz").is_err());
 }
+
+#[test]
+fn buffered_appends_are_synced_and_indexed_at_close() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    for i in 0..(session_manager::INDEX_SAVE_EVERY + 10) {
+        s.append_custom_entry("tick", Some(json!(i)))
+            .expect("append");
+    }
+    let path = s.session_file().expect("file").to_path_buf();
+    let leaf = s.get_leaf_id().cloned();
+    s.close().expect("close");
+    let (index, report) = session_index::Index::open_or_rebuild(
+        &path,
+        session_index::OpenIndexOptions {
+            save: false,
+            ..Default::default()
+        },
+    )
+    .expect("index");
+    assert_eq!(
+        report.status,
+        session_index::IndexStatus::Fresh,
+        "sidecar saved at close"
+    );
+    assert_eq!(
+        index.counts().entries,
+        u64::from(session_manager::INDEX_SAVE_EVERY) + 10
+    );
+    let s = store.open(&path).expect("reopen");
+    assert_eq!(s.get_leaf_id(), leaf.as_ref());
+}
