@@ -59,3 +59,44 @@ fn read_only_views_refuse_appends_and_never_write() {
     drop(v);
     assert_eq!(std::fs::read(&path).expect("bytes"), before);
 }
+
+#[test]
+fn resident_and_owned_views_agree_on_tree_branch_and_context() {
+    use crate::support::store_at;
+    let dir = tempfile::tempdir().expect("dir");
+    let store = store_at(dir.path(), 11);
+    let mut owned = store.create("/same").expect("create");
+    let sources = Sources::deterministic(T0, 11);
+    let mut mem = ResidentSession::in_memory("/same", sources.clone());
+    // `create` also drew a journal id; draw it here so both id streams line up.
+    sources.ids.journal_id();
+    macro_rules! both {
+        ($($call:tt)*) => {{
+            let a = owned.$($call)*.expect("owned");
+            let b = mem.$($call)*.expect("resident");
+            assert_eq!(a, b, "same ids from the same sources");
+            a
+        }};
+    }
+    let q = both!(append_message(user("q1")));
+    both!(append_message(assistant("r1")));
+    owned.branch_to(Some(q.as_str())).expect("branch");
+    mem.branch_to(Some(q.as_str())).expect("branch");
+    both!(append_message(user("q2")));
+    both!(append_label_change(q.as_str(), Some("L")));
+    both!(append_compaction("S", q.as_str(), 5, None, None));
+    let tree = owned.read_tree(ReadLimits::default()).expect("tree");
+    assert_eq!(tree, mem.get_tree());
+    let branch = owned
+        .read_branch(None, ReadLimits::default())
+        .expect("branch");
+    assert_eq!(branch.iter().collect::<Vec<_>>(), mem.get_branch(None));
+    assert_eq!(
+        owned.build_session_context().expect("ctx").to_json(),
+        mem.build_session_context().expect("ctx").to_json()
+    );
+    assert_eq!(
+        owned.read_entries(ReadLimits::default()).expect("entries"),
+        mem.get_entries()
+    );
+}

@@ -187,8 +187,16 @@ fn continue_recent_picks_the_latest_activity_from_summaries_only() {
         "no journal byte read to choose"
     );
     assert_eq!(counting.opens_matching(".jsonl"), 0);
+    counting.reset();
     let s = store.continue_recent("/p").expect("continue");
     assert_eq!(s.session_file(), Some(paths[1].as_path()));
+    // Only the chosen journal was read (to open it); no other journal byte.
+    for (i, p) in paths.iter().enumerate() {
+        if i != 1 {
+            assert_eq!(counting.bytes_read(p), 0, "{} was read", p.display());
+        }
+    }
+    assert!(counting.bytes_read(&paths[1]) > 0);
     drop(s);
     // No session for this cwd: a new one.
     let fresh = store.continue_recent("/none").expect("create");
