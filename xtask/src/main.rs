@@ -10,6 +10,7 @@
 use anyhow::{Result, bail};
 
 // Command modules. Each exposes `pub(crate) fn run(args: &[String]) -> Result<()>`.
+mod bench;
 mod conformance_context;
 mod conformance_import;
 mod conformance_index;
@@ -29,6 +30,7 @@ fn main() -> Result<()> {
         "conformance-context" => conformance_context::run(rest),
         "conformance-index" => conformance_index::run(rest),
         "conformance-import" => conformance_import::run(rest),
+        "bench" => bench::run(rest),
         // <command dispatch: add `"name" => name::run(rest),` lines above this marker>
         "help" | "--help" | "-h" => {
             print_help();
@@ -52,6 +54,7 @@ fn print_help() {
          fixtures [--check] regenerate the golden corpus (or check it is up to date)\n\
          conformance-context  session-context vs the reference on generated sessions (node)\n\
          conformance-index    trees and listings vs the reference on generated data (node)\n\
-         conformance-import   import, export, and the reference's view of the export (node)\n"
+         conformance-import   import, export, and the reference's view of the export (node)\n\
+         bench [--quick]      medians of our operations vs the reference on generated data (release; node)\n"
     );
 }
