@@ -487,3 +487,11 @@ fn buffered_appends_are_synced_and_indexed_at_close() {
     let s = store.open(&path).expect("reopen");
     assert_eq!(s.get_leaf_id(), leaf.as_ref());
 }
+
+#[test]
+fn handles_can_move_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<session_manager::OwnedSession>();
+    send_sync::<session_manager::ResidentSession>();
+    send_sync::<session_manager::Store>();
+}
