@@ -354,6 +354,19 @@ impl Index {
         Seq(self.state.covered_seq)
     }
 
+    /// The prefix this index covers, as a claim the journal's writer can check in
+    /// O(1) and then verify only what follows (`session_journal::OpenOptions::trusted`).
+    /// `None` when no entry frame is covered.
+    pub fn witness(&self) -> Option<session_journal::Witness> {
+        let (offset, check) = self.state.last_frame?;
+        Some(session_journal::Witness {
+            frame: Offset(offset),
+            seq: Seq(self.state.covered_seq),
+            body_check: session_journal::BodyCheck(check),
+            end: Offset(self.state.covered_len),
+        })
+    }
+
     /// Adds a frame the caller just appended (the manager keeps the index current
     /// without re-reading). `payload` is the frame's payload as appended.
     pub fn observe(

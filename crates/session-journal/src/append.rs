@@ -14,7 +14,8 @@ use crate::frame::{FrameInfo, FrameKey};
 use crate::header::{JournalHeader, encode_header_payload, read_prefix};
 use crate::lock::{LockFailure, WriterLock, acquire, lock_path};
 use crate::recover::{
-    RecoveryMode, RecoveryReport, TailState, Verdict, classify, quarantine, scan,
+    RecoveryMode, RecoveryReport, TailState, Verdict, Witness, WitnessOutcome, classify,
+    quarantine, scan, scan_from, trust,
 };
 use crate::types::{
     BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp,
@@ -57,6 +58,12 @@ pub struct OpenOptions {
     pub clock: Clock,
     /// The file system.
     pub vfs: Arc<dyn Vfs>,
+    /// A prefix already verified by a derived file (the session index): when its
+    /// last frame still matches, only the bytes after it are verified, so opening
+    /// costs what was appended since the index was written, not the journal's size.
+    /// Damage inside the prefix is still caught by every read (each frame is verified
+    /// where it is read); `verify` and a full open find it too.
+    pub trusted: Option<Witness>,
 }
 
 impl Default for OpenOptions {
@@ -66,6 +73,7 @@ impl Default for OpenOptions {
             tail_repair_limit: None,
             clock: Clock::system(),
             vfs: Arc::new(StdVfs),
+            trusted: None,
         }
     }
 }
@@ -296,7 +304,28 @@ impl Writer {
         };
         let len = file.len().map_err(|e| open_io(path, "stat", None, e))?;
         let prefix = read_prefix(file.as_ref(), path, len)?;
-        let s = scan(file.as_ref(), path, &prefix, len)?;
+        let (s, witness) = match &options.trusted {
+            None => (
+                scan(file.as_ref(), path, &prefix, len)?,
+                WitnessOutcome::NotOffered,
+            ),
+            Some(w) => match trust(file.as_ref(), &prefix, len, w) {
+                Ok(start) => (
+                    scan_from(file.as_ref(), path, &prefix, len, start)?,
+                    WitnessOutcome::Accepted,
+                ),
+                Err(why) => (
+                    scan(file.as_ref(), path, &prefix, len)?,
+                    WitnessOutcome::Rejected(why),
+                ),
+            },
+        };
+        let verified_from = match witness {
+            WitnessOutcome::Accepted => {
+                options.trusted.map_or(Offset(prefix.data_start), |w| w.end)
+            }
+            _ => Offset(prefix.data_start),
+        };
         let mut tail = TailState::Clean;
         if let Some(fault) = &s.stop {
             let verdict = classify(
@@ -354,6 +383,8 @@ impl Writer {
             last_frame: s.last_frame,
             end: Offset(s.end),
             tail,
+            verified_from,
+            witness,
         };
         let writer = Writer {
             path: path.to_path_buf(),

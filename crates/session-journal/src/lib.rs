@@ -74,6 +74,6 @@ pub use error::{AppendError, CreateError, FrameFault, LockHolder, OpenError, Rea
 pub use frame::{Frame, FrameInfo};
 pub use header::JournalHeader;
 pub use read::{Frames, Reader, ReaderOptions, Stop};
-pub use recover::{RecoveryMode, RecoveryReport, TailState};
+pub use recover::{RecoveryMode, RecoveryReport, TailState, Witness, WitnessOutcome};
 pub use types::{BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp};
 pub use verify::{Gap, SalvageReport, VerifyOptions, VerifyReport, salvage, verify};

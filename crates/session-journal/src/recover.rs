@@ -14,12 +14,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::decode::{Decoded, Expect, Fault, SCAN_CHUNK, Window, decode_at, has_magic};
+use crate::decode::{
+    Decoded, Expect, Fault, POINT_CHUNK, SCAN_CHUNK, Window, decode_at, has_magic,
+};
 use crate::error::{FrameFault, OpenError};
 use crate::format::{FRAME_ALIGN, FRAME_HEADER_LEN, SIGNATURE, TAIL_REPAIR_SLACK, frame_len};
 use crate::frame::FrameInfo;
 use crate::header::{JournalHeader, Prefix, all_zero};
-use crate::types::{Offset, Seq};
+use crate::types::{BodyCheck, Offset, Seq};
 use crate::vfs::{OpenMode, Vfs, VfsFile, parent_dir};
 
 /// How the writer's open treats an invalid end of file (named after RocksDB's modes).
@@ -84,6 +86,96 @@ pub struct RecoveryReport {
     pub end: Offset,
     /// How the file ended.
     pub tail: TailState,
+    /// Where forward verification started: the end of the header frame, or the end
+    /// of a trusted prefix ([`Witness`]) that was accepted.
+    pub verified_from: Offset,
+    /// What became of [`OpenOptions::trusted`](crate::OpenOptions::trusted).
+    pub witness: WitnessOutcome,
+}
+
+/// A claim about a prefix of the journal, from a derived file that already verified
+/// it (the session index): the frame at `frame` has `seq` and `body_check` and ends at
+/// `end`. [`Writer::open`](crate::Writer::open) re-verifies that one frame (header
+/// and body checks, bound to its offset) and, if it matches, verifies forward only
+/// from `end`. Frames inside the prefix are still verified whenever they are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Witness {
+    /// Offset of the last frame of the prefix.
+    pub frame: Offset,
+    /// Its seq (also the number of entry frames in the prefix).
+    pub seq: Seq,
+    /// Its body check.
+    pub body_check: BodyCheck,
+    /// The end of the prefix (the end of that frame).
+    pub end: Offset,
+}
+
+/// What happened to a trusted prefix offered to [`Writer::open`](crate::Writer::open).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WitnessOutcome {
+    /// None was offered: the whole journal was verified.
+    NotOffered,
+    /// Its frame matched: verification started at its end.
+    Accepted,
+    /// Its frame did not match (the reason): the whole journal was verified.
+    Rejected(String),
+}
+
+/// Checks `w` against the frame at `w.frame`; on success the scan state at its end.
+pub(crate) fn trust(
+    file: &dyn VfsFile,
+    prefix: &Prefix,
+    len: u64,
+    w: &Witness,
+) -> Result<Scan, String> {
+    if w.end.0 > len {
+        return Err(format!(
+            "the prefix ends at {} but the journal has {len} bytes",
+            w.end
+        ));
+    }
+    if w.frame.0 < prefix.data_start || w.seq.0 == 0 {
+        return Err(format!(
+            "no entry frame can be at {} with seq {}",
+            w.frame, w.seq
+        ));
+    }
+    // One frame is read here, not a scan's worth of bytes.
+    let mut win = Window::new(file, len, POINT_CHUNK);
+    match decode_at(
+        &mut win,
+        &prefix.key,
+        w.frame.0,
+        Expect::Entry,
+        prefix.header.max_payload,
+    ) {
+        Ok(d) => {
+            let info = d.info(w.frame.0);
+            if info.seq != w.seq || info.body_check != w.body_check || info.end() != w.end {
+                return Err(format!(
+                    "the frame at {} has seq {} check {} ending at {}; expected seq {} check {} ending at {}",
+                    w.frame,
+                    info.seq,
+                    info.body_check,
+                    info.end(),
+                    w.seq,
+                    w.body_check,
+                    w.end
+                ));
+            }
+            Ok(Scan {
+                end: w.end.0,
+                frames: w.seq.0,
+                last_seq: w.seq.0,
+                last_synced_to: info.synced_to.0,
+                last_frame: Some(info),
+                stop: None,
+            })
+        }
+        Err(Fault::Frame(f)) => Err(format!("the frame at {} is not valid: {f}", w.frame)),
+        Err(Fault::Io(e)) => Err(format!("reading the frame at {}: {e}", w.frame)),
+    }
 }
 
 /// The result of a forward verification pass.
@@ -134,9 +226,7 @@ pub(crate) fn scan(
     prefix: &Prefix,
     len: u64,
 ) -> Result<Scan, OpenError> {
-    let mut win = Window::new(file, len, SCAN_CHUNK);
-    let max = prefix.header.max_payload;
-    let mut s = Scan {
+    let start = Scan {
         end: prefix.data_start,
         frames: 0,
         last_seq: 0,
@@ -144,6 +234,19 @@ pub(crate) fn scan(
         last_frame: None,
         stop: None,
     };
+    scan_from(file, path, prefix, len, start)
+}
+
+/// Verifies frames forward from `s.end` up to `len`, continuing the state `s`.
+pub(crate) fn scan_from(
+    file: &dyn VfsFile,
+    path: &Path,
+    prefix: &Prefix,
+    len: u64,
+    mut s: Scan,
+) -> Result<Scan, OpenError> {
+    let mut win = Window::new(file, len, SCAN_CHUNK);
+    let max = prefix.header.max_payload;
     while s.end < len {
         let at = s.end;
         match decode_at(&mut win, &prefix.key, at, Expect::Entry, max) {

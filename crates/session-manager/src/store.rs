@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use session_import::{Destination, ImportOptions, ImportOutcome};
-use session_index::{Index, ListOptions, OpenIndexOptions, SessionInfo, kinds, list_sessions};
+use session_index::{
+    Index, IndexStatus, ListOptions, OpenIndexOptions, SessionInfo, kinds, list_sessions,
+};
 use session_journal::vfs::{LockAttempt, StdVfs, Vfs};
 use session_journal::{
     CreateOptions, Durability, JournalId, NewFrame, OpenOptions, Reader, ReaderOptions, Writer,
@@ -209,18 +211,46 @@ impl Store {
 
     /// Builds the owned handle around a writer that holds the lock.
     fn own(&self, path: PathBuf, writer: Writer) -> Result<OwnedSession, OpenError> {
-        let (index, _) = Index::open_or_rebuild(
-            &path,
-            OpenIndexOptions {
-                vfs: self.vfs.clone(),
-                durable: Some(writer.durable_capture()),
-                ..OpenIndexOptions::default()
-            },
-        )
-        .map_err(|e| OpenError::Index {
-            path: path.clone(),
-            detail: e.to_string(),
-        })?;
+        self.own_with(path, writer, None)
+    }
+
+    /// Like [`Store::own`], reusing an index opened before the lock was taken when
+    /// it covers exactly what the writer found (nothing was appended in between).
+    fn own_with(
+        &self,
+        path: PathBuf,
+        writer: Writer,
+        pre_opened: Option<(Index, bool)>,
+    ) -> Result<OwnedSession, OpenError> {
+        let reuse = pre_opened.filter(|(index, _)| {
+            index.covered_len() == writer.capture().len
+                && index.covered_seq() == writer.capture().last_seq
+        });
+        let index = match reuse {
+            Some((index, fresh)) => {
+                if !fresh {
+                    // The sidecar was missing or stale: save what was verified, now
+                    // that the writer made the whole journal durable and holds the lock.
+                    let _ = index.save(writer.durable_capture());
+                }
+                index
+            }
+            None => {
+                Index::open_or_rebuild(
+                    &path,
+                    OpenIndexOptions {
+                        vfs: self.vfs.clone(),
+                        durable: Some(writer.durable_capture()),
+                        ..OpenIndexOptions::default()
+                    },
+                )
+                .map_err(|e| OpenError::Index {
+                    path: path.clone(),
+                    detail: e.to_string(),
+                })?
+                .0
+            }
+        };
         let reader = Reader::open(
             &path,
             ReaderOptions {
@@ -253,15 +283,31 @@ impl Store {
     /// is refused with [`OpenError::LegacyJsonl`]: import it.
     pub fn open(&self, path: &Path) -> Result<OwnedSession, OpenError> {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        // Resume costs what the answer needs: the index (validated in O(1) against
+        // the journal, without saving anything before we own the session) tells the
+        // writer which prefix is already verified, so opening verifies only the tail.
+        let pre_opened = Index::open_or_rebuild(
+            &path,
+            OpenIndexOptions {
+                vfs: self.vfs.clone(),
+                save: false,
+                sync_journal: false,
+                ..OpenIndexOptions::default()
+            },
+        )
+        .ok()
+        .map(|(index, report)| (index, report.status == IndexStatus::Fresh));
+        let trusted = pre_opened.as_ref().and_then(|(index, _)| index.witness());
         let (writer, _report) = Writer::open(
             &path,
             OpenOptions {
                 vfs: self.vfs.clone(),
+                trusted,
                 ..OpenOptions::default()
             },
         )
         .map_err(journal_open_error)?;
-        self.own(path, writer)
+        self.own_with(path, writer, pre_opened)
     }
 
     /// Opens the session with this id in the sessions directory.

@@ -15,6 +15,7 @@ mod process;
 mod recover;
 mod sim;
 mod verify;
+mod witness;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

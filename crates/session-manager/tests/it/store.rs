@@ -244,3 +244,40 @@ fn fork_from_copies_every_entry_and_records_the_parent() {
         Some("L")
     );
 }
+
+/// Resume costs what the context needs: with a fresh index the writer verifies only
+/// the bytes after the index's witness, and the context loads only what it shows.
+#[test]
+fn resume_reads_what_the_context_needs_not_the_journal() {
+    let dir = tempfile::tempdir().expect("dir");
+    let counting = Arc::new(CountingVfs::new(Arc::new(StdVfs)));
+    let store = store_at(dir.path(), 5).with_vfs(counting.clone());
+    let mut s = store.create("/p").expect("create");
+    s.set_durability(session_journal::Durability::Buffered);
+    let big = "x".repeat(4000);
+    for i in 0..1500 {
+        s.append_message(user(&format!("{i} {big}"))).expect("user");
+        s.append_message(assistant(&format!("{i} {big}")))
+            .expect("assistant");
+        if i == 1480 {
+            // A compaction keeps the context small: summary + the last ~40 messages.
+            let first_kept = s.get_leaf_id().expect("leaf").clone();
+            s.append_compaction("summary", first_kept.as_str(), 1000, None, None)
+                .expect("compaction");
+        }
+    }
+    let path = s.session_file().expect("file").to_path_buf();
+    s.close().expect("close");
+    let journal_len = std::fs::metadata(&path).expect("journal").len();
+
+    // First open after close: the sidecar is fresh.
+    counting.reset();
+    let s = store.open(&path).expect("open");
+    let ctx = s.build_session_context().expect("context");
+    assert_eq!(ctx.messages.len(), 1 + 1 + 2 * 19);
+    let read = counting.bytes_read_matching(".jsonl");
+    assert!(
+        read < journal_len / 20,
+        "resume read {read} of {journal_len} journal bytes"
+    );
+}
