@@ -267,6 +267,22 @@ pub(crate) fn decode(
     }
     let agg: Aggregates =
         serde_json::from_slice(agg_bytes).map_err(|e| corrupt(format!("aggregates: {e}")))?;
+    // The aggregates name records by position; a sidecar whose trailer matches can
+    // still have been crafted, so a position past the records is corruption, never
+    // an index handed to callers.
+    let positions = [agg.header_entry, agg.name_entry, agg.state_entry, agg.leaf]
+        .into_iter()
+        .flatten()
+        .chain(agg.labels.values().map(|l| l.entry))
+        .chain(agg.usage_latest.values().copied());
+    for p in positions {
+        if p as usize >= recs.len() {
+            return Err(corrupt(format!(
+                "aggregates name record {p}, the sidecar has {}",
+                recs.len()
+            )));
+        }
+    }
     let [types, roles] = tables;
     let mut state = State {
         recs,

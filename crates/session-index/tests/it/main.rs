@@ -6,6 +6,7 @@
 mod catalog;
 mod conformance;
 mod crash;
+mod fuzz_replay;
 mod index;
 mod support;
 mod tree;
