@@ -489,10 +489,10 @@ impl<'a> Run<'a> {
             }
             self.take_line(buf, meta, &mut batch);
             if batch.bytes.len() >= BATCH_BYTES {
-                batch.flush(&mut writer, tmp, meta.number)?;
+                batch.flush_all_but_last(&mut writer, tmp, meta.number)?;
             }
         }
-        batch.flush(&mut writer, tmp, reader.lines())?;
+        batch.finish(&mut writer, tmp, reader.lines())?;
         let found = reader.hash();
         if found != self.scan_hash {
             return Err(ImportError::SourceChanged {
@@ -756,22 +756,77 @@ impl Batch {
             .push((KIND_RETENTION, Tag::default(), start, self.bytes.len()));
     }
 
-    fn flush(&mut self, writer: &mut Writer, tmp: &Path, line: u64) -> Result<(), ImportError> {
-        if self.frames.is_empty() {
+    /// Appends the frames `range` of the batch with one write.
+    fn append(
+        &self,
+        writer: &mut Writer,
+        tmp: &Path,
+        line: u64,
+        range: std::ops::Range<usize>,
+        durability: Durability,
+    ) -> Result<(), ImportError> {
+        if range.is_empty() {
             return Ok(());
         }
-        let frames: Vec<NewFrame<'_>> = self
-            .frames
+        let frames: Vec<NewFrame<'_>> = self.frames[range]
             .iter()
             .map(|&(kind, tag, s, e)| NewFrame::new(kind, &self.bytes[s..e]).with_tag(tag))
             .collect();
         writer
-            .append_batch(&frames, Durability::Buffered)
+            .append_batch(&frames, durability)
             .map_err(|source| ImportError::Append {
                 path: tmp.to_path_buf(),
                 line,
                 source,
             })?;
+        Ok(())
+    }
+
+    /// Writes every queued frame but the last, which stays queued: the journal's last
+    /// frame must be written after a sync (see [`Batch::finish`]).
+    fn flush_all_but_last(
+        &mut self,
+        writer: &mut Writer,
+        tmp: &Path,
+        line: u64,
+    ) -> Result<(), ImportError> {
+        let Some(&(kind, tag, s, e)) = self.frames.last() else {
+            return Ok(());
+        };
+        self.append(
+            writer,
+            tmp,
+            line,
+            0..self.frames.len() - 1,
+            Durability::Buffered,
+        )?;
+        let last = self.bytes[s..e].to_vec();
+        self.bytes.clear();
+        self.frames.clear();
+        self.push(kind, tag, &last);
+        Ok(())
+    }
+
+    /// Writes the queued frames, syncs, then writes the last frame durably. A frame's
+    /// `synced_to` records what a completed sync covered, and recovery treats damage
+    /// as corruption of durable data (never as a torn tail to cut) only when a later
+    /// frame's `synced_to` covers it (`docs/format.md` §2.5). Written in one batch and
+    /// synced once, every frame of an import would be covered by none, so one flipped
+    /// bit in its first entry would make the next open cut the whole session as a
+    /// "torn tail". With the last frame written after the sync, only that frame (a
+    /// retention or import-source record, never an entry record) is unprotected.
+    fn finish(&mut self, writer: &mut Writer, tmp: &Path, line: u64) -> Result<(), ImportError> {
+        let n = self.frames.len();
+        if n == 0 {
+            return Ok(());
+        }
+        self.append(writer, tmp, line, 0..n - 1, Durability::Buffered)?;
+        writer.sync().map_err(|source| ImportError::Append {
+            path: tmp.to_path_buf(),
+            line,
+            source,
+        })?;
+        self.append(writer, tmp, line, n - 1..n, Durability::Durable)?;
         self.bytes.clear();
         self.frames.clear();
         Ok(())
