@@ -443,7 +443,7 @@ impl Index {
 
     /// The entry with this id (the last one, if the id repeats).
     pub fn find(&self, id: &str) -> Option<EntryIndex> {
-        self.state.by_id.get(id).map(|i| EntryIndex(*i))
+        self.state.find_id(id).map(EntryIndex)
     }
 
     /// Location and envelope of an indexed frame.
@@ -475,7 +475,7 @@ impl Index {
         if Some(p) == self.state.id_of(i.0) {
             return None;
         }
-        self.state.by_id.get(p).map(|x| EntryIndex(*x))
+        self.state.find_id(p).map(EntryIndex)
     }
 
     /// Current labels: target id → label, in the reference's map order.

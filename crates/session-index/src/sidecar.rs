@@ -31,7 +31,7 @@ use crate::state::{Aggregates, Rec, Span, State};
 /// The first 8 bytes of an index sidecar.
 pub const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'I', b'D', b'X', b'\n'];
 /// The sidecar format version this crate writes and reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Fixed header length.
 pub const HEADER_LEN: usize = 104;
 /// Length of one encoded record.
@@ -295,8 +295,12 @@ pub(crate) fn decode(
         last_frame: (cp.covered_seq > 0).then_some((cp.last_offset, cp.last_body_check)),
         ..State::default()
     };
+    // The last record is the last frame, or an earlier one when frames of other
+    // kinds (counted, not recorded) follow it.
     if let Some(last) = state.recs.last()
-        && (last.seq != cp.covered_seq || last.offset != cp.last_offset)
+        && (last.seq > cp.covered_seq
+            || last.offset > cp.last_offset
+            || (last.seq == cp.covered_seq) != (last.offset == cp.last_offset))
     {
         return Err(corrupt("checkpoint disagrees with the last record".into()));
     }

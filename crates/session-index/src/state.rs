@@ -109,7 +109,8 @@ pub(crate) struct State {
     pub(crate) roles: Vec<Box<str>>,
     pub(crate) type_codes: HashMap<Box<str>, u16>,
     pub(crate) role_codes: HashMap<Box<str>, u16>,
-    pub(crate) by_id: HashMap<Box<str>, u32>,
+    /// id → record index (the last entry with that id), keyed by the pool's strings.
+    pub(crate) by_id: IdMap,
     pub(crate) agg: Aggregates,
     /// End of the last observed frame (journal bytes covered).
     pub(crate) covered_len: u64,
@@ -133,7 +134,90 @@ fn intern(table: &mut Vec<Box<str>>, codes: &mut HashMap<Box<str>, u16>, s: &str
     code
 }
 
+/// The id map: an open-addressing table of record indices whose keys are the ids in
+/// the string pool, so loading an index allocates nothing per entry. Hashing is
+/// std's keyed SipHash (ids come from untrusted files: no collision flooding).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IdMap {
+    slots: Vec<u32>,
+    len: usize,
+    hasher: std::hash::RandomState,
+}
+
+const EMPTY_SLOT: u32 = u32::MAX;
+
+impl IdMap {
+    fn with_capacity(n: usize) -> Self {
+        let size = (n.max(4) * 2).next_power_of_two();
+        Self {
+            slots: vec![EMPTY_SLOT; size],
+            len: 0,
+            hasher: std::hash::RandomState::new(),
+        }
+    }
+
+    fn home(&self, id: &str) -> usize {
+        use std::hash::BuildHasher;
+        (self.hasher.hash_one(id) as usize) & (self.slots.len() - 1)
+    }
+}
+
 impl State {
+    /// The last entry with this id.
+    pub(crate) fn find_id(&self, id: &str) -> Option<u32> {
+        let m = &self.by_id;
+        if m.slots.is_empty() {
+            return None;
+        }
+        let mask = m.slots.len() - 1;
+        let mut at = m.home(id);
+        loop {
+            let s = m.slots[at];
+            if s == EMPTY_SLOT {
+                return None;
+            }
+            if self.id_of(s) == Some(id) {
+                return Some(s);
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
+    /// Maps the id of record `index` to it; `true` if an earlier record had that id.
+    fn insert_id(&mut self, index: u32) -> bool {
+        if (self.by_id.len + 1) * 2 > self.by_id.slots.len() {
+            let old = std::mem::take(&mut self.by_id.slots);
+            let mut grown = IdMap::with_capacity(old.len().max(8));
+            grown.hasher = std::mem::take(&mut self.by_id.hasher);
+            self.by_id = grown;
+            for s in old.into_iter().filter(|s| *s != EMPTY_SLOT) {
+                self.place(s);
+            }
+        }
+        self.place(index)
+    }
+
+    fn place(&mut self, index: u32) -> bool {
+        let Some(id) = self.id_of(index) else {
+            return false;
+        };
+        let mask = self.by_id.slots.len() - 1;
+        let mut at = self.by_id.home(id);
+        loop {
+            let s = self.by_id.slots[at];
+            if s == EMPTY_SLOT {
+                self.by_id.slots[at] = index;
+                self.by_id.len += 1;
+                return false;
+            }
+            if self.id_of(s) == Some(id) {
+                self.by_id.slots[at] = index;
+                return true;
+            }
+            at = (at + 1) & mask;
+        }
+    }
+
     /// An empty index of a journal whose first entry frame starts at `data_start`.
     pub(crate) fn new(data_start: Offset) -> Self {
         let mut s = State {
@@ -203,15 +287,12 @@ impl State {
             .skip(1)
             .map(|(i, s)| (s.clone(), i as u16))
             .collect();
-        let mut by_id = HashMap::with_capacity(self.recs.len());
+        self.by_id = IdMap::with_capacity(self.recs.len());
         for i in 0..self.recs.len() as u32 {
-            if self.recs[i as usize].kind == ENTRY_KIND
-                && let Some(id) = self.id_of(i)
-            {
-                by_id.insert(Box::<str>::from(id), i);
+            if self.recs[i as usize].kind == ENTRY_KIND && self.id_of(i).is_some() {
+                self.insert_id(i);
             }
         }
-        self.by_id = by_id;
     }
 
     /// Adds one verified frame (in append order) to the index.
@@ -233,6 +314,13 @@ impl State {
         self.covered_len = info.end().0;
         self.covered_seq = info.seq.0;
         self.last_frame = Some((info.offset.0, info.body_check.0));
+        if rec.kind != ENTRY_KIND && rec.kind != SESSION_HEADER_KIND {
+            // Frames of other kinds (an import's provenance, future kinds) are counted,
+            // not recorded: nothing is looked up through them, and an imported
+            // journal has one after every entry.
+            self.agg.other_kinds += 1;
+            return;
+        }
         let text = std::str::from_utf8(payload).ok();
         let probe = text
             .filter(|t| t.trim_start().starts_with('{'))
@@ -291,7 +379,11 @@ impl State {
         match probe::as_str(p.id) {
             Some(id) => {
                 rec.id = self.push_str(&id);
-                if self.by_id.insert(Box::from(&*id), index).is_some() {
+                // The record must be in place for the map to read its id.
+                self.recs.push(rec);
+                let replaced = self.insert_id(index);
+                rec = self.recs.pop().expect("just pushed");
+                if replaced {
                     self.agg.duplicate_ids += 1;
                 }
             }

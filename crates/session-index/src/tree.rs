@@ -162,11 +162,11 @@ impl Index {
         let Some(pid) = s.id_of(parent.0) else {
             return Vec::new();
         };
-        if s.by_id.get(pid) != Some(&parent.0) {
+        if s.find_id(pid) != Some(parent.0) {
             return Vec::new();
         }
         (0..s.recs.len() as u32)
-            .filter(|i| is_tree_entry(s, *i) && s.by_id.get(s.id_of(*i).unwrap_or("")) == Some(i))
+            .filter(|i| is_tree_entry(s, *i) && s.find_id(s.id_of(*i).unwrap_or("")) == Some(*i))
             .filter(|i| s.parent_id_of(*i) == Some(pid) && s.id_of(*i) != Some(pid))
             .map(EntryIndex)
             .collect()
@@ -188,7 +188,7 @@ impl Index {
                 break;
             }
             path.push(EntryIndex(i));
-            cur = s.parent_id_of(i).and_then(|p| s.by_id.get(p).copied());
+            cur = s.parent_id_of(i).and_then(|p| s.find_id(p));
         }
         path.reverse();
         PathToRoot { path, cycle }
@@ -204,7 +204,7 @@ impl Index {
             if !is_tree_entry(s, i) {
                 return None;
             }
-            s.id_of(i).and_then(|id| s.by_id.get(id).copied())
+            s.id_of(i).and_then(|id| s.find_id(id))
         };
         // Attachments in append order: (parent node, child node).
         let mut roots = Vec::new();
@@ -216,10 +216,10 @@ impl Index {
             match parent {
                 None => roots.push(EntryIndex(node)),
                 Some(p) if Some(p) == s.id_of(i) => roots.push(EntryIndex(node)),
-                Some(p) => match s.by_id.get(p) {
-                    Some(pi) if is_tree_entry(s, *pi) => {
-                        edges.push((*pi, node));
-                        count[*pi as usize] += 1;
+                Some(p) => match s.find_id(p) {
+                    Some(pi) if is_tree_entry(s, pi) => {
+                        edges.push((pi, node));
+                        count[pi as usize] += 1;
                     }
                     _ => roots.push(EntryIndex(node)),
                 },
@@ -290,7 +290,7 @@ impl Index {
                 cur = s
                     .parent_id_of(i)
                     .filter(|p| Some(*p) != s.id_of(i))
-                    .and_then(|p| s.by_id.get(p).copied());
+                    .and_then(|p| s.find_id(p));
             }
             for w in walk {
                 colour[w as usize] = 2;

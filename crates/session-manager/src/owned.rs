@@ -435,20 +435,34 @@ impl OwnedSession {
         let i = view
             .find(id)
             .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
-        let next = EntryIndex(i.0 + 1);
-        let Some(info) = self
+        // An import writes an entry's retention frame right after the entry's frame.
+        let entry = self
             .index
-            .info(next)
-            .filter(|x| view.visible(next) && x.kind == KIND_RETENTION.get())
-        else {
+            .info(i)
+            .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
+        let next =
+            entry.offset.0 + session_journal::format::frame_len(u64::from(entry.payload_len));
+        let captured = view.snapshot.capture();
+        if next >= captured.len.0 {
             return Ok(None);
-        };
-        let raw = view.load_raw(next)?;
-        let r: RetentionRecord = serde_json::from_slice(&raw).map_err(|e| ReadError::Parse {
-            path: self.path.clone(),
-            offset: info.offset.0,
-            detail: e.to_string(),
-        })?;
+        }
+        let frame = self
+            .reader
+            .read_frame_at(session_journal::Offset(next))
+            .map_err(|e| ReadError::Parse {
+                path: self.path.clone(),
+                offset: next,
+                detail: e.to_string(),
+            })?;
+        if frame.info.kind != KIND_RETENTION || frame.info.end().0 > captured.len.0 {
+            return Ok(None);
+        }
+        let r: RetentionRecord =
+            serde_json::from_slice(&frame.payload).map_err(|e| ReadError::Parse {
+                path: self.path.clone(),
+                offset: next,
+                detail: e.to_string(),
+            })?;
         let Some(source) = session_import::import_source(&self.path)? else {
             return Ok(None);
         };
