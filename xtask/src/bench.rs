@@ -109,11 +109,16 @@ for (const [label, dir] of [["2000", agent2000], ["10000", agent10000]]) {
 	const payloads = src.getEntries().filter((e) => e.type === "message" && ["user", "assistant", "toolResult"].includes(e.message.role)).map((e) => e.message);
 	const tmp = mkdtempSync(join(tmpdir(), "xtask-bench-ref-"));
 	const dir = join(tmp, "fresh");
+	const cpu = [];
 	const s = await reps(REPS, () => {
 		const sm = SM.create("/bench/fresh", dir);
+		const c0 = process.cpuUsage();
 		for (let i = 0; i < NAPPEND; i++) sm.appendMessage(payloads[i % payloads.length]);
+		const c = process.cpuUsage(c0);
+		cpu.push((c.user + c.system) / NAPPEND);
 	}, { setup: () => rmSync(dir, { recursive: true, force: true }) });
 	put("append/persisted", s.map((x) => (x / NAPPEND) * 1000));
+	put("append/persisted-cpu", cpu.slice(1));
 	rmSync(tmp, { recursive: true, force: true });
 }
 process.stdout.write(JSON.stringify(out));
@@ -306,6 +311,22 @@ struct Options {
 pub(crate) fn run(args: &[String]) -> Result<()> {
     if args.first().map(String::as_str) == Some("--child-resume") {
         return child_resume(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("--child-append") {
+        // For profiling (`perf record … xtask bench --child-append 1k.jsonl`): 20,000
+        // buffered appends of the real payloads into a temporary store.
+        let file = args
+            .get(1)
+            .context("--child-append needs the 1k.jsonl file")?;
+        let payloads = payload_messages(Path::new(file))?;
+        let batch = (0..20_000)
+            .map(|i| payloads[i % payloads.len()].clone())
+            .collect();
+        let tmp = std::env::temp_dir().join(format!("xtask-bench-append-{}", std::process::id()));
+        let us = append_run(&tmp, Durability::Buffered, batch)?;
+        let _ = fs::remove_dir_all(&tmp);
+        println!("{us:.2} µs per buffered append");
+        return Ok(());
     }
     if cfg!(debug_assertions) && !args.iter().any(|a| a == "--allow-debug") {
         eprintln!("bench: re-running as a release build (cargo run --release -p xtask)");
@@ -591,6 +612,8 @@ struct Ours {
     rss_mib: Vec<(String, f64)>,
     append_durable_us: Vec<f64>,
     bare_sync_us: Vec<f64>,
+    bare_write_us: Vec<f64>,
+    append_buffered_cpu_us: Vec<f64>,
     append_buffered_us: Vec<f64>,
     batch_us: Vec<f64>,
     tree_index: Vec<(String, Vec<f64>)>,
@@ -637,6 +660,42 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
             median(&ctx).unwrap_or(0.0)
         );
         o.resume.push((size.clone(), open, ctx));
+        // Where the open goes: the journal's writer open (lock, forward verification of
+        // every frame, fdatasync) and the index open (fresh sidecar: O(1) journal check,
+        // the whole sidecar read and decoded), each alone.
+        let (mut wopen, mut iopen) = (Vec::new(), Vec::new());
+        for i in 0..=reps.min(5) {
+            let t = Instant::now();
+            let w = Writer::open(journal, session_journal::OpenOptions::default())?;
+            let dt = ms_since(t);
+            drop(w);
+            let t = Instant::now();
+            let ix = session_index::Index::open_or_rebuild(
+                journal,
+                session_index::OpenIndexOptions {
+                    save: false,
+                    sync_journal: false,
+                    ..session_index::OpenIndexOptions::default()
+                },
+            )?;
+            let di = ms_since(t);
+            drop(ix);
+            if i > 0 {
+                wopen.push(dt);
+                iopen.push(di);
+            }
+        }
+        let side = fs::metadata(session_index::sidecar_path(journal)).map_or(0, |m| m.len());
+        let note = format!(
+            "- resume/{size}: `Writer::open` without a witness (verifies every frame) {:.1} ms (journal {:.1} MB), `Index::open_or_rebuild` {:.1} ms (sidecar {:.1} MB), context {:.2} ms",
+            median(&wopen).unwrap_or(0.0),
+            fs::metadata(journal).map_or(0, |m| m.len()) as f64 / 1e6,
+            median(&iopen).unwrap_or(0.0),
+            side as f64 / 1e6,
+            median(&o.resume.last().map(|r| r.2.clone()).unwrap_or_default()).unwrap_or(0.0),
+        );
+        eprintln!("ours: {note}");
+        o.notes.push(note);
     }
 
     // Peak RSS of a resume: a fresh process per size.
@@ -675,72 +734,81 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
             .map(|i| payloads[i % payloads.len()].clone())
             .collect()
     };
-    for (label, durability, n) in [
-        ("durable", Durability::Durable, n_durable),
-        ("buffered", Durability::Buffered, n_fast),
-    ] {
-        let mut samples = Vec::new();
-        for i in 0..=reps.min(5) {
-            let _ = fs::remove_dir_all(&tmp);
-            let st = Store::new(Layout::with_root(&tmp));
-            let mut s = st.create("/bench/append")?;
-            s.set_durability(durability);
-            let batch = msgs(n);
-            let t = Instant::now();
-            for m in batch {
-                s.append_message(m)?;
-            }
-            let us = ms_since(t) * 1e3 / n as f64;
-            s.close()?;
-            if i > 0 {
-                samples.push(us);
-            }
-        }
-        eprintln!(
-            "ours: append/{label} {:.2} µs",
-            median(&samples).unwrap_or(0.0)
-        );
-        match durability {
-            Durability::Durable => o.append_durable_us = samples,
-            _ => o.append_buffered_us = samples,
-        }
-    }
-    // The same payload bytes framed as the journal frames them (64-byte header,
-    // 8-byte alignment), written with a bare write + fdatasync each.
+    // Durable appends and the bare baseline are interleaved sample by sample (each
+    // durable `append_message`, then a bare write + fdatasync of a frame-sized buffer
+    // of the same payload to a second file, the order alternating), so that disk
+    // contention from other processes hits both alike. Medians of per-append samples.
     {
-        let frames: Vec<Vec<u8>> = msgs(n_durable)
-            .into_iter()
-            .map(|m| {
-                let mut b = entry_json(m).into_bytes();
-                let padded = b.len().div_ceil(8) * 8 + 64;
-                b.resize(padded, b' ');
-                b
-            })
-            .collect();
-        let mut samples = Vec::new();
-        for i in 0..=reps.min(5) {
-            let _ = fs::remove_dir_all(&tmp);
-            fs::create_dir_all(&tmp)?;
-            let mut f = fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(tmp.join("bare.bin"))?;
-            let t = Instant::now();
-            for b in &frames {
-                f.write_all(b)?;
-                f.sync_data()?;
-            }
-            let us = ms_since(t) * 1e3 / frames.len() as f64;
-            if i > 0 {
-                samples.push(us);
+        let _ = fs::remove_dir_all(&tmp);
+        let st = Store::new(Layout::with_root(&tmp));
+        let mut s = st.create("/bench/append")?;
+        let mut bare = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(tmp.join("bare.bin"))?;
+        let batch = msgs(n_durable * 2);
+        for (i, m) in batch.into_iter().enumerate() {
+            let mut b = entry_json(m.clone()).into_bytes();
+            b.resize(b.len().div_ceil(8) * 8 + 64, b' ');
+            let mut durable = || -> Result<f64> {
+                let t = Instant::now();
+                s.append_message(m.clone())?;
+                Ok(ms_since(t) * 1e3)
+            };
+            let mut baseline = || -> Result<f64> {
+                let t = Instant::now();
+                bare.write_all(&b)?;
+                bare.sync_data()?;
+                Ok(ms_since(t) * 1e3)
+            };
+            let (d, w) = if i % 2 == 0 {
+                let d = durable()?;
+                (d, baseline()?)
+            } else {
+                let w = baseline()?;
+                (durable()?, w)
+            };
+            // The first tenth warms the files up.
+            if i >= n_durable / 5 {
+                o.append_durable_us.push(d);
+                o.bare_sync_us.push(w);
             }
         }
-        eprintln!(
-            "ours: bare write+fdatasync {:.2} µs",
-            median(&samples).unwrap_or(0.0)
-        );
-        o.bare_sync_us = samples;
+        s.close()?;
     }
+    eprintln!(
+        "ours: append/durable {:.1} µs, bare write+fdatasync {:.1} µs",
+        median(&o.append_durable_us).unwrap_or(0.0),
+        median(&o.bare_sync_us).unwrap_or(0.0)
+    );
+    for i in 0..=reps.min(5) {
+        let (us, cpu) = append_run_cpu(&tmp, Durability::Buffered, msgs(n_fast))?;
+        if i > 0 {
+            o.append_buffered_us.push(us);
+            o.append_buffered_cpu_us.push(cpu);
+        }
+    }
+    // The floor of a buffered append: one bare `write` of the framed bytes per entry.
+    let frames_fast: Vec<Vec<u8>> = msgs(n_fast)
+        .into_iter()
+        .map(|m| {
+            let mut b = entry_json(m).into_bytes();
+            let padded = b.len().div_ceil(8) * 8 + 64;
+            b.resize(padded, b' ');
+            b
+        })
+        .collect();
+    for i in 0..=reps.min(5) {
+        let us = bare_run(&tmp, &frames_fast, false)?;
+        if i > 0 {
+            o.bare_write_us.push(us);
+        }
+    }
+    eprintln!(
+        "ours: append/buffered {:.2} µs (bare write alone {:.2} µs)",
+        median(&o.append_buffered_us).unwrap_or(0.0),
+        median(&o.bare_write_us).unwrap_or(0.0)
+    );
     // Batch: journal level, `Writer::append_batch` of 100 entries, durable (one write
     // and one fdatasync per batch).
     {
@@ -909,6 +977,60 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
         );
     }
     Ok(o)
+}
+
+/// Per-append µs of `OwnedSession::append_message` over `batch` into a new session.
+fn append_run(tmp: &Path, durability: Durability, batch: Vec<AgentMessage>) -> Result<f64> {
+    Ok(append_run_cpu(tmp, durability, batch)?.0)
+}
+
+/// Per-append µs, wall and on-CPU (this thread's run time from
+/// `/proc/thread-self/schedstat`, so a loaded machine's waiting is left out).
+fn append_run_cpu(
+    tmp: &Path,
+    durability: Durability,
+    batch: Vec<AgentMessage>,
+) -> Result<(f64, f64)> {
+    let _ = fs::remove_dir_all(tmp);
+    let st = Store::new(Layout::with_root(tmp));
+    let mut s = st.create("/bench/append")?;
+    s.set_durability(durability);
+    let n = batch.len() as f64;
+    let cpu0 = thread_cpu_ns();
+    let t = Instant::now();
+    for m in batch {
+        s.append_message(m)?;
+    }
+    let us = ms_since(t) * 1e3 / n;
+    let cpu_us = (thread_cpu_ns() - cpu0) as f64 / 1e3 / n;
+    s.close()?;
+    Ok((us, cpu_us))
+}
+
+/// Nanoseconds this thread has run on a CPU (0 when unavailable).
+fn thread_cpu_ns() -> u64 {
+    fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Per-append µs of a bare `write` (+ `fdatasync` when `sync`) of each buffer.
+fn bare_run(tmp: &Path, frames: &[Vec<u8>], sync: bool) -> Result<f64> {
+    let _ = fs::remove_dir_all(tmp);
+    fs::create_dir_all(tmp)?;
+    let mut f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(tmp.join("bare.bin"))?;
+    let t = Instant::now();
+    for b in frames {
+        f.write_all(b)?;
+        if sync {
+            f.sync_data()?;
+        }
+    }
+    Ok(ms_since(t) * 1e3 / frames.len() as f64)
 }
 
 /// Wall time of `n` runs (after one warm-up) of a whole process, stdout discarded.
@@ -1196,6 +1318,23 @@ fn rows(o: &Ours, t: &Theirs) -> Vec<Row> {
         )
         .target(Target::Better(6.0)),
     );
+    rows.push(
+        Row::new(
+            "append, buffered, on-CPU time per entry (reference: process CPU)",
+            "×2000",
+            Unit::Us,
+            median(&o.append_buffered_cpu_us),
+            t.med("append/persisted-cpu"),
+        )
+        .target(Target::Better(6.0)),
+    );
+    rows.push(Row::new(
+        "bare write of the same framed bytes, no sync (floor of a buffered append)",
+        "×2000",
+        Unit::Us,
+        median(&o.bare_write_us),
+        t.med("append/persisted"),
+    ));
     rows.push(Row::new(
         "append, durable (per entry)",
         "×200",
