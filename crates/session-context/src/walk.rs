@@ -161,11 +161,15 @@ pub fn plan<'s, S: ContextSource>(
     scan(&mut plan);
     if let Some(k) = plan.compaction {
         let entry = load(source, plan.path[k].handle, EntryKind::Compaction)?;
+        // As the reference: the kept window starts at the first path entry before the
+        // compaction whose id is `firstKeptEntryId` (compared on the path, so no id
+        // lookup is needed and a duplicate id off the path cannot hide it).
         if let Entry::Compaction(c) = &*entry
             && let Some(first) = &c.first_kept_entry_id
-            && let Some(h) = source.find(first.as_str())
         {
-            plan.first_kept = plan.path[..k].iter().position(|p| p.handle == h);
+            plan.first_kept = plan.path[..k]
+                .iter()
+                .position(|p| source.id(p.handle) == first.as_str());
         }
         plan.compaction_entry = Some(entry);
     }

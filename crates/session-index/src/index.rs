@@ -471,11 +471,10 @@ impl Index {
     /// The resolved parent of an entry (by the reference's rules: the last entry with
     /// that id; `None` for roots, self-parents and orphans).
     pub fn parent(&self, i: EntryIndex) -> Option<EntryIndex> {
-        let p = self.state.parent_id_of(i.0)?;
-        if Some(p) == self.state.id_of(i.0) {
+        if i.0 as usize >= self.state.recs.len() {
             return None;
         }
-        self.state.find_id(p).map(EntryIndex)
+        self.state.parent_pos(i.0).map(EntryIndex)
     }
 
     /// Current labels: target id → label, in the reference's map order.

@@ -26,16 +26,26 @@
 
 use session_journal::JournalId;
 
-use crate::state::{Aggregates, Rec, Span, State};
+use crate::state::{Aggregates, NO_POS, Rec, Span, State};
+
+/// The parent position written for record `i`: exact even when the in-memory
+/// positions went stale (a later duplicate id), so a loaded index can trust them.
+fn parent_pos(state: &State, i: u32) -> u32 {
+    if state.parents_exact {
+        state.recs[i as usize].parent_pos
+    } else {
+        state.resolve_parent(i).unwrap_or(NO_POS)
+    }
+}
 
 /// The first 8 bytes of an index sidecar.
 pub const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'I', b'D', b'X', b'\n'];
 /// The sidecar format version this crate writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Fixed header length.
 pub const HEADER_LEN: usize = 104;
 /// Length of one encoded record.
-pub(crate) const REC_LEN: usize = 68;
+pub(crate) const REC_LEN: usize = 72;
 /// Length of the trailing BLAKE3.
 pub(crate) const TRAILER_LEN: usize = 32;
 
@@ -69,7 +79,7 @@ pub(crate) fn encode(state: &State, journal_id: JournalId, data_start: u64) -> V
     out.extend_from_slice(&(state.roles.len() as u32).to_le_bytes());
     out.extend_from_slice(&(agg.len() as u64).to_le_bytes());
     debug_assert_eq!(out.len(), HEADER_LEN);
-    for r in &state.recs {
+    for (i, r) in state.recs.iter().enumerate() {
         out.extend_from_slice(&r.offset.to_le_bytes());
         out.extend_from_slice(&r.seq.to_le_bytes());
         out.extend_from_slice(&r.body_check);
@@ -84,6 +94,7 @@ pub(crate) fn encode(state: &State, journal_id: JournalId, data_start: u64) -> V
         out.push(r.kind);
         out.push(r.flags);
         out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&parent_pos(state, i as u32).to_le_bytes());
     }
     out.extend_from_slice(&state.pool);
     for table in [&state.types, &state.roles] {
@@ -225,8 +236,13 @@ pub(crate) fn decode(
             role_code: rc.u16()?,
             kind: rc.arr::<1>()?[0],
             flags: rc.arr::<1>()?[0],
+            parent_pos: NO_POS,
         };
         let _pad = rc.arr::<2>()?;
+        let parent_pos = rc.u32()?;
+        // Positions point backwards or forwards within the records; checked below
+        // once the count is known.
+        let r = Rec { parent_pos, ..r };
         for s in [r.id, r.parent] {
             if !s.is_none() && s.start.saturating_add(u64::from(s.len)) > pool_len {
                 return Err(corrupt(format!(
@@ -244,6 +260,16 @@ pub(crate) fn decode(
             )));
         }
         recs.push(r);
+    }
+    let n = recs.len();
+    if let Some(r) = recs
+        .iter()
+        .find(|r| r.parent_pos != NO_POS && r.parent_pos as usize >= n)
+    {
+        return Err(corrupt(format!(
+            "record at journal offset {} names parent record {}, the sidecar has {n}",
+            r.offset, r.parent_pos
+        )));
     }
     let mut tables: [Vec<Box<str>>; 2] = [Vec::new(), Vec::new()];
     for (t, n) in tables.iter_mut().zip([types_count, roles_count]) {
@@ -293,6 +319,7 @@ pub(crate) fn decode(
         covered_len: cp.covered_len,
         covered_seq: cp.covered_seq,
         last_frame: (cp.covered_seq > 0).then_some((cp.last_offset, cp.last_body_check)),
+        parents_exact: true,
         ..State::default()
     };
     // The last record is the last frame, or an earlier one when frames of other

@@ -51,7 +51,14 @@ pub(crate) struct Rec {
     pub(crate) kind: u8,
     /// `REC_*` flags.
     pub(crate) flags: u8,
+    /// The record the parent id resolves to by the reference's rules (the last entry
+    /// with that id); [`NO_POS`] for roots, self-parents and orphans. Exact only while
+    /// [`State::parents_exact`] holds.
+    pub(crate) parent_pos: u32,
 }
+
+/// Sentinel for "no record" in [`Rec::parent_pos`].
+pub(crate) const NO_POS: u32 = u32::MAX;
 
 /// The payload was not a JSON object (kept as a location, not a tree node).
 pub(crate) const REC_UNPARSABLE: u8 = 1;
@@ -109,8 +116,15 @@ pub(crate) struct State {
     pub(crate) roles: Vec<Box<str>>,
     pub(crate) type_codes: HashMap<Box<str>, u16>,
     pub(crate) role_codes: HashMap<Box<str>, u16>,
-    /// id → record index (the last entry with that id), keyed by the pool's strings.
-    pub(crate) by_id: IdMap,
+    /// id → record index (the last entry with that id), keyed by the pool's strings;
+    /// built on first use, so loading an index for a resume builds no map at all.
+    pub(crate) by_id: std::sync::OnceLock<IdMap>,
+    /// Whether every record's `parent_pos` is the reference's resolution. A later
+    /// duplicate id, or an id that an earlier entry already named as a missing parent,
+    /// makes them stale; lookups then go through the id map until the next load.
+    pub(crate) parents_exact: bool,
+    /// Parent ids not found when their child was indexed (orphans, so far).
+    pub(crate) unresolved_parents: std::collections::HashSet<Box<str>>,
     pub(crate) agg: Aggregates,
     /// End of the last observed frame (journal bytes covered).
     pub(crate) covered_len: u64,
@@ -156,27 +170,34 @@ impl IdMap {
         }
     }
 
-    fn home(&self, id: &str) -> usize {
+    fn home(&self, id: &[u8]) -> usize {
         use std::hash::BuildHasher;
         (self.hasher.hash_one(id) as usize) & (self.slots.len() - 1)
     }
-}
 
-impl State {
-    /// The last entry with this id.
-    pub(crate) fn find_id(&self, id: &str) -> Option<u32> {
-        let m = &self.by_id;
-        if m.slots.is_empty() {
+    /// Every entry record's id, last one winning.
+    fn build(recs: &[Rec], pool: &[u8]) -> Self {
+        let mut m = IdMap::with_capacity(recs.len());
+        for i in 0..recs.len() as u32 {
+            if recs[i as usize].kind == ENTRY_KIND {
+                m.insert(recs, pool, i);
+            }
+        }
+        m
+    }
+
+    fn find(&self, recs: &[Rec], pool: &[u8], id: &[u8]) -> Option<u32> {
+        if self.slots.is_empty() {
             return None;
         }
-        let mask = m.slots.len() - 1;
-        let mut at = m.home(id);
+        let mask = self.slots.len() - 1;
+        let mut at = self.home(id);
         loop {
-            let s = m.slots[at];
+            let s = self.slots[at];
             if s == EMPTY_SLOT {
                 return None;
             }
-            if self.id_of(s) == Some(id) {
+            if id_bytes(recs, pool, s) == Some(id) {
                 return Some(s);
             }
             at = (at + 1) & mask;
@@ -184,44 +205,93 @@ impl State {
     }
 
     /// Maps the id of record `index` to it; `true` if an earlier record had that id.
-    fn insert_id(&mut self, index: u32) -> bool {
-        if (self.by_id.len + 1) * 2 > self.by_id.slots.len() {
-            let old = std::mem::take(&mut self.by_id.slots);
-            let mut grown = IdMap::with_capacity(old.len().max(8));
-            grown.hasher = std::mem::take(&mut self.by_id.hasher);
-            self.by_id = grown;
+    fn insert(&mut self, recs: &[Rec], pool: &[u8], index: u32) -> bool {
+        if (self.len + 1) * 2 > self.slots.len() {
+            let old = std::mem::take(&mut self.slots);
+            let hasher = std::mem::take(&mut self.hasher);
+            *self = IdMap::with_capacity(old.len().max(8));
+            self.hasher = hasher;
             for s in old.into_iter().filter(|s| *s != EMPTY_SLOT) {
-                self.place(s);
+                self.place(recs, pool, s);
             }
         }
-        self.place(index)
+        self.place(recs, pool, index)
     }
 
-    fn place(&mut self, index: u32) -> bool {
-        let Some(id) = self.id_of(index) else {
+    fn place(&mut self, recs: &[Rec], pool: &[u8], index: u32) -> bool {
+        let Some(id) = id_bytes(recs, pool, index) else {
             return false;
         };
-        let mask = self.by_id.slots.len() - 1;
-        let mut at = self.by_id.home(id);
+        let mask = self.slots.len() - 1;
+        let mut at = self.home(id);
         loop {
-            let s = self.by_id.slots[at];
+            let s = self.slots[at];
             if s == EMPTY_SLOT {
-                self.by_id.slots[at] = index;
-                self.by_id.len += 1;
+                self.slots[at] = index;
+                self.len += 1;
                 return false;
             }
-            if self.id_of(s) == Some(id) {
-                self.by_id.slots[at] = index;
-                return true;
+            if id_bytes(recs, pool, s) == Some(id) {
+                // `s == index` when a lazily built map already holds this record.
+                self.slots[at] = index;
+                return s != index;
             }
             at = (at + 1) & mask;
         }
+    }
+}
+
+fn id_bytes<'p>(recs: &[Rec], pool: &'p [u8], i: u32) -> Option<&'p [u8]> {
+    let span = recs.get(i as usize)?.id;
+    if span.is_none() {
+        return None;
+    }
+    let start = usize::try_from(span.start).ok()?;
+    pool.get(start..start + span.len as usize)
+}
+
+impl State {
+    fn id_map(&self) -> &IdMap {
+        self.by_id
+            .get_or_init(|| IdMap::build(&self.recs, &self.pool))
+    }
+
+    /// The last entry with this id.
+    pub(crate) fn find_id(&self, id: &str) -> Option<u32> {
+        self.id_map().find(&self.recs, &self.pool, id.as_bytes())
+    }
+
+    /// The resolved parent of record `i` (the reference's rules).
+    pub(crate) fn parent_pos(&self, i: u32) -> Option<u32> {
+        if self.parents_exact {
+            let p = self.recs.get(i as usize)?.parent_pos;
+            return (p != NO_POS).then_some(p);
+        }
+        self.resolve_parent(i)
+    }
+
+    /// Resolves record `i`'s parent through the id map.
+    pub(crate) fn resolve_parent(&self, i: u32) -> Option<u32> {
+        let p = self.parent_id_of(i)?;
+        if Some(p) == self.id_of(i) {
+            return None;
+        }
+        self.find_id(p)
+    }
+
+    /// Maps the id of record `index` (already pushed) to it; `true` if an earlier
+    /// record had that id.
+    fn insert_id(&mut self, index: u32) -> bool {
+        self.id_map();
+        let map = self.by_id.get_mut().expect("initialised just above");
+        map.insert(&self.recs, &self.pool, index)
     }
 
     /// An empty index of a journal whose first entry frame starts at `data_start`.
     pub(crate) fn new(data_start: Offset) -> Self {
         let mut s = State {
             covered_len: data_start.0,
+            parents_exact: true,
             ..State::default()
         };
         s.types.push("".into());
@@ -287,12 +357,6 @@ impl State {
             .skip(1)
             .map(|(i, s)| (s.clone(), i as u16))
             .collect();
-        self.by_id = IdMap::with_capacity(self.recs.len());
-        for i in 0..self.recs.len() as u32 {
-            if self.recs[i as usize].kind == ENTRY_KIND && self.id_of(i).is_some() {
-                self.insert_id(i);
-            }
-        }
     }
 
     /// Adds one verified frame (in append order) to the index.
@@ -310,6 +374,7 @@ impl State {
             role_code: 0,
             kind: info.kind.get(),
             flags: 0,
+            parent_pos: NO_POS,
         };
         self.covered_len = info.end().0;
         self.covered_seq = info.seq.0;
@@ -385,6 +450,12 @@ impl State {
                 rec = self.recs.pop().expect("just pushed");
                 if replaced {
                     self.agg.duplicate_ids += 1;
+                    // Earlier children of this id now resolve to this entry.
+                    self.parents_exact = false;
+                }
+                if !self.unresolved_parents.is_empty() && self.unresolved_parents.contains(&*id) {
+                    // An earlier entry named this id as its (then missing) parent.
+                    self.parents_exact = false;
                 }
             }
             None => self.agg.no_id += 1,
@@ -393,6 +464,14 @@ impl State {
             && !parent.is_empty()
         {
             rec.parent = self.push_str(&parent);
+            if rec.id.is_none() || self.str_at(rec.id) != Some(&*parent) {
+                match self.find_id(&parent) {
+                    Some(pos) => rec.parent_pos = pos,
+                    None => {
+                        self.unresolved_parents.insert(Box::from(&*parent));
+                    }
+                }
+            }
         }
         let msg = p
             .message

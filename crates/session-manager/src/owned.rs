@@ -411,8 +411,16 @@ impl OwnedSession {
             acct: &acct,
             deferred: Default::default(),
         };
+        let last = self
+            .index
+            .leaf()
+            .and_then(|l| self.index.info(l))
+            .and_then(|i| i.id);
         let leaf = match &self.leaf {
             None => Leaf::None,
+            // The usual resume: the leaf is the last appended entry, which the context
+            // finds without an id lookup (so no id map is built just to resume).
+            Some(id) if last == Some(id.as_str()) => Leaf::Default,
             Some(id) => Leaf::Id(id.as_str()),
         };
         let ctx = build_context(&source, leaf, options).map_err(|e| match e {

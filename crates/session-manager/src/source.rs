@@ -171,7 +171,19 @@ impl ContextSource for IndexSource<'_> {
         };
         let parent = match info.parent_id {
             None => Parent::Root,
-            Some(p) => match self.find(p) {
+            // A self-parent resolves to itself, which the context reports as a cycle.
+            Some(p) if Some(p) == info.id => match self.find(p) {
+                Some(i) => Parent::Node(i),
+                None => Parent::Missing(Cow::Borrowed(p)),
+            },
+            // The index resolved the parent when it indexed the entry, so the walk
+            // needs no id lookups (and resume builds no id map).
+            Some(p) => match self
+                .view
+                .index
+                .parent(entry)
+                .filter(|i| self.view.visible(*i) && !self.view.index.is_unparsable(*i))
+            {
                 Some(i) => Parent::Node(i),
                 None => Parent::Missing(Cow::Borrowed(p)),
             },

@@ -133,3 +133,39 @@ fn duplicate_ids_attach_the_last_entry_once_and_count_the_repeat() {
     assert_eq!(ix.counts().duplicate_ids, 1);
     assert_eq!(ix.find("d"), Some(EntryIndex(4)));
 }
+
+/// Parents resolve as the reference's `byId` map does — the last entry with the id,
+/// even one appended after the child, and a parent that appears later — both in the
+/// index built by a replay and in one loaded from its sidecar.
+#[test]
+fn parents_resolve_to_the_last_entry_with_the_id_before_and_after_a_reload() {
+    let fs = sim();
+    let path = Path::new("/s/p.jsonl");
+    let lines = [
+        entry("x", None, &format!("{T}1.000Z")),
+        entry("c", Some("x"), &format!("{T}2.000Z")),
+        entry("f", Some("later"), &format!("{T}3.000Z")),
+        entry("x", None, &format!("{T}4.000Z")),
+        entry("later", None, &format!("{T}5.000Z")),
+        entry("o", Some("missing"), &format!("{T}6.000Z")),
+        entry("s", Some("s"), &format!("{T}7.000Z")),
+    ];
+    write(
+        fs.clone(),
+        path,
+        &format!("{HEADER}\n{}\n", lines.join("\n")),
+    );
+    let parent_ids = |ix: &Index| -> Vec<Option<usize>> {
+        (1..=lines.len() as u32)
+            .map(|i| ix.parent(EntryIndex(i)).map(|p| p.0 as usize))
+            .collect()
+    };
+    // Record 0 is the header; x=1, c=2, f=3, x(dup)=4, later=5, o=6, s=7.
+    let expected = vec![None, Some(4), Some(5), None, None, None, None];
+    let (built, _) = open(fs.clone(), path);
+    assert_eq!(parent_ids(&built), expected);
+    let (loaded, report) = open(fs, path);
+    assert_eq!(report.status, session_index::IndexStatus::Fresh);
+    assert_eq!(parent_ids(&loaded), expected);
+    assert_eq!(loaded.find("x"), Some(EntryIndex(4)));
+}
