@@ -136,9 +136,6 @@ impl<'a> Cursor<'a> {
         a.copy_from_slice(self.take(N)?);
         Ok(a)
     }
-    fn u16(&mut self) -> Result<u16, DecodeFault> {
-        Ok(u16::from_le_bytes(self.arr()?))
-    }
     fn u32(&mut self) -> Result<u32, DecodeFault> {
         Ok(u32::from_le_bytes(self.arr()?))
     }
@@ -211,38 +208,36 @@ pub(crate) fn decode(
         .and_then(|n| n.checked_mul(REC_LEN))
         .filter(|n| *n <= body.len())
         .ok_or_else(|| corrupt(format!("record count {rec_count} exceeds the file")))?;
-    let mut rc = Cursor {
-        b: c.take(rec_bytes)?,
-        at: 0,
-    };
+    let rec_area = c.take(rec_bytes)?;
     let pool = c.take(usize::try_from(pool_len).map_err(|_| corrupt("pool too large".into()))?)?;
     let mut recs = Vec::with_capacity(rec_bytes / REC_LEN);
-    for _ in 0..rec_bytes / REC_LEN {
+    for b in rec_area.chunks_exact(REC_LEN) {
+        // Fixed offsets within one record (see docs/format.md §3); `chunks_exact`
+        // guarantees the length, so the conversions cannot fail.
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
+        let u16_at = |o: usize| u16::from_le_bytes(b[o..o + 2].try_into().expect("2 bytes"));
         let r = Rec {
-            offset: rc.u64()?,
-            seq: rc.u64()?,
-            body_check: rc.arr()?,
-            ts: f64::from_le_bytes(rc.arr()?),
+            offset: u64_at(0),
+            seq: u64_at(8),
+            body_check: b[16..24].try_into().expect("8 bytes"),
+            ts: f64::from_le_bytes(b[24..32].try_into().expect("8 bytes")),
             id: Span {
-                start: rc.u64()?,
-                len: rc.u32()?,
+                start: u64_at(32),
+                len: u32_at(40),
             },
             parent: Span {
-                start: rc.u64()?,
-                len: rc.u32()?,
+                start: u64_at(44),
+                len: u32_at(52),
             },
-            payload_len: rc.u32()?,
-            type_code: rc.u16()?,
-            role_code: rc.u16()?,
-            kind: rc.arr::<1>()?[0],
-            flags: rc.arr::<1>()?[0],
-            parent_pos: NO_POS,
+            payload_len: u32_at(56),
+            type_code: u16_at(60),
+            role_code: u16_at(62),
+            kind: b[64],
+            flags: b[65],
+            // 66..68: zero padding.
+            parent_pos: u32_at(68),
         };
-        let _pad = rc.arr::<2>()?;
-        let parent_pos = rc.u32()?;
-        // Positions point backwards or forwards within the records; checked below
-        // once the count is known.
-        let r = Rec { parent_pos, ..r };
         for s in [r.id, r.parent] {
             if !s.is_none() && s.start.saturating_add(u64::from(s.len)) > pool_len {
                 return Err(corrupt(format!(
