@@ -39,7 +39,6 @@ pub mod kind;
 pub mod resident;
 pub mod source;
 pub mod text;
-mod usage;
 pub mod walk;
 
 pub use build::{

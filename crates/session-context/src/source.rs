@@ -92,7 +92,7 @@ impl UsageAttribution {
     /// Folds one more `child_usage_attributed` record (in append order) into this one.
     pub fn record(&mut self, child: &Usage, aggregate: &Usage) {
         self.aggregate = aggregate.clone();
-        self.children = crate::usage::plus(&self.children, child);
+        self.children = self.children.plus(child);
         self.count += 1;
     }
 

@@ -283,22 +283,38 @@ impl Usage {
     /// `self - other`, field by field: token counts saturate at zero, costs are
     /// subtracted as floats and written the way JavaScript prints numbers.
     pub fn minus(&self, other: &Usage) -> Usage {
+        self.zip_with(other, u64::saturating_sub, |a, b| a - b)
+    }
+
+    /// `self + other`, field by field: token counts saturate, costs are added as
+    /// floats and written the way JavaScript prints numbers.
+    pub fn plus(&self, other: &Usage) -> Usage {
+        self.zip_with(other, u64::saturating_add, |a, b| a + b)
+    }
+
+    /// Combines two usages field by field; unmodelled fields come from `self`.
+    fn zip_with(
+        &self,
+        other: &Usage,
+        tokens: fn(u64, u64) -> u64,
+        cost: fn(f64, f64) -> f64,
+    ) -> Usage {
         let f = |a: &Number, b: &Number| {
-            crate::json::js_number(a.as_f64().unwrap_or(0.0) - b.as_f64().unwrap_or(0.0))
+            crate::json::js_number(cost(a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0)))
         };
         Usage {
-            input: self.input.saturating_sub(other.input),
-            output: self.output.saturating_sub(other.output),
-            cache_read: self.cache_read.saturating_sub(other.cache_read),
-            cache_write: self.cache_write.saturating_sub(other.cache_write),
-            total_tokens: self.total_tokens.saturating_sub(other.total_tokens),
+            input: tokens(self.input, other.input),
+            output: tokens(self.output, other.output),
+            cache_read: tokens(self.cache_read, other.cache_read),
+            cache_write: tokens(self.cache_write, other.cache_write),
+            total_tokens: tokens(self.total_tokens, other.total_tokens),
             cost: Cost {
                 input: f(&self.cost.input, &other.cost.input),
                 output: f(&self.cost.output, &other.cost.output),
                 cache_read: f(&self.cost.cache_read, &other.cost.cache_read),
                 cache_write: f(&self.cost.cache_write, &other.cost.cache_write),
                 total: f(&self.cost.total, &other.cost.total),
-                extra: Extra::new(),
+                extra: self.cost.extra.clone(),
             },
             extra: self.extra.clone(),
         }
