@@ -55,6 +55,7 @@ mod read;
 mod resident;
 mod source;
 mod store;
+mod view;
 
 pub use clock::{Clock, FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock};
 pub use error::{AppendError, Limit, OpenError, ReadError};
@@ -70,3 +71,4 @@ pub use session_index::SessionInfo;
 pub use session_journal::Durability;
 pub use source::Snapshot;
 pub use store::{DeleteReport, ListObserver, NewSessionOptions, Store};
+pub use view::indexed_context;

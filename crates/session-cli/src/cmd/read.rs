@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
-use session_context::{ContextOptions, Leaf, TextSource, build_context};
+use session_context::ContextOptions;
 use session_index::EntryIndex;
 
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
@@ -271,14 +271,22 @@ pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
     {
         bail!("{}: no entry with id {l:?}", view.path.display());
     }
-    let (records, _stop) = view.records()?;
-    let source = TextSource::new(records.iter().map(String::as_str));
-    let leaf = match leaf {
-        Some(l) => Leaf::Id(l),
-        None => Leaf::Default,
+    // Through the index, as a resume does: only the entries the context holds are
+    // read (and verified); no lock, nothing written. The whole context is printed,
+    // so the read limits are lifted.
+    let limits = session_manager::ReadLimits {
+        max_source_entries: u64::MAX,
+        max_source_bytes: u64::MAX,
     };
-    let ctx = build_context(&source, leaf, &ContextOptions::reference())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", view.path.display()))?;
+    let ctx = session_manager::indexed_context(
+        &view.path,
+        &view.index,
+        &view.reader,
+        leaf,
+        limits,
+        &ContextOptions::reference(),
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", view.path.display()))?;
     Ok(ctx.to_reference_json())
 }
 
