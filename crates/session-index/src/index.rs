@@ -542,6 +542,24 @@ impl Index {
         })
     }
 
+    /// The entry's id, without building an [`EntryInfo`] (the hot path of walks).
+    pub fn id_of(&self, i: EntryIndex) -> Option<&str> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.id_of(i.0)
+    }
+
+    /// The entry's `parentId` string (`None` for null, absent, empty or not a string).
+    pub fn parent_id_of(&self, i: EntryIndex) -> Option<&str> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.parent_id_of(i.0)
+    }
+
+    /// The entry's `type` and `message.role`, from interned codes (no decoding).
+    pub fn kind_of(&self, i: EntryIndex) -> Option<(&str, Option<&str>)> {
+        self.state.recs.get(i.0 as usize)?;
+        Some((self.state.type_of(i.0), self.state.role_of(i.0)))
+    }
+
     /// Whether the entry's payload was not a JSON object.
     pub fn is_unparsable(&self, i: EntryIndex) -> bool {
         self.state

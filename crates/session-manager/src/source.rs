@@ -163,26 +163,25 @@ impl ContextSource for IndexSource<'_> {
     }
 
     fn node(&self, entry: EntryIndex) -> Node<'_, EntryIndex> {
-        let Some(info) = self.view.index.info(entry) else {
+        let index = self.view.index;
+        let Some((entry_type, role)) = index.kind_of(entry) else {
             return Node {
                 parent: Parent::Root,
                 kind: EntryKind::Unknown,
             };
         };
-        let parent = match info.parent_id {
+        let parent = match index.parent_id_of(entry) {
             None => Parent::Root,
             // A self-parent resolves to itself, which the context reports as a cycle.
-            Some(p) if Some(p) == info.id => match self.find(p) {
+            Some(p) if Some(p) == index.id_of(entry) => match self.find(p) {
                 Some(i) => Parent::Node(i),
                 None => Parent::Missing(Cow::Borrowed(p)),
             },
             // The index resolved the parent when it indexed the entry, so the walk
             // needs no id lookups (and resume builds no id map).
-            Some(p) => match self
-                .view
-                .index
+            Some(p) => match index
                 .parent(entry)
-                .filter(|i| self.view.visible(*i) && !self.view.index.is_unparsable(*i))
+                .filter(|i| self.view.visible(*i) && !index.is_unparsable(*i))
             {
                 Some(i) => Parent::Node(i),
                 None => Parent::Missing(Cow::Borrowed(p)),
@@ -190,12 +189,12 @@ impl ContextSource for IndexSource<'_> {
         };
         Node {
             parent,
-            kind: EntryKind::of_type(Some(info.entry_type).filter(|t| !t.is_empty()), info.role),
+            kind: EntryKind::of_type(Some(entry_type).filter(|t| !t.is_empty()), role),
         }
     }
 
     fn id(&self, entry: EntryIndex) -> Cow<'_, str> {
-        Cow::Borrowed(self.view.index.info(entry).and_then(|x| x.id).unwrap_or(""))
+        Cow::Borrowed(self.view.index.id_of(entry).unwrap_or(""))
     }
 
     fn load(&self, entry: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
