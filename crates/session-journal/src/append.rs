@@ -282,6 +282,22 @@ impl Writer {
     /// Everything in the valid prefix is synced before this returns.
     pub fn open(path: &Path, options: OpenOptions) -> Result<(Writer, RecoveryReport), OpenError> {
         let vfs = options.vfs.as_ref();
+        // Refuse what is not a journal before creating a lock file beside it: a
+        // missing file or plain JSONL must leave nothing behind.
+        match vfs.open(path, OpenMode::Read) {
+            Ok(f) => {
+                let len = f.len().map_err(|e| open_io(path, "stat", None, e))?;
+                if let Err(e @ OpenError::NotAJournal { .. }) = read_prefix(f.as_ref(), path, len) {
+                    return Err(e);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(OpenError::NotFound {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(_) => {} // reported below, with the lock held
+        }
         let lock = match acquire(vfs, path) {
             Ok(l) => l,
             Err(LockFailure::Held(holder)) => {

@@ -36,6 +36,15 @@ pub enum OpenError {
         /// The file.
         path: PathBuf,
     },
+    /// The file is not a native session journal (nor plain JSONL): `delete` refuses it
+    /// rather than remove a file that is not a session.
+    #[error("{path}: not a native session journal ({found}); refusing to delete it")]
+    NotAJournal {
+        /// The file.
+        path: PathBuf,
+        /// What its first bytes look like.
+        found: String,
+    },
     /// The journal has no session header record (a crash inside `create`, before the
     /// header frame was acknowledged, leaves this; `Store::delete` removes it).
     #[error("{path}: journal has no session header record")]

@@ -500,6 +500,7 @@ impl Store {
         if !self.vfs.exists(&journal).map_err(io(&journal, "stat"))? {
             return Err(OpenError::NotFound { path: journal });
         }
+        refuse_non_journal(self.vfs.as_ref(), &journal)?;
         let lock_path = session_journal::lock::lock_path(&journal);
         let holder = format!("pid={}\n", std::process::id());
         let guard = match self
@@ -604,4 +605,33 @@ fn read_header(index: &Index, reader: &Reader, path: &Path) -> Result<SessionHea
             reason: e.to_string(),
         }),
     }
+}
+
+/// Deletion removes files: only what is (or began to be) a native journal. Every
+/// byte present must agree with the journal signature, so an empty file or a journal
+/// whose creation crashed early is removable, while legacy JSONL or anything else is
+/// refused (legacy sessions must be imported; other files are not ours).
+fn refuse_non_journal(vfs: &dyn session_journal::vfs::Vfs, path: &Path) -> Result<(), OpenError> {
+    let sig = session_journal::format::SIGNATURE;
+    let file = vfs
+        .open(path, session_journal::vfs::OpenMode::Read)
+        .map_err(io(path, "open"))?;
+    let len = file.len().map_err(io(path, "stat"))?;
+    let n = usize::try_from(len.min(sig.len() as u64)).unwrap_or(sig.len());
+    let mut head = [0u8; 8];
+    file.read_exact_at(0, &mut head[..n])
+        .map_err(io(path, "read"))?;
+    if head[..n] == sig[..n] {
+        return Ok(());
+    }
+    let first = head[..n].iter().copied().find(|b| !b.is_ascii_whitespace());
+    if first == Some(b'{') {
+        return Err(OpenError::LegacyJsonl {
+            path: path.to_path_buf(),
+        });
+    }
+    Err(OpenError::NotAJournal {
+        path: path.to_path_buf(),
+        found: format!("it starts with {:02x?}", &head[..n]),
+    })
 }

@@ -77,3 +77,40 @@ fn a_writer_in_another_process_is_refused_until_the_holder_is_killed() {
     assert_eq!(report.frames, 1);
     assert!(lock_path(&path).exists());
 }
+
+/// Refusing a file that is not a journal (or a missing one) leaves no lock file behind.
+#[test]
+fn refused_opens_leave_no_lock_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let legacy = dir.path().join("legacy.jsonl");
+    std::fs::write(
+        &legacy,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n",
+    )
+    .unwrap();
+    let missing = dir.path().join("missing.jsonl");
+    for path in [&legacy, &missing] {
+        let Err(err) = session_journal::Writer::open(path, session_journal::OpenOptions::default())
+        else {
+            panic!("{} opened", path.display());
+        };
+        assert!(
+            matches!(
+                err,
+                session_journal::OpenError::NotAJournal { .. }
+                    | session_journal::OpenError::NotFound { .. }
+            ),
+            "{err}"
+        );
+        assert!(
+            !session_journal::lock::lock_path(path).exists(),
+            "{}",
+            path.display()
+        );
+    }
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("legacy.jsonl")]);
+}

@@ -281,3 +281,33 @@ fn resume_reads_what_the_context_needs_not_the_journal() {
         "resume read {read} of {journal_len} journal bytes"
     );
 }
+
+/// `delete` removes sessions only: legacy JSONL and other files are refused and kept;
+/// an empty file (what a `create` that crashed before writing leaves) is removable.
+#[test]
+fn delete_refuses_files_that_are_not_journals() {
+    let (d, store) = store();
+    let dir = d.path().join("other");
+    std::fs::create_dir_all(&dir).expect("dir");
+    let legacy = dir.join("legacy.jsonl");
+    std::fs::write(
+        &legacy,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n",
+    )
+    .expect("write");
+    let junk = dir.join("junk.jsonl");
+    std::fs::write(&junk, [0x00u8, 0xff, 0x13, 0x37]).expect("write");
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, b"").expect("write");
+    assert!(matches!(
+        store.delete(&legacy),
+        Err(OpenError::LegacyJsonl { .. })
+    ));
+    let err = store.delete(&junk).expect_err("junk refused");
+    assert!(matches!(err, OpenError::NotAJournal { .. }), "{err}");
+    assert!(err.to_string().contains("refusing to delete"), "{err}");
+    assert!(legacy.exists() && junk.exists());
+    assert!(!session_journal::lock::lock_path(&legacy).exists());
+    store.delete(&empty).expect("an empty file holds nothing");
+    assert!(!empty.exists());
+}
