@@ -66,10 +66,12 @@ pub(crate) fn record(dir: &Path, done: &Done) {
         return;
     };
     text.push('\n');
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join(REGISTRY_FILE));
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    // Source paths and hashes are as private as the sessions themselves.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(dir.join(REGISTRY_FILE));
     if let Ok(mut f) = file {
         let _ = f.write_all(text.as_bytes()).and_then(|()| f.sync_data());
     }

@@ -474,3 +474,14 @@ fn hidden_file_ids_are_not_used_as_file_names() {
     assert!(!session_import::is_safe_session_id(".."));
     assert!(session_import::is_safe_session_id("a.b-c_d"));
 }
+
+#[cfg(unix)]
+#[test]
+fn the_imports_registry_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dest = tempfile::tempdir().unwrap();
+    import_into(&fixtures().join("legacy/v3-control.jsonl"), dest.path()).unwrap();
+    let registry = dest.path().join(session_import::format::REGISTRY_FILE);
+    let mode = std::fs::metadata(&registry).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{}", registry.display());
+}
