@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use session_context::{ContextOptions, Leaf, SessionContext, build_context};
+use session_context::{ContextOptions, Leaf, SessionContext};
 use session_import::Retention;
 use session_import::format::{KIND_RETENTION, RetentionRecord};
 use session_index::{EntryIndex, Index, kinds};
@@ -14,7 +14,7 @@ use session_types::{Entry, EntryBase, EntryId, SessionHeader};
 use crate::append::{append_methods, base, complete_entry, fresh_id};
 use crate::error::{AppendError, OpenError, ReadError};
 use crate::read::{Accounting, ReadLimits, SessionTree, TreeNode};
-use crate::source::{IndexSource, Snapshot, View};
+use crate::source::{Snapshot, View};
 use crate::store::{NewSessionOptions, Store};
 
 /// Appends between two index sidecar saves (the sidecar is also saved at close).
@@ -405,12 +405,6 @@ impl OwnedSession {
         limits: ReadLimits,
         options: &ContextOptions,
     ) -> Result<SessionContext<'static>, ReadError> {
-        let acct = Accounting::new(limits);
-        let source = IndexSource {
-            view: self.view(self.snapshot()),
-            acct: &acct,
-            deferred: Default::default(),
-        };
         let last = self
             .index
             .leaf()
@@ -423,16 +417,7 @@ impl OwnedSession {
             Some(id) if last == Some(id.as_str()) => Leaf::Default,
             Some(id) => Leaf::Id(id.as_str()),
         };
-        let ctx = build_context(&source, leaf, options).map_err(|e| match e {
-            session_context::ContextError::Load { source, .. } => source,
-            session_context::ContextError::Cycle { at, .. } => ReadError::Cycle { id: at.0 },
-            other => ReadError::Context(other.to_string()),
-        })?;
-        let ctx = crate::read::detach(ctx);
-        if let Some(e) = source.deferred.take() {
-            return Err(e);
-        }
-        Ok(ctx)
+        crate::view::context_in(self.view(self.snapshot()), leaf, limits, options)
     }
 
     /// `readEntryRetention(id)`: where an imported entry came from. `None` for

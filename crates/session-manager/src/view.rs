@@ -34,20 +34,32 @@ pub fn indexed_context(
         },
         frames: u32::try_from(index.len()).unwrap_or(u32::MAX),
     };
-    let acct = Accounting::new(limits);
-    let source = IndexSource {
-        view: View {
-            index,
-            reader,
-            snapshot,
-            path,
-        },
-        acct: &acct,
-        deferred: Default::default(),
-    };
     let leaf = match leaf {
         None => Leaf::Default,
         Some(id) => Leaf::Id(id),
+    };
+    let view = View {
+        index,
+        reader,
+        snapshot,
+        path,
+    };
+    context_in(view, leaf, limits, options)
+}
+
+/// The context at `leaf` of what `view` captures: the index-backed source, counted
+/// against `limits`; shared by owned sessions and read-only views.
+pub(crate) fn context_in(
+    view: View<'_>,
+    leaf: Leaf<'_>,
+    limits: ReadLimits,
+    options: &ContextOptions,
+) -> Result<SessionContext<'static>, ReadError> {
+    let acct = Accounting::new(limits);
+    let source = IndexSource {
+        view,
+        acct: &acct,
+        deferred: Default::default(),
     };
     let ctx = build_context(&source, leaf, options).map_err(|e| match e {
         session_context::ContextError::Load { source, .. } => source,
