@@ -77,12 +77,31 @@ impl IdSource for RandomIds {
     }
 
     fn entry_id(&self) -> EntryId {
-        EntryId::new(uuid::Uuid::new_v4().simple().to_string()[..8].to_owned())
+        // Entry ids need to be distinct within a session (the manager retries on a
+        // collision), not secret: a process-wide generator seeded once from the OS
+        // spares a `getrandom` system call on every append.
+        static STATE: std::sync::OnceLock<AtomicU64> = std::sync::OnceLock::new();
+        let state = STATE.get_or_init(|| {
+            let b = *uuid::Uuid::new_v4().as_bytes();
+            AtomicU64::new(u64::from_le_bytes([
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+            ]))
+        });
+        let z = splitmix64(state.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed));
+        EntryId::new(format!("{:08x}", z >> 32))
     }
 
     fn journal_id(&self) -> [u8; 16] {
         *uuid::Uuid::new_v4().as_bytes()
     }
+}
+
+/// The splitmix64 output function.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// Deterministic ids for tests and fixtures: a counter mixed through a small
@@ -101,14 +120,10 @@ impl SeededIds {
     }
 
     fn next(&self) -> u64 {
-        // splitmix64
-        let mut z = self
-            .state
-            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
-            .wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        splitmix64(
+            self.state
+                .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed),
+        )
     }
 }
 
@@ -161,5 +176,34 @@ impl Sources {
             clock: Arc::new(FixedClock::new(start_ms, 1000)),
             ids: Arc::new(SeededIds::new(seed)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_entry_ids_are_8_hex_and_distinct() {
+        let ids: std::collections::HashSet<String> =
+            (0..10_000).map(|_| RandomIds.entry_id().0).collect();
+        assert!(ids.len() >= 9_990, "{} distinct of 10,000", ids.len());
+        assert!(
+            ids.iter()
+                .all(|i| i.len() == 8 && i.bytes().all(|b| b.is_ascii_hexdigit()))
+        );
+    }
+
+    #[test]
+    fn seeded_ids_repeat_exactly() {
+        let a = SeededIds::new(42);
+        let b = SeededIds::new(42);
+        for _ in 0..100 {
+            assert_eq!(a.entry_id(), b.entry_id());
+        }
+        assert_eq!(
+            SeededIds::new(7).entry_id().0,
+            SeededIds::new(7).entry_id().0
+        );
     }
 }
