@@ -308,3 +308,34 @@ fn observe_and_save_keep_the_index_current_without_rereading() {
     let rec = ix.load(&r, ix.find("zz").unwrap()).unwrap();
     assert!(rec.to_json().contains("later"));
 }
+
+/// A sidecar large enough to be hashed on a second thread while it is decoded: damage
+/// anywhere still rebuilds with the checksum reason, and an intact one is used.
+#[test]
+fn a_large_damaged_sidecar_is_rebuilt_like_a_small_one() {
+    let fs = sim();
+    let path = Path::new("/s/large.jsonl");
+    write(fs.clone(), path, &synthetic(20_000));
+    let (built, _) = open(fs.clone(), path);
+    let side = session_index::sidecar_path(path);
+    let bytes = fs.read_raw(&side).unwrap();
+    assert!(bytes.len() > 1 << 20, "sidecar of {} bytes", bytes.len());
+    let (fresh, report) = open(fs.clone(), path);
+    assert_eq!(report.status, IndexStatus::Fresh);
+    assert_eq!(fingerprint(&fresh), fingerprint(&built));
+    for at in [200, bytes.len() / 2, bytes.len() - 40, bytes.len() - 1] {
+        let mut b = bytes.clone();
+        b[at] ^= 0x04;
+        fs.write_raw(&side, &b);
+        let (ix, report) = open(fs.clone(), path);
+        match &report.status {
+            IndexStatus::Rebuilt {
+                reason: RebuildReason::Corrupt { detail },
+            } => {
+                assert!(detail.contains("checksum"), "flip at {at}: {detail}")
+            }
+            other => panic!("flip at {at}: {other:?}"),
+        }
+        assert_eq!(fingerprint(&ix), fingerprint(&built), "flip at {at}");
+    }
+}
