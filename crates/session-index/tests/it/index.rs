@@ -309,8 +309,8 @@ fn observe_and_save_keep_the_index_current_without_rereading() {
     assert!(rec.to_json().contains("later"));
 }
 
-/// A sidecar large enough to be hashed on a second thread while it is decoded: damage
-/// anywhere still rebuilds with the checksum reason, and an intact one is used.
+/// A large sidecar (over 1 MiB, as a 20k-entry session has): damage
+/// anywhere rebuilds with the checksum reason, and an intact one is used.
 #[test]
 fn a_large_damaged_sidecar_is_rebuilt_like_a_small_one() {
     let fs = sim();
