@@ -228,15 +228,21 @@ pub(crate) fn scan(
     prefix: &Prefix,
     len: u64,
 ) -> Result<Scan, OpenError> {
-    let start = Scan {
-        end: prefix.data_start,
-        frames: 0,
-        last_seq: 0,
-        last_synced_to: prefix.header_synced_to,
-        last_frame: None,
-        stop: None,
-    };
-    scan_from(file, path, prefix, len, start)
+    scan_from(file, path, prefix, len, Scan::at_data_start(prefix))
+}
+
+impl Scan {
+    /// The state before the first entry frame.
+    pub(crate) fn at_data_start(prefix: &Prefix) -> Self {
+        Scan {
+            end: prefix.data_start,
+            frames: 0,
+            last_seq: 0,
+            last_synced_to: prefix.header_synced_to,
+            last_frame: None,
+            stop: None,
+        }
+    }
 }
 
 /// Verifies frames forward from `s.end` up to `len`, continuing the state `s`.
@@ -629,14 +635,7 @@ mod tests {
             let Ok(prefix) = read_prefix(file.as_ref(), path, len) else {
                 return;
             };
-            let start = Scan {
-                end: prefix.data_start,
-                frames: 0,
-                last_seq: 0,
-                last_synced_to: prefix.header_synced_to,
-                last_frame: None,
-                stop: None,
-            };
+            let start = Scan::at_data_start(&prefix);
             let copy = |s: &Scan| Scan {
                 last_frame: s.last_frame,
                 stop: s.stop.clone(),
