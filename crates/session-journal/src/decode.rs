@@ -55,8 +55,7 @@ impl<'f> Window<'f> {
         let have = offset >= self.start && end <= self.start + self.buf.len() as u64;
         if !have {
             let want = (len.max(self.chunk) as u64).min(self.bound - offset) as usize;
-            self.buf.clear();
-            self.buf.resize(want, 0);
+            size_for_read(&mut self.buf, want);
             self.start = offset;
             if let Err(e) = self.file.read_exact_at(offset, &mut self.buf) {
                 self.buf.clear();
@@ -65,6 +64,17 @@ impl<'f> Window<'f> {
         }
         let at = (offset - self.start) as usize;
         Ok(&self.buf[at..at + len])
+    }
+}
+
+/// Makes `buf` exactly `want` bytes long for a read that overwrites all of them,
+/// zeroing only bytes it never held (a fresh allocation comes zeroed from the
+/// allocator): refilling a scan buffer costs no memset.
+pub(crate) fn size_for_read(buf: &mut Vec<u8>, want: usize) {
+    if buf.capacity() < want {
+        *buf = vec![0; want];
+    } else {
+        buf.resize(want, 0);
     }
 }
 

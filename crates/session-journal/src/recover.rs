@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::decode::{
     Decoded, Expect, Fault, POINT_CHUNK, SCAN_CHUNK, Window, check_body, check_header, decode_at,
-    has_magic,
+    has_magic, size_for_read,
 };
 use crate::error::{FrameFault, OpenError};
 use crate::format::{FRAME_ALIGN, FRAME_HEADER_LEN, SIGNATURE, TAIL_REPAIR_SLACK, frame_len};
@@ -290,7 +290,7 @@ fn scan_parallel(
     while s.end < len {
         let start = s.end;
         let want = usize::try_from((len - start).min(block as u64)).unwrap_or(block);
-        buf.resize(want, 0);
+        size_for_read(&mut buf, want);
         file.read_exact_at(start, &mut buf)
             .map_err(|e| io_err(path, "read", start, e))?;
         // Phase 1: headers, in order.
@@ -474,8 +474,15 @@ pub(crate) fn classify(
     if fault.is_sequencing() {
         return Ok(Verdict::Corrupt(corrupt(None)));
     }
-    // Evidence: a later frame, valid at its own offset, that says `o` was synced.
     let max = prefix.header.max_payload;
+    let limit = tail_repair_limit.unwrap_or(u64::from(max) + TAIL_REPAIR_SLACK);
+    if len - o <= limit && is_next_frame_cut_short(file, path, prefix, scan, fault, len)? {
+        // The whole tail lies inside one frame whose header is authentic and is the
+        // next in sequence: the file ends inside it, so no later frame exists, and
+        // whatever its partial payload holds is payload, not evidence.
+        return Ok(Verdict::Torn);
+    }
+    // Evidence: a later frame, valid at its own offset, that says `o` was synced.
     let mut win = Window::new(file, len, SCAN_CHUNK);
     let mut p = o + FRAME_ALIGN;
     while p + FRAME_HEADER_LEN as u64 <= len {
@@ -503,7 +510,6 @@ pub(crate) fn classify(
             signature_at: Offset(at),
         }));
     }
-    let limit = tail_repair_limit.unwrap_or(u64::from(max) + TAIL_REPAIR_SLACK);
     if len - o > limit && !all_zero(file, o, len).map_err(|e| io_err(path, "read", o, e))? {
         return Ok(Verdict::Corrupt(OpenError::SuspiciousTail {
             path: path.to_path_buf(),
@@ -513,6 +519,42 @@ pub(crate) fn classify(
         }));
     }
     Ok(Verdict::Torn)
+}
+
+/// True when `fault` says the frame at `scan.end` runs past the end of the file and its
+/// header passes every check (header check, version, kind, length bound) and is the
+/// next frame in sequence with a valid `synced_to`: the file was cut inside the frame
+/// that follows the valid prefix. Reads only the 64-byte header, so classifying such a
+/// tail costs the same whatever its length.
+fn is_next_frame_cut_short(
+    file: &dyn VfsFile,
+    path: &Path,
+    prefix: &Prefix,
+    scan: &Scan,
+    fault: &FrameFault,
+    len: u64,
+) -> Result<bool, OpenError> {
+    let o = scan.end;
+    let FrameFault::Truncated { available, .. } = fault else {
+        return Ok(false);
+    };
+    if *available < FRAME_HEADER_LEN as u64 {
+        return Ok(false);
+    }
+    let mut win = Window::new(file, len, FRAME_HEADER_LEN);
+    let mut hdr = [0u8; FRAME_HEADER_LEN];
+    match win.get(o, FRAME_HEADER_LEN) {
+        Ok(bytes) => hdr.copy_from_slice(bytes),
+        Err(e) => return Err(io_err(path, "read", o, e)),
+    }
+    let max = prefix.header.max_payload;
+    let Ok(raw) = check_header(&prefix.key, o, &hdr, Expect::Entry, max, u64::MAX) else {
+        return Ok(false);
+    };
+    Ok(frame_len(u64::from(raw.payload_len)) > len - o
+        && raw.seq == scan.last_seq + 1
+        && raw.synced_to <= o
+        && raw.synced_to >= scan.last_synced_to)
 }
 
 fn find_signature(win: &mut Window<'_>, from: u64, len: u64) -> std::io::Result<Option<u64>> {
