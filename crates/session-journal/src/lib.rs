@@ -68,7 +68,7 @@ mod types;
 mod verify;
 pub mod vfs;
 
-pub use append::{Appended, CreateOptions, NewFrame, OpenOptions, Writer};
+pub use append::{Appended, CreateOptions, NewFrame, OpenOptions, PayloadBuf, Writer};
 pub use capture::Capture;
 pub use error::{AppendError, CreateError, FrameFault, LockHolder, OpenError, ReadError};
 pub use frame::{Frame, FrameInfo};
