@@ -102,7 +102,8 @@ impl OwnedSession {
         entry: &Entry,
         id: EntryId,
     ) -> Result<EntryId, AppendError> {
-        // The entry is serialized once, straight into the frame buffer.
+        // The entry is serialized once, straight into the frame buffer, and the index
+        // takes its fields from the typed entry rather than parsing that text again.
         let (appended, payload) = self.writer.append_encoded(
             kinds::ENTRY,
             kinds::id_tag(id.as_str()),
@@ -115,7 +116,7 @@ impl OwnedSession {
             },
         )?;
         self.index
-            .observe(kinds::ENTRY, &appended, payload)
+            .observe_entry(&appended, payload, entry)
             .map_err(|e| AppendError::Index(e.to_string()))?;
         self.leaf = Some(id.clone());
         self.unsaved += 1;
