@@ -13,8 +13,9 @@
 //!   [`kinds::ENTRY`]) and the entry-id [`kinds::id_tag`].
 //! - [`Index`] — one session's index: [`Index::open_or_rebuild`] validates the
 //!   sidecar `<journal>.idx` in O(1), catches up the tail or rebuilds, and reports
-//!   which ([`IndexReport`], [`RebuildReason`]); [`Index::observe`] and
-//!   [`Index::save`] keep it current while appending. Queries: [`Index::find`],
+//!   which ([`IndexReport`], [`RebuildReason`]); [`Index::observe`] (or, from the
+//!   typed entry without parsing, [`Index::observe_entry`]) and [`Index::save`] keep
+//!   it current while appending. Queries: [`Index::find`],
 //!   [`Index::info`], [`Index::parent`], [`Index::leaf`], [`Index::labels`],
 //!   [`Index::name`], [`Index::lifecycle_state`], [`Index::summary`],
 //!   [`Index::load`] (one verified frame, parsed).
@@ -52,6 +53,7 @@
 mod catalog;
 mod count;
 mod error;
+mod fields;
 mod index;
 pub mod kinds;
 pub mod legacy;

@@ -1,16 +1,18 @@
 //! The in-memory index: one compact record per frame, the id map, and the aggregates
 //! a replay of the journal in append order produces.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use session_journal::{FrameInfo, Offset};
-use session_types::parse_js_date;
+use session_types::{Entry, parse_js_date};
 
+use crate::fields::{Fields, Message};
 use crate::kinds::{ENTRY_KIND, SESSION_HEADER_KIND};
-use crate::probe::{self, MessageProbe, Probe, Text};
+use crate::probe::{self, Probe, Text};
 
 /// Sentinel for "no string" in a span.
 pub(crate) const NO_SPAN: u32 = u32::MAX;
@@ -359,10 +361,10 @@ impl State {
             .collect();
     }
 
-    /// Adds one verified frame (in append order) to the index.
-    pub(crate) fn observe(&mut self, info: &FrameInfo, payload: &[u8]) {
-        let index = self.recs.len() as u32;
-        let mut rec = Rec {
+    /// Starts the record of one verified frame (in append order): the frame is
+    /// covered from here on. `None` for frames of kinds that are counted, not recorded.
+    fn begin(&mut self, info: &FrameInfo) -> Option<(u32, Rec)> {
+        let rec = Rec {
             offset: info.offset.0,
             seq: info.seq.0,
             body_check: info.body_check.0,
@@ -384,8 +386,16 @@ impl State {
             // not recorded: nothing is looked up through them, and an imported
             // journal has one after every entry.
             self.agg.other_kinds += 1;
-            return;
+            return None;
         }
+        Some((self.recs.len() as u32, rec))
+    }
+
+    /// Adds one verified frame (in append order) to the index, reading its payload.
+    pub(crate) fn observe(&mut self, info: &FrameInfo, payload: &[u8]) {
+        let Some((index, mut rec)) = self.begin(info) else {
+            return;
+        };
         let text = std::str::from_utf8(payload).ok();
         let probe = text
             .filter(|t| t.trim_start().starts_with('{'))
@@ -405,8 +415,8 @@ impl State {
             self.recs.push(rec);
             return;
         };
-        let ty = probe::as_str(p.entry_type);
-        if let Some(t) = ty.as_deref() {
+        let fields = Fields::from_probe(&p);
+        if let Some(t) = fields.entry_type.as_deref() {
             rec.type_code = intern(&mut self.types, &mut self.type_codes, t);
         }
         match rec.kind {
@@ -427,23 +437,40 @@ impl State {
                     self.agg.header_entry = Some(index);
                 }
                 self.recs.push(rec);
-                return;
             }
-            ENTRY_KIND => {}
-            _ => {
-                self.agg.other_kinds += 1;
-                self.recs.push(rec);
-                return;
-            }
+            ENTRY_KIND => self.observe_fields(index, rec, fields),
+            _ => unreachable!("`begin` records only header and entry frames"),
         }
+    }
+
+    /// Adds one entry frame the caller just appended, whose payload is `entry`
+    /// serialized: the fields come from the typed entry, so nothing is parsed (unless
+    /// only the text gives them exactly; see [`Fields::from_entry`]).
+    pub(crate) fn observe_entry(&mut self, info: &FrameInfo, payload: &[u8], entry: &Entry) {
+        let fields = match Fields::from_entry(entry) {
+            Some(f) if info.kind.get() == ENTRY_KIND => f,
+            _ => return self.observe(info, payload),
+        };
+        let Some((index, mut rec)) = self.begin(info) else {
+            return;
+        };
+        if let Some(t) = fields.entry_type.as_deref() {
+            rec.type_code = intern(&mut self.types, &mut self.type_codes, t);
+        }
+        self.observe_fields(index, rec, fields);
+    }
+
+    /// Records an entry (a JSON object) from its fields: the id map, the parent, the
+    /// aggregates its type feeds.
+    fn observe_fields(&mut self, index: u32, mut rec: Rec, f: Fields<'_>) {
         self.agg.entries += 1;
         self.agg.leaf = Some(index);
-        if let Some(ts) = probe::as_str(p.timestamp) {
-            rec.ts = parse_js_date(&ts).map_or(f64::NAN, |ms| ms as f64);
+        if let Some(ts) = f.timestamp.as_deref() {
+            rec.ts = parse_js_date(ts).map_or(f64::NAN, |ms| ms as f64);
         }
-        match probe::as_str(p.id) {
+        match f.id.as_deref() {
             Some(id) => {
-                rec.id = self.push_str(&id);
+                rec.id = self.push_str(id);
                 // The record must be in place for the map to read its id.
                 self.recs.push(rec);
                 let replaced = self.insert_id(index);
@@ -453,45 +480,39 @@ impl State {
                     // Earlier children of this id now resolve to this entry.
                     self.parents_exact = false;
                 }
-                if !self.unresolved_parents.is_empty() && self.unresolved_parents.contains(&*id) {
+                if !self.unresolved_parents.is_empty() && self.unresolved_parents.contains(id) {
                     // An earlier entry named this id as its (then missing) parent.
                     self.parents_exact = false;
                 }
             }
             None => self.agg.no_id += 1,
         }
-        if let Some(parent) = probe::as_str(p.parent_id)
+        if let Some(parent) = f.parent_id.as_deref()
             && !parent.is_empty()
         {
-            rec.parent = self.push_str(&parent);
-            if rec.id.is_none() || self.str_at(rec.id) != Some(&*parent) {
-                match self.find_id(&parent) {
+            rec.parent = self.push_str(parent);
+            if rec.id.is_none() || self.str_at(rec.id) != Some(parent) {
+                match self.find_id(parent) {
                     Some(pos) => rec.parent_pos = pos,
                     None => {
-                        self.unresolved_parents.insert(Box::from(&*parent));
+                        self.unresolved_parents.insert(Box::from(parent));
                     }
                 }
             }
         }
-        let msg = p
-            .message
-            .filter(|m| probe::is_object(m))
-            .and_then(|m| serde_json::from_str::<MessageProbe<'_>>(m.get()).ok());
-        if let Some(m) = &msg
-            && let Some(role) = probe::as_str(m.role)
+        if let Message::Object(m) = &f.message
+            && let Some(role) = m.role.as_deref()
         {
-            rec.role_code = intern(&mut self.roles, &mut self.role_codes, &role);
+            rec.role_code = intern(&mut self.roles, &mut self.role_codes, role);
         }
-        let ts_raw = p.timestamp;
         self.recs.push(rec);
-        match ty.as_deref() {
-            Some("message") => self.observe_message(p.message, msg, ts_raw),
+        match f.entry_type.as_deref() {
+            Some("message") => self.observe_message(&f.message, f.timestamp.as_deref()),
             Some("label") => {
                 self.agg.label_entries += 1;
-                if let Some(target) = probe::as_str(p.target_id) {
-                    let label = probe::as_str(p.label).filter(|l| !l.is_empty());
-                    match label {
-                        Some(l) if !probe::is_falsy(p.label) => {
+                if let Some(target) = f.target_id {
+                    match f.label {
+                        Some(l) => {
                             let st = LabelState {
                                 label: l.into_owned(),
                                 entry: index,
@@ -502,25 +523,26 @@ impl State {
                                 self.agg.labels.insert(target.into_owned(), st);
                             }
                         }
-                        _ => {
+                        None => {
                             self.agg.labels.shift_remove(&*target);
                         }
                     }
                 }
             }
             Some("session_info") => {
-                let name = probe::as_str(p.name)
+                let name = f
+                    .name
                     .map(|n| probe::js_trim(&n).to_owned())
                     .filter(|n| !n.is_empty());
                 self.agg.name = name;
                 self.agg.name_entry = Some(index);
             }
             Some("session_state") => {
-                self.agg.state = probe::as_str(p.state).map(|s| s.into_owned());
+                self.agg.state = f.state.map(Cow::into_owned);
                 self.agg.state_entry = Some(index);
             }
             Some("child_usage_attributed") => {
-                if let Some(target) = probe::as_str(p.target_id) {
+                if let Some(target) = f.target_id {
                     self.agg.usage_latest.insert(target.into_owned(), index);
                 }
             }
@@ -535,42 +557,38 @@ impl State {
     }
 
     /// The listing bookkeeping of one `message` entry (§3.8 of the behaviour spec).
-    fn observe_message(
-        &mut self,
-        raw: Option<&RawValue>,
-        msg: Option<MessageProbe<'_>>,
-        entry_ts: Option<&RawValue>,
-    ) {
+    fn observe_message(&mut self, message: &Message<'_>, entry_ts: Option<&str>) {
         self.agg.message_count += 1;
-        match raw.map(RawValue::get) {
-            None | Some("null") => {
+        let m = match message {
+            Message::Missing => {
                 self.note_drop("a message entry has no message object");
                 return;
             }
-            _ => {}
-        }
-        let Some(m) = msg else { return };
+            Message::Unreadable => return,
+            Message::Object(m) => m,
+        };
         // isMessageWithContent: a string role and a `content` key.
-        let Some(role) = probe::as_str(m.role) else {
+        let Some(role) = m.role.as_deref() else {
             return;
         };
-        let Some(content) = m.content else { return };
+        let Some(content) = &m.content else { return };
         if role != "user" && role != "assistant" {
             return;
         }
         // getLastActivityTime
-        if let Some(n) = probe::as_number(m.timestamp) {
+        if let Some(n) = m.timestamp {
             self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(n));
-        } else if let Some(ts) = probe::as_str(entry_ts)
-            && let Some(t) = parse_js_date(&ts)
+        } else if let Some(ts) = entry_ts
+            && let Some(t) = parse_js_date(ts)
         {
             self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(t as f64));
         }
         // firstMessage (assistant text is extracted too: a throw there drops the session)
-        match probe::extract_text(content) {
+        let want = role == "user" && self.agg.first_message.is_none();
+        match content.extract_text(want) {
             Text::Throws(why) => self.note_drop(why),
             Text::Ok(text) => {
-                if role == "user" && self.agg.first_message.is_none() && !text.is_empty() {
+                if want && !text.is_empty() {
                     self.agg.first_message = Some(text);
                 }
             }

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::capture::Capture;
-use crate::encode::{FrameSpec, encode_frame};
+use crate::encode::{FrameSpec, encode_frame, seal_frame};
 use crate::error::{AppendError, CreateError, OpenError};
 use crate::format::{
-    DEFAULT_MAX_PAYLOAD, FORMAT_VERSION, HEADER_FRAME_OFFSET, KIND_HEADER, MAX_PAYLOAD_CAP,
-    SIGNATURE, frame_len,
+    DEFAULT_MAX_PAYLOAD, FORMAT_VERSION, FRAME_HEADER_LEN, HEADER_FRAME_OFFSET, KIND_HEADER,
+    MAX_PAYLOAD_CAP, SIGNATURE, frame_len,
 };
 use crate::frame::{FrameInfo, FrameKey};
 use crate::header::{JournalHeader, encode_header_payload, read_prefix};
@@ -124,6 +124,59 @@ impl Appended {
     /// Where the next frame starts.
     pub fn end(&self) -> Offset {
         Offset(self.offset.0 + self.len)
+    }
+}
+
+/// The payload being encoded by [`Writer::append_encoded`]: the part of the writer's
+/// frame buffer after the frame header. It only grows (or is cleared); the header
+/// room before it is out of reach.
+#[derive(Debug)]
+pub struct PayloadBuf<'a> {
+    buf: &'a mut Vec<u8>,
+}
+
+impl PayloadBuf<'_> {
+    /// Appends bytes to the payload.
+    pub fn extend_from_slice(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The payload so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[FRAME_HEADER_LEN..]
+    }
+
+    /// Payload bytes so far.
+    pub fn len(&self) -> usize {
+        self.buf.len() - FRAME_HEADER_LEN
+    }
+
+    /// Whether nothing has been written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Discards what was written (an empty payload is then refused by the append).
+    pub fn clear(&mut self) {
+        self.buf.truncate(FRAME_HEADER_LEN);
+    }
+}
+
+impl std::io::Write for PayloadBuf<'_> {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.buf.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -437,10 +490,130 @@ impl Writer {
         frame: NewFrame<'_>,
         durability: Durability,
     ) -> Result<Appended, AppendError> {
-        let mut out = self.append_batch(&[frame], durability)?;
-        out.pop().ok_or(AppendError::Empty {
-            path: self.path.clone(),
+        self.append_encoded(frame.kind, frame.tag, durability, |b| {
+            b.extend_from_slice(frame.payload)
         })
+        .map(|(a, _)| a)
+    }
+
+    /// Appends one entry whose payload `encode` writes straight into the buffer the
+    /// writer checks and writes, so the payload is never held (or copied) anywhere
+    /// else; the buffer is reused from call to call. Returns what was appended and the
+    /// payload as written (for a caller that derives state from it).
+    ///
+    /// The payload is opaque to the journal, as with [`append_frame`](Self::append_frame);
+    /// an empty or too-large payload is refused after `encode` ran, with nothing written.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use session_journal::{CreateOptions, Durability, FrameKind, JournalId, Tag, Writer, sim::SimFs};
+    /// # let fs = Arc::new(SimFs::new());
+    /// # let opts = CreateOptions { vfs: fs, ..CreateOptions::default() };
+    /// let mut w = Writer::create(std::path::Path::new("/s/a.jsonl"), JournalId([1; 16]), opts)?;
+    /// let (a, payload) = w.append_encoded(FrameKind::ENTRY, Tag::default(), Durability::Buffered, |b| {
+    ///     b.extend_from_slice(b"{\"n\":");
+    ///     b.extend_from_slice(b"1}");
+    /// })?;
+    /// assert_eq!(payload, b"{\"n\":1}");
+    /// assert_eq!(a.seq.0, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn append_encoded(
+        &mut self,
+        kind: FrameKind,
+        tag: Tag,
+        durability: Durability,
+        encode: impl FnOnce(&mut PayloadBuf<'_>),
+    ) -> Result<(Appended, &[u8]), AppendError> {
+        self.check_poison()?;
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        buf.resize(FRAME_HEADER_LEN, 0);
+        encode(&mut PayloadBuf { buf: &mut buf });
+        let payload_len = buf.len() - FRAME_HEADER_LEN;
+        if let Err(e) = self.check_payload_len(payload_len) {
+            self.buf = buf;
+            return Err(e);
+        }
+        let time = self.clock.now();
+        let synced_to = self.durable_end;
+        let seq = self.last_seq + 1;
+        let body_check = seal_frame(
+            &self.key,
+            &FrameSpec {
+                offset: self.end,
+                kind: kind.get(),
+                seq,
+                synced_to,
+                time_ms: time.0,
+                tag: tag.0,
+                payload: &[],
+            },
+            &mut buf,
+            0,
+        );
+        let appended = Appended {
+            seq: Seq(seq),
+            offset: Offset(self.end),
+            len: buf.len() as u64,
+            body_check,
+            durability,
+        };
+        let written = self.write_at_end(&buf);
+        self.buf = buf;
+        written?;
+        self.end = appended.end().0;
+        self.last_seq = seq;
+        self.last_frame = Some(FrameInfo {
+            offset: appended.offset,
+            kind,
+            seq: appended.seq,
+            tag,
+            time,
+            synced_to: Offset(synced_to),
+            payload_len: payload_len as u32,
+            body_check,
+        });
+        if durability == Durability::Durable {
+            self.sync_inner()?;
+        }
+        Ok((
+            appended,
+            &self.buf[FRAME_HEADER_LEN..FRAME_HEADER_LEN + payload_len],
+        ))
+    }
+
+    fn check_payload_len(&self, len: usize) -> Result<(), AppendError> {
+        if len == 0 {
+            return Err(AppendError::Empty {
+                path: self.path.clone(),
+            });
+        }
+        if len as u64 > u64::from(self.header.max_payload) {
+            return Err(AppendError::TooLarge {
+                path: self.path.clone(),
+                len: len as u64,
+                max: self.header.max_payload,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes encoded frames at the end of the journal; on failure takes back what it
+    /// can and poisons the writer.
+    fn write_at_end(&mut self, buf: &[u8]) -> Result<(), AppendError> {
+        if let Err(e) = self.file.write_all_at(self.end, buf) {
+            // Best effort: take back whatever part of the frames reached the file.
+            let _ = self.file.set_len(self.end);
+            self.poisoned = Some(self.end);
+            return Err(AppendError::Io {
+                path: self.path.clone(),
+                op: "write",
+                offset: Offset(self.end),
+                source: e,
+            });
+        }
+        Ok(())
     }
 
     /// Appends several entries with one write (and, if `Durable`, one `fdatasync`):
@@ -452,18 +625,7 @@ impl Writer {
     ) -> Result<Vec<Appended>, AppendError> {
         self.check_poison()?;
         for f in frames {
-            if f.payload.is_empty() {
-                return Err(AppendError::Empty {
-                    path: self.path.clone(),
-                });
-            }
-            if f.payload.len() as u64 > u64::from(self.header.max_payload) {
-                return Err(AppendError::TooLarge {
-                    path: self.path.clone(),
-                    len: f.payload.len() as u64,
-                    max: self.header.max_payload,
-                });
-            }
+            self.check_payload_len(f.payload.len())?;
         }
         let time = self.clock.now();
         let synced_to = self.durable_end;
@@ -496,19 +658,9 @@ impl Writer {
             });
             at += len;
         }
-        let written = self.file.write_all_at(self.end, &buf);
+        let written = self.write_at_end(&buf);
         self.buf = buf;
-        if let Err(e) = written {
-            // Best effort: take back whatever part of the frames reached the file.
-            let _ = self.file.set_len(self.end);
-            self.poisoned = Some(self.end);
-            return Err(AppendError::Io {
-                path: self.path.clone(),
-                op: "write",
-                offset: Offset(self.end),
-                source: e,
-            });
-        }
+        written?;
         self.end = at;
         self.last_seq += frames.len() as u64;
         if let (Some(a), Some(f)) = (out.last(), frames.last()) {

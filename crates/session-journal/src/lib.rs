@@ -11,7 +11,9 @@
 //! - [`Writer`] — [`create`](Writer::create) a journal durably,
 //!   [`open`](Writer::open) one with recovery (a [`RecoveryReport`] says what the end of
 //!   the file held), [`append`](Writer::append) /
-//!   [`append_batch`](Writer::append_batch) with a [`Durability`], [`sync`](Writer::sync),
+//!   [`append_batch`](Writer::append_batch) /
+//!   [`append_encoded`](Writer::append_encoded) (the payload written in place) with a
+//!   [`Durability`], [`sync`](Writer::sync),
 //!   [`close`](Writer::close). A writer holds the OS lock on `<journal>.lock`.
 //! - [`Capture`] — a committed length a [`Reader`] is bounded by.
 //! - [`Reader`] — lock-free and read-only: [`read_frame_at`](Reader::read_frame_at),
@@ -68,7 +70,7 @@ mod types;
 mod verify;
 pub mod vfs;
 
-pub use append::{Appended, CreateOptions, NewFrame, OpenOptions, Writer};
+pub use append::{Appended, CreateOptions, NewFrame, OpenOptions, PayloadBuf, Writer};
 pub use capture::Capture;
 pub use error::{AppendError, CreateError, FrameFault, LockHolder, OpenError, ReadError};
 pub use frame::{Frame, FrameInfo};

@@ -102,12 +102,21 @@ impl OwnedSession {
         entry: &Entry,
         id: EntryId,
     ) -> Result<EntryId, AppendError> {
-        let payload = entry.to_json();
-        let frame =
-            NewFrame::new(kinds::ENTRY, payload.as_bytes()).with_tag(kinds::id_tag(id.as_str()));
-        let appended = self.writer.append_frame(frame, self.durability)?;
+        // The entry is serialized once, straight into the frame buffer, and the index
+        // takes its fields from the typed entry rather than parsing that text again.
+        let (appended, payload) = self.writer.append_encoded(
+            kinds::ENTRY,
+            kinds::id_tag(id.as_str()),
+            self.durability,
+            |buf| {
+                if entry.write_json(&mut *buf).is_err() {
+                    // Unreachable (the buffer never fails); an empty payload is refused.
+                    buf.clear();
+                }
+            },
+        )?;
         self.index
-            .observe(kinds::ENTRY, &appended, payload.as_bytes())
+            .observe_entry(&appended, payload, entry)
             .map_err(|e| AppendError::Index(e.to_string()))?;
         self.leaf = Some(id.clone());
         self.unsaved += 1;

@@ -99,6 +99,11 @@ impl Timestamp {
     /// assert_eq!(Timestamp::from_unix_ms(0).as_str(), "1970-01-01T00:00:00.000Z");
     /// ```
     pub fn from_unix_ms(ms: i64) -> Self {
+        // Every append stamps its entry: years 0000–9999 are written by hand (a
+        // strftime pattern is re-parsed on each call); the rest goes through chrono.
+        if let Some(s) = iso_4_digit_year(ms) {
+            return Self(s);
+        }
         let dt = chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms).unwrap_or_default();
         Self(dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
     }
@@ -124,6 +129,54 @@ impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// `YYYY-MM-DDTHH:mm:ss.sssZ` for years 0000 to 9999 (`None` outside them).
+fn iso_4_digit_year(ms: i64) -> Option<String> {
+    // 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z.
+    const MIN: i64 = -62_167_219_200_000;
+    const MAX: i64 = 253_402_300_799_999;
+    if !(MIN..=MAX).contains(&ms) {
+        return None;
+    }
+    let (days, ms_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Howard Hinnant's civil_from_days (proleptic Gregorian, as toISOString).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, rest) = (ms_of_day / 3_600_000, ms_of_day % 3_600_000);
+    let mut out = String::with_capacity(24);
+    push_digits(&mut out, year, 4);
+    for (sep, v, n) in [
+        ('-', month, 2),
+        ('-', day, 2),
+        ('T', h, 2),
+        (':', rest / 60_000, 2),
+        (':', (rest % 60_000) / 1000, 2),
+        ('.', rest % 1000, 3),
+    ] {
+        out.push(sep);
+        push_digits(&mut out, v, n);
+    }
+    out.push('Z');
+    Some(out)
+}
+
+/// The last `n` (at most 4) decimal digits of a non-negative `v`, zero-padded.
+fn push_digits(out: &mut String, v: i64, n: usize) {
+    let mut b = [b'0'; 4];
+    let mut v = v;
+    for d in b[..n].iter_mut().rev() {
+        *d = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.extend(b[..n].iter().map(|&c| char::from(c)));
 }
 
 /// `Date.parse` for the ISO-8601 forms of ECMA-262 §21.4.1.32: `YYYY`, `YYYY-MM`,
@@ -237,6 +290,39 @@ mod tests {
         assert_eq!(parse_js_date(""), None);
         assert_eq!(parse_js_date("garbage"), None);
         assert_eq!(parse_js_date("2025-01-01T00:00:00.000Zjunk"), None);
+    }
+
+    #[test]
+    fn iso_formatting_by_hand_matches_chrono() {
+        let chrono_iso = |ms: i64| {
+            chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
+                .unwrap_or_default()
+                .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                .to_string()
+        };
+        let mut probes = vec![
+            0,
+            -1,
+            1,
+            951_782_400_000,   // 2000-02-29
+            4_107_542_399_999, // 2100-02-28T23:59:59.999
+            -62_167_219_200_000,
+            -62_167_219_200_001,
+            253_402_300_799_999,
+            253_402_300_800_000,
+            i64::MIN,
+            i64::MAX,
+        ];
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            probes.push((x % 320_000_000_000_000) as i64 - 64_000_000_000_000);
+        }
+        for ms in probes {
+            assert_eq!(Timestamp::from_unix_ms(ms).0, chrono_iso(ms), "{ms}");
+        }
     }
 
     #[test]

@@ -120,6 +120,22 @@ impl Entry {
         // Serializing these types cannot fail: every map key is a string.
         serde_json::to_string(self).unwrap_or_default()
     }
+
+    /// Writes the [`to_json`](Self::to_json) text to `out` (the same bytes, without
+    /// building a `String`: an append serializes straight into its frame buffer).
+    /// Fails only when `out` does.
+    ///
+    /// ```
+    /// use session_types::{Entry, EntryBase, EntryId, Timestamp};
+    /// let base = EntryBase::new(EntryId::new("a1"), None, Timestamp::new("2025-01-01T00:00:00.000Z"));
+    /// let e = Entry::session_info(base, "n");
+    /// let mut out = Vec::new();
+    /// e.write_json(&mut out).unwrap();
+    /// assert_eq!(out, e.to_json().into_bytes());
+    /// ```
+    pub fn write_json<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
+        serde_json::to_writer(out, self).map_err(std::io::Error::other)
+    }
 }
 
 fn known_type_error(text: &str, entry_type: &str) -> ParseError {

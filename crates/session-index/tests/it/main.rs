@@ -6,6 +6,7 @@
 mod catalog;
 mod conformance;
 mod crash;
+mod fields;
 mod fuzz_replay;
 mod index;
 mod support;

@@ -495,3 +495,73 @@ fn handles_can_move_between_threads() {
     send_sync::<session_manager::ResidentSession>();
     send_sync::<session_manager::Store>();
 }
+
+#[test]
+fn the_index_kept_while_appending_is_the_one_a_rebuild_reads_back() {
+    // Appends feed the index from the typed entries (no re-parse); a rebuild parses
+    // the journal. Both must give the same index, down to the sidecar's bytes.
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    let first = s.append_message(user("")).expect("append");
+    let blocks: session_types::AgentMessage = serde_json::from_value(json!({"role":"user",
+        "content":[{"type":"text","text":"a"},{"type":"image","data":"","mimeType":"x"},{"type":"text","text":"b"}],
+        "timestamp":7}))
+    .expect("message");
+    s.append_message(blocks).expect("append");
+    for i in 0..40 {
+        let a = s
+            .append_message(assistant(&format!("a{i}")))
+            .expect("append");
+        match i % 8 {
+            0 => drop(s.append_label_change(a.as_str(), Some("l")).expect("label")),
+            1 => drop(s.append_label_change(first.as_str(), None).expect("label")),
+            2 => drop(s.append_session_info(" n ").expect("info")),
+            3 => drop(s.append_session_state(SessionState::Crash).expect("state")),
+            4 => drop(
+                s.append_child_usage_attribution(a.as_str(), Usage::zero(), Usage::zero())
+                    .expect("usage"),
+            ),
+            5 => s.branch_to(Some(first.as_str())).expect("branch"),
+            6 => drop(
+                s.append_entry(
+                    serde_json::from_value(
+                        json!({"type":"future","label":"x","message":{"role":"user"}}),
+                    )
+                    .expect("unknown"),
+                )
+                .expect("unknown"),
+            ),
+            _ => drop(
+                s.append_entry(
+                    serde_json::from_value(json!({"type":"model_change","id":format!("o{i}"),
+                        "parentId":format!("o{}", i + 8),"provider":"p","modelId":"m"}))
+                    .expect("orphan"),
+                )
+                .expect("orphan"),
+            ),
+        }
+    }
+    s.sync().expect("sync");
+    let path = s.session_file().expect("file").to_path_buf();
+    let side = session_index::sidecar_path(&path);
+    let live = std::fs::read(&side).expect("sidecar");
+    let (tree, counts, summary) = (
+        s.index().tree().preorder(),
+        s.index().counts(),
+        s.index().summary(),
+    );
+    std::fs::remove_file(&side).expect("remove sidecar");
+    let (rebuilt, report) =
+        session_index::Index::open_or_rebuild(&path, session_index::OpenIndexOptions::default())
+            .expect("rebuild");
+    assert!(matches!(
+        report.status,
+        session_index::IndexStatus::Rebuilt { .. }
+    ));
+    assert_eq!(rebuilt.tree().preorder(), tree);
+    assert_eq!(rebuilt.counts(), counts);
+    assert_eq!(rebuilt.summary(), summary);
+    assert_eq!(summary.first_message, "a b");
+    assert_eq!(std::fs::read(&side).expect("sidecar"), live);
+}

@@ -1,0 +1,263 @@
+//! The fields of one entry the index reads, taken either from the entry's JSON text
+//! (a replay of the journal) or from the typed entry that text was just serialized
+//! from (an append, which then parses nothing).
+//!
+//! Both sources must give the same fields for the same entry, or a live index would
+//! differ from the one a rebuild produces. The typed source therefore declines
+//! ([`Fields::from_entry`] returns `None`, and the caller parses the text) wherever
+//! the text would read differently from the types: unknown entries and messages
+//! (arbitrary JSON), and `extra` keys that repeat a key the probe reads (the
+//! serialized object then has a duplicate key, which the probe refuses).
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+use session_types::{AgentMessage, ContentBlock, Entry, Extra, UserContent};
+
+use crate::probe::{self, MessageProbe, Probe, Text};
+
+/// The top-level keys [`Probe`] reads.
+const ENTRY_KEYS: [&str; 9] = [
+    "type",
+    "id",
+    "parentId",
+    "timestamp",
+    "message",
+    "targetId",
+    "label",
+    "name",
+    "state",
+];
+
+/// The message keys [`MessageProbe`] reads.
+const MESSAGE_KEYS: [&str; 3] = ["role", "content", "timestamp"];
+
+/// The keys a text block probe reads.
+const BLOCK_KEYS: [&str; 2] = ["type", "text"];
+
+/// What the index reads from an entry record.
+#[derive(Debug, Default)]
+pub(crate) struct Fields<'a> {
+    /// `type`, if a string.
+    pub(crate) entry_type: Option<Cow<'a, str>>,
+    /// `id`, if a string.
+    pub(crate) id: Option<Cow<'a, str>>,
+    /// `parentId`, if a string.
+    pub(crate) parent_id: Option<Cow<'a, str>>,
+    /// `timestamp`, if a string.
+    pub(crate) timestamp: Option<Cow<'a, str>>,
+    /// `targetId`, if a string.
+    pub(crate) target_id: Option<Cow<'a, str>>,
+    /// `label`, if a non-empty string.
+    pub(crate) label: Option<Cow<'a, str>>,
+    /// `name`, if a string (untrimmed).
+    pub(crate) name: Option<Cow<'a, str>>,
+    /// `state`, if a string.
+    pub(crate) state: Option<Cow<'a, str>>,
+    /// `message`.
+    pub(crate) message: Message<'a>,
+}
+
+/// An entry's `message` value.
+#[derive(Debug, Default)]
+pub(crate) enum Message<'a> {
+    /// No `message` key, or `null`.
+    #[default]
+    Missing,
+    /// Present but not an object the probe reads.
+    Unreadable,
+    /// A message object.
+    Object(MessageFields<'a>),
+}
+
+/// What the index reads from a message object.
+#[derive(Debug)]
+pub(crate) struct MessageFields<'a> {
+    /// `role`, if a string.
+    pub(crate) role: Option<Cow<'a, str>>,
+    /// `timestamp`, if a number.
+    pub(crate) timestamp: Option<f64>,
+    /// `content`, if present.
+    pub(crate) content: Option<Content<'a>>,
+}
+
+/// A message's `content`.
+#[derive(Debug)]
+pub(crate) enum Content<'a> {
+    /// As JSON text.
+    Json(&'a RawValue),
+    /// Typed user-style content (a string or blocks).
+    User(&'a UserContent),
+    /// Typed blocks.
+    Blocks(&'a [ContentBlock]),
+}
+
+impl Content<'_> {
+    /// The reference's `extractTextContent`. Typed content can never make it throw, so
+    /// when the caller does not `want` the text it is not built.
+    pub(crate) fn extract_text(&self, want: bool) -> Text {
+        match self {
+            Content::Json(raw) => probe::extract_text(raw),
+            _ if !want => Text::Ok(String::new()),
+            Content::User(UserContent::Text(s)) => Text::Ok(s.clone()),
+            Content::User(UserContent::Blocks(b)) => Text::Ok(joined_text(b)),
+            Content::Blocks(b) => Text::Ok(joined_text(b)),
+        }
+    }
+
+    /// The typed blocks, if the content is typed blocks.
+    fn blocks(&self) -> &[ContentBlock] {
+        match self {
+            Content::User(UserContent::Blocks(b)) => b,
+            Content::Blocks(b) => b,
+            _ => &[],
+        }
+    }
+}
+
+/// The text blocks' text joined with one space (what `extractTextContent` gives for
+/// blocks whose JSON reads as their types say).
+fn joined_text(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl<'a> Fields<'a> {
+    /// The fields as the probe read them from an entry's JSON text.
+    pub(crate) fn from_probe(p: &Probe<'a>) -> Self {
+        let message = match p.message {
+            None => Message::Missing,
+            Some(m) if m.get() == "null" => Message::Missing,
+            Some(m) if !probe::is_object(m) => Message::Unreadable,
+            Some(m) => match serde_json::from_str::<MessageProbe<'a>>(m.get()) {
+                Err(_) => Message::Unreadable,
+                Ok(m) => Message::Object(MessageFields {
+                    role: probe::as_str(m.role),
+                    timestamp: probe::as_number(m.timestamp),
+                    content: m.content.map(Content::Json),
+                }),
+            },
+        };
+        Fields {
+            entry_type: probe::as_str(p.entry_type),
+            id: probe::as_str(p.id),
+            parent_id: probe::as_str(p.parent_id),
+            timestamp: probe::as_str(p.timestamp),
+            target_id: probe::as_str(p.target_id),
+            label: probe::as_str(p.label).filter(|l| !l.is_empty() && !probe::is_falsy(p.label)),
+            name: probe::as_str(p.name),
+            state: probe::as_str(p.state),
+            message,
+        }
+    }
+
+    /// The fields the entry's JSON text has, read from the typed entry it was
+    /// serialized from; `None` where only parsing the text gives them exactly (see the
+    /// module comment).
+    pub(crate) fn from_entry(entry: &'a Entry) -> Option<Self> {
+        let (base, extra) = match entry {
+            Entry::Message(e) => (&e.base, &e.extra),
+            Entry::ThinkingLevelChange(e) => (&e.base, &e.extra),
+            Entry::ModelChange(e) => (&e.base, &e.extra),
+            Entry::ServiceTierChange(e) => (&e.base, &e.extra),
+            Entry::Compaction(e) => (&e.base, &e.extra),
+            Entry::BranchSummary(e) => (&e.base, &e.extra),
+            Entry::Custom(e) => (&e.base, &e.extra),
+            Entry::ChildUsageAttributed(e) => (&e.base, &e.extra),
+            Entry::CustomMessage(e) => (&e.base, &e.extra),
+            Entry::Label(e) => (&e.base, &e.extra),
+            Entry::SessionInfo(e) => (&e.base, &e.extra),
+            Entry::SessionState(e) => (&e.base, &e.extra),
+            Entry::AgentStatus(e) => (&e.base, &e.extra),
+            Entry::GitState(e) => (&e.base, &e.extra),
+            // Unknown entries are arbitrary JSON (and future variants unknown here).
+            _ => return None,
+        };
+        if repeats_any(extra, &ENTRY_KEYS) {
+            return None;
+        }
+        let s = |s: &'a str| Some(Cow::Borrowed(s));
+        let mut f = Fields {
+            entry_type: entry.entry_type().and_then(s),
+            id: base.id.as_ref().and_then(|i| s(i.as_str())),
+            parent_id: base.parent_id.as_ref().and_then(|i| s(i.as_str())),
+            timestamp: base.timestamp.as_ref().and_then(|t| s(t.as_str())),
+            ..Fields::default()
+        };
+        match entry {
+            Entry::Message(e) => f.message = Message::Object(message_fields(&e.message)?),
+            Entry::Label(e) => {
+                f.target_id = s(e.target_id.as_str());
+                f.label = e.label.as_deref().filter(|l| !l.is_empty()).and_then(s);
+            }
+            Entry::SessionInfo(e) => f.name = e.name.as_deref().and_then(s),
+            Entry::SessionState(e) => f.state = s(e.state.as_str()),
+            Entry::ChildUsageAttributed(e) => f.target_id = s(e.target_id.as_str()),
+            _ => {}
+        }
+        Some(f)
+    }
+}
+
+fn message_fields(m: &AgentMessage) -> Option<MessageFields<'_>> {
+    let (extra, timestamp, content) = match m {
+        AgentMessage::User(u) => (
+            &u.extra,
+            Some(&u.timestamp),
+            Some(Content::User(&u.content)),
+        ),
+        AgentMessage::Assistant(a) => (
+            &a.extra,
+            Some(&a.timestamp),
+            Some(Content::Blocks(&a.content)),
+        ),
+        AgentMessage::ToolResult(t) => (
+            &t.extra,
+            Some(&t.timestamp),
+            Some(Content::Blocks(&t.content)),
+        ),
+        AgentMessage::BashExecution(b) => (&b.extra, Some(&b.timestamp), None),
+        AgentMessage::Custom(c) => (
+            &c.extra,
+            c.timestamp.as_ref(),
+            Some(Content::User(&c.content)),
+        ),
+        AgentMessage::BranchSummary(b) => (&b.extra, b.timestamp.as_ref(), None),
+        AgentMessage::CompactionSummary(c) => (&c.extra, c.timestamp.as_ref(), None),
+        _ => return None,
+    };
+    if repeats_any(extra, &MESSAGE_KEYS) {
+        return None;
+    }
+    let role = m.role()?;
+    if role == "user" || role == "assistant" {
+        // Their text is extracted: every block must read as its type says.
+        let blocks = content.as_ref().map_or(&[][..], Content::blocks);
+        if !blocks.iter().all(plain_block) {
+            return None;
+        }
+    }
+    Some(MessageFields {
+        role: Some(Cow::Borrowed(role)),
+        timestamp: timestamp.and_then(serde_json::Number::as_f64),
+        content,
+    })
+}
+
+/// Whether a block's text (or its absence) is what its variant says: a text block
+/// whose JSON has no repeated `type`/`text` key, or a modelled non-text block.
+fn plain_block(b: &ContentBlock) -> bool {
+    match b {
+        ContentBlock::Text(t) => !repeats_any(&t.extra, &BLOCK_KEYS),
+        ContentBlock::Image(_) | ContentBlock::Thinking(_) | ContentBlock::ToolCall(_) => true,
+        _ => false,
+    }
+}
+
+/// Whether an `extra` map (flattened into its parent object) repeats one of `keys`.
+fn repeats_any(extra: &Extra, keys: &[&str]) -> bool {
+    !extra.is_empty() && keys.iter().any(|k| extra.contains_key(*k))
+}
