@@ -11,7 +11,7 @@
 //! - 0: the raw input is the sidecar;
 //! - 1: the valid sidecar of the whole journal, XOR-patched;
 //! - 2: the valid sidecar of the journal's first half (so the open catches up), patched;
-//! - 3, 4: as 1, 2, with the BLAKE3 trailer recomputed after patching, so the decoder's
+//! - 3, 4: as 1, 2, with the trailer (XXH3-128) recomputed after patching, so the decoder's
 //!   structural checks (counts, spans, codes, aggregates) are reached;
 //! - 5: the raw input with a valid trailer appended.
 //!
@@ -34,7 +34,7 @@ use session_journal::vfs::Vfs;
 use session_journal::{Clock, Durability, NewFrame, OpenOptions, Reader, ReaderOptions, Writer};
 
 const TEXT: &str = include_str!("../../tests/fixtures/edge/labels-names-roots.jsonl");
-const TRAILER: usize = 32;
+const TRAILER: usize = session_index::SIDECAR_TRAILER_LEN;
 
 /// The fixed inputs every run starts from.
 pub struct Base {
@@ -193,8 +193,8 @@ fn retrailer(mut v: Vec<u8>, replace: bool) -> Vec<u8> {
     if replace {
         v.truncate(v.len().saturating_sub(TRAILER));
     }
-    let h = blake3::hash(&v);
-    v.extend_from_slice(h.as_bytes());
+    let t = session_index::sidecar_trailer(&v);
+    v.extend_from_slice(&t);
     v
 }
 

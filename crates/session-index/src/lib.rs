@@ -74,7 +74,8 @@ pub use index::{
     RebuildReason, sidecar_path,
 };
 pub use sidecar::{
-    HEADER_LEN as SIDECAR_HEADER_LEN, MAGIC as SIDECAR_MAGIC, VERSION as SIDECAR_VERSION,
+    HEADER_LEN as SIDECAR_HEADER_LEN, MAGIC as SIDECAR_MAGIC, TRAILER_LEN as SIDECAR_TRAILER_LEN,
+    VERSION as SIDECAR_VERSION, trailer as sidecar_trailer,
 };
 pub use summary::{Modified, SessionSummary, iso};
 pub use tree::{PathToRoot, Tree, TreeNode, TreeReport};

@@ -146,10 +146,10 @@ fn damaged_indexes_are_rebuilt_with_identical_answers_and_the_reason_reported() 
         });
     }
     // Future version (with a valid checksum).
-    let mut b = bytes[..bytes.len() - 32].to_vec();
+    let mut b = bytes[..bytes.len() - session_index::SIDECAR_TRAILER_LEN].to_vec();
     b[8..12].copy_from_slice(&(session_index::SIDECAR_VERSION + 1).to_le_bytes());
-    let h = blake3::hash(&b);
-    b.extend_from_slice(h.as_bytes());
+    let t = session_index::sidecar_trailer(&b);
+    b.extend_from_slice(&t);
     fs.write_raw(&side, &b);
     check("future version", &|r| {
         *r == RebuildReason::UnsupportedVersion {
