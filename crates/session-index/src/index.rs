@@ -683,31 +683,27 @@ fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loade
             });
         }
     };
-    let bytes = match file.len().and_then(|n| {
-        let n = usize::try_from(n).map_err(std::io::Error::other)?;
-        let mut b = vec![0u8; n];
-        file.read_exact_at(0, &mut b)?;
-        Ok(b)
-    }) {
-        Ok(b) => b,
-        Err(e) => {
+    let read = file
+        .len()
+        .map_err(sidecar::ReadFault::Io)
+        .and_then(|n| sidecar::read(file.as_ref(), n, reader.journal_id()));
+    let (cp, state) = match read {
+        Ok(x) => x,
+        Err(sidecar::ReadFault::Io(e)) => {
             return Loaded::Rebuild(RebuildReason::Unreadable {
                 detail: e.to_string(),
             });
         }
-    };
-    let (cp, state) = match sidecar::decode(&bytes, reader.journal_id()) {
-        Ok(x) => x,
-        Err(DecodeFault::Corrupt(detail)) => {
+        Err(sidecar::ReadFault::Decode(DecodeFault::Corrupt(detail))) => {
             return Loaded::Rebuild(RebuildReason::Corrupt { detail });
         }
-        Err(DecodeFault::Version(found)) => {
+        Err(sidecar::ReadFault::Decode(DecodeFault::Version(found))) => {
             return Loaded::Rebuild(RebuildReason::UnsupportedVersion {
                 found,
                 supported: sidecar::VERSION,
             });
         }
-        Err(DecodeFault::Foreign(found)) => {
+        Err(sidecar::ReadFault::Decode(DecodeFault::Foreign(found))) => {
             return Loaded::Rebuild(RebuildReason::ForeignJournal {
                 expected: reader.journal_id(),
                 found,

@@ -164,99 +164,194 @@ pub(crate) struct Checkpoint {
     pub(crate) data_start: u64,
 }
 
-/// Decodes a sidecar; `expected` is the journal it must belong to.
-pub(crate) fn decode(
-    bytes: &[u8],
+/// Why a sidecar file could not be read.
+#[derive(Debug)]
+pub(crate) enum ReadFault {
+    Io(std::io::Error),
+    Decode(DecodeFault),
+}
+
+impl From<DecodeFault> for ReadFault {
+    fn from(f: DecodeFault) -> Self {
+        ReadFault::Decode(f)
+    }
+}
+
+/// Records are read and hashed this many at a time (64 KiB).
+const RECS_PER_READ: usize = 910;
+
+/// Reads and decodes the sidecar `file` of `len` bytes; `expected` is the journal it
+/// must belong to. The file is read once, in pieces, hashed as it goes: records are
+/// decoded from a reused 64 KiB buffer and the id pool is read straight into its
+/// place, so nothing is held twice. Nothing read is trusted before the trailer
+/// matches: every check of the contents runs after it.
+pub(crate) fn read(
+    file: &dyn session_journal::vfs::VfsFile,
+    len: u64,
+    expected: JournalId,
+) -> Result<(Checkpoint, State), ReadFault> {
+    let corrupt = |s: String| ReadFault::Decode(DecodeFault::Corrupt(s));
+    if len < 12 {
+        return Err(corrupt(format!(
+            "file is {len} bytes, shorter than a header"
+        )));
+    }
+    let mut head = [0u8; HEADER_LEN];
+    let head_len = HEADER_LEN.min(len as usize);
+    file.read_exact_at(0, &mut head[..head_len])
+        .map_err(ReadFault::Io)?;
+    if head[..8] != MAGIC {
+        return Err(corrupt("bad magic".to_owned()));
+    }
+    let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
+    if version != VERSION {
+        return Err(ReadFault::Decode(DecodeFault::Version(version)));
+    }
+    if len < (HEADER_LEN + TRAILER_LEN) as u64 {
+        return Err(corrupt(format!(
+            "file is {len} bytes, shorter than header and trailer"
+        )));
+    }
+    let h = Header::parse(&head)?;
+    // The sections' lengths must add up to the file's (the string tables take the
+    // rest): this bounds every allocation below by the file's size.
+    let fixed = [
+        (HEADER_LEN + TRAILER_LEN) as u64,
+        h.rec_count.saturating_mul(REC_LEN as u64),
+        h.pool_len,
+        h.agg_len,
+    ]
+    .into_iter()
+    .try_fold(0u64, u64::checked_add)
+    .filter(|n| *n <= len)
+    .ok_or_else(|| {
+        corrupt(format!(
+            "{} records, a {}-byte pool and {} bytes of aggregates do not fit in {len} bytes",
+            h.rec_count, h.pool_len, h.agg_len
+        ))
+    })?;
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&head);
+    let mut at = HEADER_LEN as u64;
+    // Records, in 64 KiB reads.
+    let rec_count = h.rec_count as usize; // bounded by `len` above
+    let mut recs = Vec::with_capacity(rec_count);
+    let mut buf = vec![0u8; RECS_PER_READ.min(rec_count.max(1)) * REC_LEN];
+    while recs.len() < rec_count {
+        let n = (rec_count - recs.len()).min(RECS_PER_READ) * REC_LEN;
+        file.read_exact_at(at, &mut buf[..n])
+            .map_err(ReadFault::Io)?;
+        hasher.update(&buf[..n]);
+        recs.extend(buf[..n].chunks_exact(REC_LEN).map(parse_rec));
+        at += n as u64;
+    }
+    // The pool, straight into place; then the string tables and aggregates.
+    let mut pool = vec![0u8; h.pool_len as usize];
+    file.read_exact_at(at, &mut pool).map_err(ReadFault::Io)?;
+    hasher.update(&pool);
+    at += h.pool_len;
+    let mut rest = vec![0u8; (len - TRAILER_LEN as u64 - at) as usize];
+    file.read_exact_at(at, &mut rest).map_err(ReadFault::Io)?;
+    hasher.update(&rest);
+    at += rest.len() as u64;
+    let mut stored = [0u8; TRAILER_LEN];
+    file.read_exact_at(at, &mut stored).map_err(ReadFault::Io)?;
+    debug_assert!(fixed <= len);
+    // Hashing on a second thread while decoding was tried (578c6b1): faster alone, but
+    // slower inside a resume on this 2-core machine (`cargo xtask bench`: index open
+    // 4.6 -> 8.7 ms), so the check stays in line.
+    if hasher.digest128().to_le_bytes() != stored {
+        return Err(corrupt("checksum mismatch".to_owned()));
+    }
+    Ok(build(h, recs, pool, &rest, expected)?)
+}
+
+/// The fixed header's fields after magic and version.
+struct Header {
+    journal_id: JournalId,
+    covered_len: u64,
+    covered_seq: u64,
+    last_offset: u64,
+    last_body_check: [u8; 8],
+    data_start: u64,
+    rec_count: u64,
+    pool_len: u64,
+    types_count: u32,
+    roles_count: u32,
+    agg_len: u64,
+}
+
+impl Header {
+    fn parse(head: &[u8; HEADER_LEN]) -> Result<Header, DecodeFault> {
+        let mut c = Cursor { b: head, at: 12 };
+        let _flags = c.u32()?;
+        Ok(Header {
+            journal_id: JournalId(c.arr()?),
+            covered_len: c.u64()?,
+            covered_seq: c.u64()?,
+            last_offset: c.u64()?,
+            last_body_check: c.arr()?,
+            data_start: c.u64()?,
+            rec_count: c.u64()?,
+            pool_len: c.u64()?,
+            types_count: c.u32()?,
+            roles_count: c.u32()?,
+            agg_len: c.u64()?,
+        })
+    }
+}
+
+/// One record's fields at their fixed offsets (docs/format.md §3); `b` is
+/// [`REC_LEN`] bytes (from `chunks_exact`), so the conversions cannot fail.
+fn parse_rec(b: &[u8]) -> Rec {
+    let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+    let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
+    let u16_at = |o: usize| u16::from_le_bytes(b[o..o + 2].try_into().expect("2 bytes"));
+    Rec {
+        offset: u64_at(0),
+        seq: u64_at(8),
+        body_check: b[16..24].try_into().expect("8 bytes"),
+        ts: f64::from_le_bytes(b[24..32].try_into().expect("8 bytes")),
+        id: Span {
+            start: u64_at(32),
+            len: u32_at(40),
+        },
+        parent: Span {
+            start: u64_at(44),
+            len: u32_at(52),
+        },
+        payload_len: u32_at(56),
+        type_code: u16_at(60),
+        role_code: u16_at(62),
+        kind: b[64],
+        flags: b[65],
+        // 66..68: zero padding.
+        parent_pos: u32_at(68),
+    }
+}
+
+/// Checks the contents of a sidecar whose trailer matched and builds the state.
+fn build(
+    h: Header,
+    recs: Vec<Rec>,
+    pool: Vec<u8>,
+    rest: &[u8],
     expected: JournalId,
 ) -> Result<(Checkpoint, State), DecodeFault> {
     let corrupt = |s: String| DecodeFault::Corrupt(s);
-    if bytes.len() < 12 {
-        return Err(corrupt(format!(
-            "file is {} bytes, shorter than a header",
-            bytes.len()
-        )));
-    }
-    if bytes[..8] != MAGIC {
-        return Err(corrupt("bad magic".to_owned()));
-    }
-    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-    if version != VERSION {
-        return Err(DecodeFault::Version(version));
-    }
-    if bytes.len() < HEADER_LEN + TRAILER_LEN {
-        return Err(corrupt(format!(
-            "file is {} bytes, shorter than header and trailer",
-            bytes.len()
-        )));
-    }
-    let (body, trailer_bytes) = bytes.split_at(bytes.len() - TRAILER_LEN);
-    // Hashing on a second thread while decoding was tried (578c6b1): faster alone, but
-    // slower inside a resume on this 2-core machine (`cargo xtask bench`: index open
-    // 4.6 -> 8.7 ms), so the check stays in line, before anything is decoded.
-    if trailer(body) != trailer_bytes {
-        return Err(corrupt("checksum mismatch".to_owned()));
-    }
-    decode_body(body, expected)
-}
-
-/// Decodes a sidecar body (everything before the trailer) whose magic and version
-/// were checked.
-fn decode_body(body: &[u8], expected: JournalId) -> Result<(Checkpoint, State), DecodeFault> {
-    let corrupt = |s: String| DecodeFault::Corrupt(s);
-    let mut c = Cursor { b: body, at: 12 };
-    let _flags = c.u32()?;
-    let journal_id = JournalId(c.arr()?);
-    if journal_id != expected {
-        return Err(DecodeFault::Foreign(journal_id));
+    if h.journal_id != expected {
+        return Err(DecodeFault::Foreign(h.journal_id));
     }
     let cp = Checkpoint {
-        journal_id,
-        covered_len: c.u64()?,
-        covered_seq: c.u64()?,
-        last_offset: c.u64()?,
-        last_body_check: c.arr()?,
-        data_start: c.u64()?,
+        journal_id: h.journal_id,
+        covered_len: h.covered_len,
+        covered_seq: h.covered_seq,
+        last_offset: h.last_offset,
+        last_body_check: h.last_body_check,
+        data_start: h.data_start,
     };
-    let rec_count = c.u64()?;
-    let pool_len = c.u64()?;
-    let types_count = c.u32()?;
-    let roles_count = c.u32()?;
-    let agg_len = c.u64()?;
-    let rec_bytes = usize::try_from(rec_count)
-        .ok()
-        .and_then(|n| n.checked_mul(REC_LEN))
-        .filter(|n| *n <= body.len())
-        .ok_or_else(|| corrupt(format!("record count {rec_count} exceeds the file")))?;
-    let rec_area = c.take(rec_bytes)?;
-    let pool = c.take(usize::try_from(pool_len).map_err(|_| corrupt("pool too large".into()))?)?;
-    let mut recs = Vec::with_capacity(rec_bytes / REC_LEN);
-    for b in rec_area.chunks_exact(REC_LEN) {
-        // Fixed offsets within one record (see docs/format.md §3); `chunks_exact`
-        // guarantees the length, so the conversions cannot fail.
-        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
-        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
-        let u16_at = |o: usize| u16::from_le_bytes(b[o..o + 2].try_into().expect("2 bytes"));
-        let r = Rec {
-            offset: u64_at(0),
-            seq: u64_at(8),
-            body_check: b[16..24].try_into().expect("8 bytes"),
-            ts: f64::from_le_bytes(b[24..32].try_into().expect("8 bytes")),
-            id: Span {
-                start: u64_at(32),
-                len: u32_at(40),
-            },
-            parent: Span {
-                start: u64_at(44),
-                len: u32_at(52),
-            },
-            payload_len: u32_at(56),
-            type_code: u16_at(60),
-            role_code: u16_at(62),
-            kind: b[64],
-            flags: b[65],
-            // 66..68: zero padding.
-            parent_pos: u32_at(68),
-        };
+    let (pool_len, types_count, roles_count) = (h.pool_len, h.types_count, h.roles_count);
+    for r in &recs {
         for s in [r.id, r.parent] {
             if !s.is_none() && s.start.saturating_add(u64::from(s.len)) > pool_len {
                 return Err(corrupt(format!(
@@ -273,7 +368,6 @@ fn decode_body(body: &[u8], expected: JournalId) -> Result<(Checkpoint, State), 
                 r.offset
             )));
         }
-        recs.push(r);
     }
     let n = recs.len();
     if let Some(r) = recs
@@ -285,6 +379,7 @@ fn decode_body(body: &[u8], expected: JournalId) -> Result<(Checkpoint, State), 
             r.offset, r.parent_pos
         )));
     }
+    let mut c = Cursor { b: rest, at: 0 };
     let mut tables: [Vec<Box<str>>; 2] = [Vec::new(), Vec::new()];
     for (t, n) in tables.iter_mut().zip([types_count, roles_count]) {
         for _ in 0..n {
@@ -298,11 +393,11 @@ fn decode_body(body: &[u8], expected: JournalId) -> Result<(Checkpoint, State), 
         }
     }
     let agg_bytes =
-        c.take(usize::try_from(agg_len).map_err(|_| corrupt("aggregates too large".into()))?)?;
-    if c.at != body.len() {
+        c.take(usize::try_from(h.agg_len).map_err(|_| corrupt("aggregates too large".into()))?)?;
+    if c.at != rest.len() {
         return Err(corrupt(format!(
             "{} trailing bytes before the trailer",
-            body.len() - c.at
+            rest.len() - c.at
         )));
     }
     let agg: Aggregates =
@@ -326,7 +421,7 @@ fn decode_body(body: &[u8], expected: JournalId) -> Result<(Checkpoint, State), 
     let [types, roles] = tables;
     let mut state = State {
         recs,
-        pool: pool.to_vec(),
+        pool,
         types,
         roles,
         agg,
