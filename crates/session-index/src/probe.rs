@@ -149,14 +149,20 @@ pub(crate) fn extract_text(content: &RawValue) -> Text {
         if as_str(block.t).as_deref() != Some("text") {
             continue;
         }
-        parts.push(js_string(block.text));
+        parts.push(js_string(block.text, 0));
     }
     Text::Ok(parts.join(" "))
 }
 
+/// How deep [`js_string`] follows nested arrays; deeper ones join as `""`. (JSON this
+/// deep is hostile: serde_json refuses to parse values nested past 128 levels, and
+/// the reference's `join` throws a RangeError long before our stack would overflow.)
+const MAX_JOIN_DEPTH: usize = 128;
+
 /// `Array.prototype.join`'s view of one element: `""` for null/undefined, the string
-/// itself, JavaScript number text, `true`/`false`, `[object Object]`.
-fn js_string(v: Option<&RawValue>) -> String {
+/// itself, JavaScript number text, `true`/`false`, `[object Object]`. `depth` counts
+/// the arrays around it.
+fn js_string(v: Option<&RawValue>, depth: usize) -> String {
     let Some(raw) = v else {
         return String::new();
     };
@@ -168,12 +174,13 @@ fn js_string(v: Option<&RawValue>) -> String {
         Some(b'{') => "[object Object]".to_owned(),
         Some(b't') => "true".to_owned(),
         Some(b'f') => "false".to_owned(),
+        Some(b'[') if depth >= MAX_JOIN_DEPTH => String::new(),
         Some(b'[') => {
             // Arrays join their elements with ","; nested values follow the same rules.
             let items: Vec<&RawValue> = serde_json::from_str(s).unwrap_or_default();
             items
                 .into_iter()
-                .map(|i| js_string(Some(i)))
+                .map(|i| js_string(Some(i), depth + 1))
                 .collect::<Vec<_>>()
                 .join(",")
         }

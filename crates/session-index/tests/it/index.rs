@@ -339,3 +339,27 @@ fn a_large_damaged_sidecar_is_rebuilt_like_a_small_one() {
         assert_eq!(fingerprint(&ix), fingerprint(&built), "flip at {at}");
     }
 }
+
+/// A text block whose `text` is an array nested far deeper than any JSON parser's
+/// recursion limit (the listing joins arrays the way `Array.prototype.join` does):
+/// indexing it does not overflow the stack (nor re-scan each level), and the rest of
+/// the index is unaffected. Past 128 levels the nested part joins as "".
+#[test]
+fn deeply_nested_text_in_a_message_is_indexed_without_deep_recursion() {
+    let fs = sim();
+    let path = Path::new("/s/deep.jsonl");
+    let depth = 200_000;
+    let text = format!("{}\"x\"{}", "[".repeat(depth), "]".repeat(depth));
+    let shallow = format!("{}\"y\"{}", "[".repeat(3), "]".repeat(3));
+    let jsonl = format!(
+        "{}\n{}\n",
+        r#"{"type":"session","version":3,"id":"s-deep","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        format_args!(
+            r#"{{"type":"message","id":"m1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":[{{"type":"text","text":{shallow}}},{{"type":"text","text":{text}}}],"timestamp":1}}}}"#
+        ),
+    );
+    write(fs.clone(), path, &jsonl);
+    let (index, _) = open(fs.clone(), path);
+    assert_eq!(index.summary().first_message, "y ");
+    assert_eq!(index.counts().entries, 1);
+}
