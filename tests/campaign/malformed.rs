@@ -2,7 +2,8 @@
 //!
 //! Inputs: the committed folder `tests/campaign/malformed/` (regenerate with
 //! `CAMPAIGN_REGENERATE=1`; a test checks the files equal what the generator writes),
-//! plus inputs made at run time: a 2 MiB header line, a directory, a symlink loop and
+//! plus inputs made at run time: a 2 MiB header line, JSON nested 200,000 deep in a
+//! message, a directory, a symlink loop and
 //! a missing path. Every per-file subcommand runs over every input; the store-level
 //! ones (`list`, `verify --all`, `new`) run over a sessions directory holding a copy of
 //! every input. Asserted for every run: exit code 0 or 1 (never a panic's 101 or a
@@ -275,6 +276,20 @@ fn inputs(scratch: &Path) -> Vec<(String, PathBuf)> {
     text.push_str(MESSAGE);
     std::fs::write(&huge, text).unwrap();
     v.push(("huge-line-header.jsonl".into(), huge));
+    // JSON nested 200,000 deep inside a message's text block (valid JSON; it once
+    // overflowed the listing's stack).
+    let deep = scratch.join("deep-nesting.jsonl");
+    let depth = 200_000;
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"deep\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/w\"}\n",
+    );
+    text.push_str("{\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":");
+    text.push_str(&"[".repeat(depth));
+    text.push_str("\"x\"");
+    text.push_str(&"]".repeat(depth));
+    text.push_str("}],\"timestamp\":1}}\n");
+    std::fs::write(&deep, text).unwrap();
+    v.push(("deep-nesting.jsonl".into(), deep));
     let dir = scratch.join("directory.jsonl");
     std::fs::create_dir_all(&dir).unwrap();
     v.push(("directory.jsonl".into(), dir));
