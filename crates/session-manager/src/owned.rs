@@ -17,8 +17,21 @@ use crate::read::{Accounting, ReadLimits, SessionTree, TreeNode};
 use crate::source::{Snapshot, View};
 use crate::store::{NewSessionOptions, Store};
 
-/// Appends between two index sidecar saves (the sidecar is also saved at close).
+/// Appends between two syncs of a buffered session's journal, and the fewest between
+/// two index sidecar saves (the sidecar is also saved at `sync` and close).
 pub const INDEX_SAVE_EVERY: u32 = 1024;
+
+/// Appends between two index sidecar saves for a session of `entries` entries: at
+/// least [`INDEX_SAVE_EVERY`], and an eighth of the session. A save writes the whole
+/// sidecar (72 bytes per entry plus ids), so a fixed interval made an append's share
+/// of the saves grow with the session (13 µs per append at 100k entries); spacing
+/// saves in proportion keeps that share constant. The price: after a crash, the next
+/// open catches up (verifies and indexes) at most an eighth of the session.
+pub fn index_save_interval(entries: usize) -> u32 {
+    u32::try_from(entries / 8)
+        .unwrap_or(u32::MAX)
+        .max(INDEX_SAVE_EVERY)
+}
 
 /// A persisted session this process owns: it holds the journal's writer lock until
 /// dropped or [closed](OwnedSession::close), appends durably by default, and reads its
@@ -120,8 +133,14 @@ impl OwnedSession {
             .map_err(|e| AppendError::Index(e.to_string()))?;
         self.leaf = Some(id.clone());
         self.unsaved += 1;
-        if self.unsaved >= INDEX_SAVE_EVERY {
-            self.save_index();
+        if self.unsaved.is_multiple_of(INDEX_SAVE_EVERY) {
+            if self.unsaved >= index_save_interval(self.index.len()) {
+                self.save_index();
+            } else if self.durability != Durability::Durable {
+                // Best effort, as the save: a failed sync poisons the writer, and the
+                // next append reports it.
+                let _ = self.writer.sync();
+            }
         }
         Ok(id)
     }
@@ -139,7 +158,8 @@ impl OwnedSession {
 
     /// How appends travel: [`Durability::Durable`] (the default: synced before the
     /// append returns) or [`Durability::Buffered`] (survives a process crash; synced at
-    /// [`sync`](Self::sync), close, and every [`INDEX_SAVE_EVERY`] appends).
+    /// [`sync`](Self::sync), close, and every [`INDEX_SAVE_EVERY`] appends; the index
+    /// is saved every [`index_save_interval`] appends).
     pub fn set_durability(&mut self, durability: Durability) {
         self.durability = durability;
     }

@@ -489,6 +489,49 @@ fn buffered_appends_are_synced_and_indexed_at_close() {
 }
 
 #[test]
+fn index_saves_are_spaced_in_proportion_to_the_session() {
+    use session_manager::{INDEX_SAVE_EVERY, index_save_interval};
+    assert_eq!(index_save_interval(0), INDEX_SAVE_EVERY);
+    assert_eq!(index_save_interval(8 * 1024), INDEX_SAVE_EVERY);
+    assert_eq!(index_save_interval(100_000), 12_500);
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    let path = s.session_file().expect("file").to_path_buf();
+    let side = session_index::sidecar_path(&path);
+    let every = INDEX_SAVE_EVERY as usize;
+    // Small: saved every INDEX_SAVE_EVERY appends.
+    let mut appended = 0usize;
+    let mut tick = |s: &mut session_manager::OwnedSession, n: usize| {
+        for _ in 0..n {
+            s.append_custom_entry("tick", Some(json!(appended)))
+                .expect("append");
+            appended += 1;
+        }
+    };
+    tick(&mut s, every);
+    let first = std::fs::read(&side).expect("saved after the first interval");
+    tick(&mut s, 7 * every);
+    let at_8k = std::fs::read(&side).expect("sidecar");
+    assert_ne!(
+        at_8k, first,
+        "saved every interval while the session is small"
+    );
+    // Past 8 × INDEX_SAVE_EVERY entries an interval is an eighth of the session: the
+    // next 1,024 appends only sync the journal; the 1,024 after them save.
+    assert!(index_save_interval(9 * every + 1) > INDEX_SAVE_EVERY);
+    tick(&mut s, every);
+    assert_eq!(
+        std::fs::read(&side).expect("sidecar"),
+        at_8k,
+        "not rewritten"
+    );
+    tick(&mut s, every);
+    assert_ne!(std::fs::read(&side).expect("sidecar"), at_8k, "saved");
+    s.close().expect("close");
+}
+
+#[test]
 fn handles_can_move_between_threads() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<session_manager::OwnedSession>();
