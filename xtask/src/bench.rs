@@ -1369,7 +1369,7 @@ fn rows(o: &Ours, t: &Theirs) -> Vec<Row> {
         });
     }
     rows.push(Row::new(
-        "tree (ResidentSession::get_tree, entries cloned)",
+        "tree (ResidentSession::get_tree, nodes borrow the entries)",
         "100k",
         Unit::Ms,
         median(&o.tree_resident_100k),

@@ -62,7 +62,8 @@ pub use error::{AppendError, Limit, OpenError, ReadError};
 pub use layout::{InvalidSessionId, Layout, LayoutError, SafeSessionId};
 pub use owned::{INDEX_SAVE_EVERY, OwnedSession, index_save_interval};
 pub use read::{
-    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, ReadLimits, SessionTree, TreeNode,
+    DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, NodeEntry, ReadLimits, SessionTree,
+    TreeNode,
 };
 pub use resident::ResidentSession;
 pub use session_context::SessionContext;

@@ -379,7 +379,7 @@ impl OwnedSession {
     /// `readTree(limits?)`: the whole tree in the reference's `getTree()` order, with
     /// labels. Members of a parent cycle are not reachable from a root and are absent,
     /// as in the reference.
-    pub fn read_tree(&self, limits: ReadLimits) -> Result<SessionTree, ReadError> {
+    pub fn read_tree(&self, limits: ReadLimits) -> Result<SessionTree<'static>, ReadError> {
         let view = self.view(self.snapshot());
         let order: Vec<_> = self
             .index
@@ -411,7 +411,7 @@ impl OwnedSession {
                 _ => tree.roots.push(pos),
             }
             tree.nodes.push(TreeNode {
-                entry,
+                entry: crate::read::NodeEntry::Owned(Box::new(entry)),
                 label,
                 depth: n.depth,
                 children: Vec::new(),

@@ -106,11 +106,40 @@ impl Accounting {
     }
 }
 
+/// The entry of a [`TreeNode`]: borrowed from a
+/// [`ResidentSession`](crate::ResidentSession) (like the reference's nodes, which
+/// reference its entries), or owned when read from a journal. Dereferences to the
+/// [`Entry`]. (Not a `Cow`: that would make every node as large as an entry.)
+#[derive(Debug, Clone)]
+pub enum NodeEntry<'a> {
+    /// The session's own entry.
+    Borrowed(&'a Entry),
+    /// An entry read from the journal.
+    Owned(Box<Entry>),
+}
+
+impl std::ops::Deref for NodeEntry<'_> {
+    type Target = Entry;
+
+    fn deref(&self) -> &Entry {
+        match self {
+            NodeEntry::Borrowed(e) => e,
+            NodeEntry::Owned(e) => e,
+        }
+    }
+}
+
+impl PartialEq for NodeEntry<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
 /// One node of a [`SessionTree`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct TreeNode {
+pub struct TreeNode<'a> {
     /// The entry.
-    pub entry: Entry,
+    pub entry: NodeEntry<'a>,
     /// Its current label, if any.
     pub label: Option<String>,
     /// Depth from its root (0 for a root).
@@ -126,14 +155,14 @@ pub struct TreeNode {
 /// Flat rather than nested so that neither building nor dropping it recurses on the
 /// session's depth.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct SessionTree {
+pub struct SessionTree<'a> {
     /// Every node, in pre-order.
-    pub nodes: Vec<TreeNode>,
+    pub nodes: Vec<TreeNode<'a>>,
     /// Positions of the roots in `nodes`, in file order.
     pub roots: Vec<usize>,
 }
 
-impl SessionTree {
+impl<'a> SessionTree<'a> {
     /// The entry ids in pre-order with their depth (handy for assertions and dumps).
     pub fn outline(&self) -> Vec<(u32, EntryId)> {
         self.nodes
@@ -143,7 +172,7 @@ impl SessionTree {
     }
 
     /// The children of the node at `pos`.
-    pub fn children(&self, pos: usize) -> impl Iterator<Item = &TreeNode> {
+    pub fn children(&self, pos: usize) -> impl Iterator<Item = &TreeNode<'a>> {
         self.nodes
             .get(pos)
             .map(|n| n.children.as_slice())

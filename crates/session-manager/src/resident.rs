@@ -12,7 +12,7 @@ use session_types::{Entry, EntryBase, EntryId, SessionHeader, SessionId};
 use crate::append::{append_methods, base, complete_entry, fresh_id};
 use crate::clock::Sources;
 use crate::error::{AppendError, ReadError};
-use crate::read::{SessionTree, TreeNode, sort_children};
+use crate::read::{NodeEntry, SessionTree, TreeNode, sort_children};
 use crate::store::NewSessionOptions;
 
 /// A session held entirely in memory, with the seed's synchronous getters
@@ -234,8 +234,8 @@ impl ResidentSession {
     }
 
     /// `getTree()`: the reference's tree order (roots in file order, children by
-    /// timestamp, stable), flattened.
-    pub fn get_tree(&self) -> SessionTree {
+    /// timestamp, stable), flattened. Nodes borrow the session's entries.
+    pub fn get_tree(&self) -> SessionTree<'_> {
         let n = self.entries.len();
         let canonical = |i: usize| {
             self.entries[i]
@@ -254,11 +254,15 @@ impl ResidentSession {
                 .filter(|p| Some(*p) != e.id())
                 .and_then(|p| self.by_id.get(p))
             {
-                Some(&p) => kids[p].push((e.timestamp_ms(), i)),
+                Some(&p) => kids[p].push((None, i)),
                 None => roots.push(i),
             }
         }
-        for k in &mut kids {
+        // Timestamps are parsed only where there is an order to decide.
+        for k in kids.iter_mut().filter(|k| k.len() > 1) {
+            for c in k.iter_mut() {
+                c.0 = self.entries[c.1].timestamp_ms();
+            }
             sort_children(k);
         }
         let mut tree = SessionTree::default();
@@ -275,11 +279,15 @@ impl ResidentSession {
                 Some(p) => tree.nodes[p].children.push(pos),
                 None => tree.roots.push(pos),
             }
-            let entry = self.entries[i].clone();
-            let label = entry
-                .id()
-                .and_then(|id| self.get_label(id))
-                .map(str::to_owned);
+            let entry = NodeEntry::Borrowed(&self.entries[i]);
+            let label = if self.labels.is_empty() {
+                None
+            } else {
+                entry
+                    .id()
+                    .and_then(|id| self.get_label(id))
+                    .map(str::to_owned)
+            };
             tree.nodes.push(TreeNode {
                 entry,
                 label,
