@@ -95,6 +95,9 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     fn try_lock(&self, path: &Path, holder: &[u8]) -> io::Result<LockAttempt>;
 }
 
+/// How many times (2 ms apart) a refused locker rereads an empty lock file.
+const HOLDER_RECORD_WAITS: u32 = 10;
+
 /// The real file system, through std.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StdVfs;
@@ -244,7 +247,17 @@ impl Vfs for StdVfs {
                 Ok(LockAttempt::Acquired(Box::new(StdLock { _file: file })))
             }
             Err(fs::TryLockError::WouldBlock) => {
-                let contents = fs::read(path).unwrap_or_default();
+                // The holder records itself just after taking the lock, so a close
+                // race can find the file empty: give the record a moment to appear
+                // (at most ~20 ms; the refusal must stay fast).
+                let mut contents = fs::read(path).unwrap_or_default();
+                for _ in 0..HOLDER_RECORD_WAITS {
+                    if !contents.is_empty() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    contents = fs::read(path).unwrap_or_default();
+                }
                 Ok(LockAttempt::Held { contents })
             }
             Err(fs::TryLockError::Error(e)) => Err(e),

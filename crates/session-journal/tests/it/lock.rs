@@ -114,3 +114,43 @@ fn refused_opens_leave_no_lock_file() {
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("legacy.jsonl")]);
 }
+
+/// Two writers racing for a real lock: the loser's error names the winner even when
+/// it lost by microseconds (the winner records itself just after taking the lock, so
+/// the loser could read an empty lock file: about one race in three before the loser
+/// learned to wait briefly for the record).
+#[test]
+fn a_writer_losing_a_close_race_still_learns_who_holds_the_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("race.jsonl");
+    drop(Writer::create(&path, JournalId([7; 16]), CreateOptions::default()).unwrap());
+    let mut named = 0;
+    let rounds = 60;
+    for _ in 0..rounds {
+        let barrier = std::sync::Barrier::new(2);
+        let results: Vec<Result<Writer, OpenError>> = std::thread::scope(|s| {
+            let open = || {
+                barrier.wait();
+                Writer::open(&path, OpenOptions::default()).map(|(w, _)| w)
+            };
+            let a = s.spawn(open);
+            let b = s.spawn(open);
+            vec![a.join().unwrap(), b.join().unwrap()]
+        });
+        // Both may succeed one after the other only if the first was dropped first:
+        // it is held in `results` until here, so exactly one wins.
+        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1);
+        for r in &results {
+            match r {
+                Ok(_) => {}
+                Err(OpenError::Locked { holder, .. }) => {
+                    if holder.pid == Some(std::process::id()) {
+                        named += 1;
+                    }
+                }
+                Err(other) => panic!("expected a lock error, got {other:?}"),
+            }
+        }
+    }
+    assert_eq!(named, rounds, "every lost race names the holder");
+}
