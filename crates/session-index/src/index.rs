@@ -543,6 +543,13 @@ impl Index {
         self.state.agg.labels.get(id).map(|l| l.label.as_str())
     }
 
+    /// The label entry that set the current label of an entry id (reference 0.73.1
+    /// reports its timestamp as the tree node's `labelTimestamp` and re-uses it in
+    /// `createBranchedSession`).
+    pub fn label_entry(&self, id: &str) -> Option<EntryIndex> {
+        self.state.agg.labels.get(id).map(|l| EntryIndex(l.entry))
+    }
+
     /// The session name: the latest `session_info` in append order, trimmed; an empty
     /// name clears it (reference 0.73.1).
     pub fn name(&self) -> Option<&str> {

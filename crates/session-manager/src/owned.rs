@@ -394,10 +394,13 @@ impl OwnedSession {
         let mut stack: Vec<usize> = Vec::new();
         for n in order {
             let entry = view.load_entry(n.entry)?;
-            let label = entry
-                .id()
-                .and_then(|id| self.index.label(id))
-                .map(str::to_owned);
+            let (label, label_timestamp) = match entry.id() {
+                Some(id) => match self.index.label(id) {
+                    Some(l) => (Some(l.to_owned()), self.label_time(&view, id)?),
+                    None => (None, None),
+                },
+                None => (None, None),
+            };
             let pos = tree.nodes.len();
             while let Some(&top) = stack.last() {
                 if tree.nodes[top].depth >= n.depth {
@@ -413,6 +416,7 @@ impl OwnedSession {
             tree.nodes.push(TreeNode {
                 entry: crate::read::NodeEntry::Owned(Box::new(entry)),
                 label,
+                label_timestamp,
                 depth: n.depth,
                 children: Vec::new(),
             });
@@ -603,12 +607,12 @@ impl OwnedSession {
             .iter()
             .filter_map(|x| self.index.info(*x).and_then(|i| i.id).map(str::to_owned))
             .collect();
-        let labels: Vec<(String, String)> = self
+        let labels: Vec<(String, String, Option<String>)> = self
             .index
             .labels()
             .filter(|(t, _)| ids.iter().any(|i| i == t))
-            .map(|(t, l)| (t.to_owned(), l.to_owned()))
-            .collect();
+            .map(|(t, l)| Ok((t.to_owned(), l.to_owned(), self.label_time(&view, t)?)))
+            .collect::<Result<_, ReadError>>()?;
         let options = NewSessionOptions::with_parent_session(self.path.to_string_lossy());
         let mut new = self.store.create_with(self.cwd(), options)?;
         const BATCH: usize = 256;
@@ -619,11 +623,24 @@ impl OwnedSession {
                 .collect::<Result<_, _>>()?;
             new.append_raw_batch(&payloads)?;
         }
-        for (target, label) in labels {
-            new.append_label_change(&target, Some(&label))?;
+        for (target, label, time) in labels {
+            // 0.73.1: the re-created label keeps the original label's timestamp.
+            new.append_with(|mut b| {
+                b.timestamp = time.map(session_types::Timestamp::new);
+                Entry::label(b, EntryId::new(target), Some(label))
+            })?;
         }
         new.sync()?;
         Ok(new)
+    }
+
+    /// The timestamp of the label entry that set `target`'s current label (`None`
+    /// when unlabelled, or when that entry has no string timestamp).
+    fn label_time(&self, view: &View<'_>, target: &str) -> Result<Option<String>, ReadError> {
+        match self.index.label_entry(target) {
+            Some(i) => Ok(view.load_entry(i)?.timestamp().map(str::to_owned)),
+            None => Ok(None),
+        }
     }
 
     /// Appends verbatim entry payloads (copies), in one write, durably.

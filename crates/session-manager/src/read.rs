@@ -142,6 +142,9 @@ pub struct TreeNode<'a> {
     pub entry: NodeEntry<'a>,
     /// Its current label, if any.
     pub label: Option<String>,
+    /// The timestamp of the label entry that set that label, as written (reference
+    /// 0.73.1 `labelTimestamp`; `None` when unlabelled or the label entry has none).
+    pub label_timestamp: Option<String>,
     /// Depth from its root (0 for a root).
     pub depth: u32,
     /// Positions (in [`SessionTree::nodes`]) of its children, in the reference's order

@@ -41,6 +41,8 @@ pub struct ResidentSession {
     entries: Vec<Entry>,
     by_id: HashMap<String, usize>,
     labels: IndexMap<String, String>,
+    /// Per labelled target, the timestamp of the label entry that set its label.
+    label_times: HashMap<String, Option<String>>,
     name: Option<String>,
     leaf: Option<EntryId>,
     file: Option<PathBuf>,
@@ -82,6 +84,7 @@ impl ResidentSession {
             entries: Vec::with_capacity(entries.len()),
             by_id: HashMap::new(),
             labels: IndexMap::new(),
+            label_times: HashMap::new(),
             name: None,
             leaf: None,
             file,
@@ -100,9 +103,12 @@ impl ResidentSession {
             Entry::Label(l) => match l.label.as_deref().filter(|x| !x.is_empty()) {
                 Some(label) => {
                     self.labels.insert(l.target_id.0.clone(), label.to_owned());
+                    let time = l.base.timestamp.as_ref().map(|t| t.as_str().to_owned());
+                    self.label_times.insert(l.target_id.0.clone(), time);
                 }
                 None => {
                     self.labels.shift_remove(l.target_id.as_str());
+                    self.label_times.remove(l.target_id.as_str());
                 }
             },
             Entry::SessionInfo(i) => {
@@ -280,17 +286,17 @@ impl ResidentSession {
                 None => tree.roots.push(pos),
             }
             let entry = NodeEntry::Borrowed(&self.entries[i]);
-            let label = if self.labels.is_empty() {
-                None
-            } else {
-                entry
-                    .id()
-                    .and_then(|id| self.get_label(id))
-                    .map(str::to_owned)
+            let (label, label_timestamp) = match entry.id() {
+                Some(id) if !self.labels.is_empty() => (
+                    self.get_label(id).map(str::to_owned),
+                    self.label_times.get(id).cloned().flatten(),
+                ),
+                _ => (None, None),
             };
             tree.nodes.push(TreeNode {
                 entry,
                 label,
+                label_timestamp,
                 depth,
                 children: Vec::new(),
             });
@@ -370,7 +376,8 @@ impl ResidentSession {
     }
 
     /// `createBranchedSession(leafId)` in memory: a new in-memory session with the path
-    /// root → `leaf` (labels left out, then re-created for labelled path entries).
+    /// root → `leaf` (labels left out, then re-created for labelled path entries with
+    /// the original label entries' timestamps, as in 0.73.1).
     pub fn create_branched_session(&self, leaf: &str) -> Result<ResidentSession, AppendError> {
         if !self.by_id.contains_key(leaf) {
             return Err(AppendError::EntryNotFound {
@@ -395,7 +402,12 @@ impl ResidentSession {
         new.leaf = new.entries.last().and_then(Entry::id).map(EntryId::new);
         for (target, label) in &self.labels {
             if on_path.contains(target) {
-                new.append_label_change(target, Some(label))?;
+                // 0.73.1: the re-created label keeps the original label's timestamp.
+                let time = self.label_times.get(target).cloned().flatten();
+                new.append_with(|mut b| {
+                    b.timestamp = time.map(session_types::Timestamp::new);
+                    Entry::label(b, EntryId::new(target.as_str()), Some(label.clone()))
+                })?;
             }
         }
         Ok(new)

@@ -259,6 +259,96 @@ fn branched_in_memory_session_keeps_path_labels_only() {
     );
 }
 
+/// 0.73.1 (legacy-pi-behaviour §0 delta 5, §3.5): `createBranchedSession` re-creates
+/// labels with the timestamp of the label entry that set them (0.58.3 used the current
+/// time), and tree nodes report it as `labelTimestamp`. Resident and owned alike.
+#[test]
+fn branched_sessions_keep_original_label_timestamps_and_trees_report_them() {
+    fn label_times(entries: &[Entry]) -> Vec<(String, Option<String>)> {
+        entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Label(l) => Some((
+                    l.target_id.as_str().to_owned(),
+                    e.timestamp().map(str::to_owned),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+    // Resident.
+    let mut s = ResidentSession::in_memory("/w", Sources::deterministic(T0, 9));
+    let a = s.append_message(user("q1")).expect("a");
+    let b = s.append_message(assistant("r1")).expect("b");
+    s.append_label_change(a.as_str(), Some("first"))
+        .expect("l1");
+    s.append_label_change(b.as_str(), Some("lb")).expect("lb");
+    let relabel = s
+        .append_label_change(a.as_str(), Some("second"))
+        .expect("l2");
+    s.append_message(user("later")).expect("later");
+    let ts_a = s
+        .get_entry(relabel.as_str())
+        .and_then(|e| e.timestamp())
+        .map(str::to_owned);
+    let ts_b = s.get_entries().iter().find_map(|e| match e {
+        Entry::Label(l) if l.target_id.as_str() == b.as_str() => e.timestamp().map(str::to_owned),
+        _ => None,
+    });
+    let tree = s.get_tree();
+    let node_a = tree
+        .nodes
+        .iter()
+        .find(|n| n.entry.id() == Some(a.as_str()))
+        .expect("a");
+    assert_eq!(node_a.label.as_deref(), Some("second"));
+    assert_eq!(node_a.label_timestamp, ts_a);
+    let n = s.create_branched_session(b.as_str()).expect("branched");
+    assert_eq!(
+        label_times(n.get_entries()),
+        [
+            (a.as_str().to_owned(), ts_a.clone()),
+            (b.as_str().to_owned(), ts_b.clone())
+        ],
+        "first-set order, original timestamps"
+    );
+    // Owned.
+    let (_d, store) = store();
+    let mut o = store.create("/w").expect("create");
+    let a = o.append_message(user("q1")).expect("a");
+    let b = o.append_message(assistant("r1")).expect("b");
+    o.append_label_change(a.as_str(), Some("first"))
+        .expect("l1");
+    let lb = o.append_label_change(b.as_str(), Some("lb")).expect("lb");
+    let relabel = o
+        .append_label_change(a.as_str(), Some("second"))
+        .expect("l2");
+    o.append_message(user("later")).expect("later");
+    let ts = |id: &str| {
+        o.read_entry(id, L)
+            .expect("entry")
+            .timestamp()
+            .map(str::to_owned)
+    };
+    let (ts_a, ts_b) = (ts(relabel.as_str()), ts(lb.as_str()));
+    assert!(ts_a.is_some() && ts_a != ts_b);
+    let tree = o.read_tree(L).expect("tree");
+    let node_a = tree
+        .nodes
+        .iter()
+        .find(|n| n.entry.id() == Some(a.as_str()))
+        .expect("a");
+    assert_eq!(node_a.label_timestamp, ts_a);
+    let n = o.create_branched_session(b.as_str()).expect("branched");
+    let path = n.session_file().expect("file").to_path_buf();
+    drop(n);
+    let v = store.open_read_only(&path).expect("view");
+    assert_eq!(
+        label_times(v.get_entries()),
+        [(a.as_str().to_owned(), ts_a), (b.as_str().to_owned(), ts_b)]
+    );
+}
+
 // ----- build-context.test.ts through the manager -----
 
 #[test]
