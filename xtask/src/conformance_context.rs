@@ -10,8 +10,9 @@
 //! file the crate's `cargo test` reads: a blake3 of each canonical context, and the full
 //! contexts of the resume leaf and of contexts under 100 KB.
 //!
-//! Options: `--sizes 10k,100k` `--data /work/peer/data/big` `--peer /work/peer`
-//! `--leaves 50` `--record PATH`.
+//! Options: `--sizes 10k,100k` `--data DIR` `--peer DIR` `--leaves 50` `--record PATH`.
+//! By default the reference is installed into `target/peer` and the data generated
+//! there (`target/peer/data/big`) when absent.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -53,8 +54,8 @@ rmSync(tmp, { recursive: true, force: true });
 
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let mut sizes = vec!["10k".to_owned(), "100k".to_owned()];
-    let mut data = PathBuf::from("/work/peer/data/big");
-    let mut peer = PathBuf::from("/work/peer");
+    let mut data: Option<PathBuf> = None;
+    let mut peer: Option<PathBuf> = None;
     let mut k: usize = 50;
     let mut record: Option<PathBuf> = None;
     let mut it = args.iter();
@@ -62,8 +63,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         let mut val = || it.next().with_context(|| format!("{a} needs a value"));
         match a.as_str() {
             "--sizes" => sizes = val()?.split(',').map(str::to_owned).collect(),
-            "--data" => data = val()?.into(),
-            "--peer" => peer = val()?.into(),
+            "--data" => data = Some(val()?.into()),
+            "--peer" => peer = Some(val()?.into()),
             "--leaves" => k = val()?.parse()?,
             "--record" => record = Some(val()?.into()),
             other => bail!("unknown option `{other}`"),
@@ -72,6 +73,14 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     if record.is_some() && sizes.len() != 1 {
         bail!("--record needs exactly one size");
     }
+    let (peer, data) = match (peer, data) {
+        (Some(p), Some(d)) => (p, d),
+        (peer, data) => {
+            let installed = crate::fixtures::peer_with_data(&crate::workspace_root())?;
+            let data = data.unwrap_or_else(|| installed.join("data/big"));
+            (peer.unwrap_or(installed), data)
+        }
+    };
     let dir = std::env::temp_dir().join(format!("xtask-ctx-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let script = dir.join("oracle.mjs");

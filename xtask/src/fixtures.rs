@@ -241,6 +241,19 @@ pub(crate) fn install_peer(peer: &Path, root: &Path) -> Result<PathBuf> {
     Ok(work)
 }
 
+/// The reference installed under `target/peer` (as [`install_peer`]) with its
+/// generated data in `target/peer/data` (`node gen.mjs`: big 1k/10k/100k sessions and
+/// 2,000 small ones; seeded, so the same on every machine), generating it when absent.
+pub(crate) fn peer_with_data(root: &Path) -> Result<PathBuf> {
+    let work = install_peer(&root.join("../shared/peer"), root)?;
+    let data = work.join("data");
+    if !data.join("big/100k.jsonl").is_file() || !data.join("agent/sessions").is_dir() {
+        eprintln!("xtask: node gen.mjs --out {} (about 10 s)", data.display());
+        node(&work, &["gen.mjs", "--out", path_str(&data)?])?;
+    }
+    Ok(work)
+}
+
 fn node(dir: &Path, args: &[&str]) -> Result<()> {
     let out = Command::new("node")
         .args(args)
