@@ -203,6 +203,19 @@ pub struct Writer {
     buf: Vec<u8>,
 }
 
+/// How much of its frame buffer a writer keeps between appends: one huge entry must not
+/// pin its size (up to the 64 MiB maximum payload) for the writer's lifetime.
+const KEPT_BUFFER: usize = 1 << 20;
+
+/// The writer's frame buffer, emptied, for the next append; a buffer a large append
+/// grew past [`KEPT_BUFFER`] is released first.
+fn take_buffer(buf: &mut Vec<u8>) -> Vec<u8> {
+    let mut b = std::mem::take(buf);
+    b.clear();
+    b.shrink_to(KEPT_BUFFER);
+    b
+}
+
 fn create_io(path: &Path, op: &'static str, source: std::io::Error) -> CreateError {
     CreateError::Io {
         path: path.to_path_buf(),
@@ -526,8 +539,7 @@ impl Writer {
         encode: impl FnOnce(&mut PayloadBuf<'_>),
     ) -> Result<(Appended, &[u8]), AppendError> {
         self.check_poison()?;
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
+        let mut buf = take_buffer(&mut self.buf);
         buf.resize(FRAME_HEADER_LEN, 0);
         encode(&mut PayloadBuf { buf: &mut buf });
         let payload_len = buf.len() - FRAME_HEADER_LEN;
@@ -629,8 +641,7 @@ impl Writer {
         }
         let time = self.clock.now();
         let synced_to = self.durable_end;
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
+        let mut buf = take_buffer(&mut self.buf);
         let mut out = Vec::with_capacity(frames.len());
         let mut at = self.end;
         for (i, f) in frames.iter().enumerate() {
@@ -714,6 +725,7 @@ impl Writer {
     /// is pending); returns the durable watermark.
     pub fn sync(&mut self) -> Result<Capture, AppendError> {
         self.check_poison()?;
+        self.buf = take_buffer(&mut self.buf);
         self.sync_inner()?;
         Ok(self.durable_capture())
     }

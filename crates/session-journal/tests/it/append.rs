@@ -221,3 +221,24 @@ fn files_are_0600_and_created_directories_0700() {
     assert_eq!(mode(&tmp.path().join("a")), 0o700);
     assert_eq!(mode(&tmp.path().join("a/b")), 0o700);
 }
+
+/// One huge entry must not pin a buffer of its size for the writer's lifetime: after
+/// the next `sync` (or append) the writer keeps at most 1 MiB of frame buffer.
+#[test]
+fn a_huge_append_does_not_pin_its_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.jsonl");
+    let mut w = Writer::create(&path, JournalId([3; 16]), CreateOptions::default()).unwrap();
+    w.append(entry(), b"small", BUFFERED).unwrap();
+    w.sync().unwrap();
+    let before = crate::alloc::live_bytes();
+    {
+        let big = vec![7u8; 8 << 20];
+        w.append(entry(), &big, BUFFERED).unwrap();
+    }
+    w.sync().unwrap();
+    let held = crate::alloc::live_bytes() - before;
+    assert!(held < 2 << 20, "the writer still holds {held} bytes");
+    w.append(entry(), b"after", BUFFERED).unwrap();
+    drop(w);
+}
