@@ -7,7 +7,7 @@ use session_index::{IndexStatus, RebuildReason, kinds, sidecar_path};
 use session_journal::vfs::Vfs;
 use session_journal::{Durability, OpenOptions, Writer};
 
-use crate::support::{fingerprint, open, sim, synthetic, write};
+use crate::support::{fingerprint, open, sim, synthetic, write, writer};
 
 #[test]
 fn no_index_claims_bytes_the_journal_lost() {
@@ -21,14 +21,7 @@ fn no_index_claims_bytes_the_journal_lost() {
         let fs = sim();
         let path = Path::new("/s/a.jsonl");
         write(fs.clone(), path, &synthetic(20));
-        let (mut w, _) = Writer::open(
-            path,
-            OpenOptions {
-                vfs: fs.clone(),
-                ..OpenOptions::default()
-            },
-        )
-        .unwrap();
+        let mut w = writer(fs.clone(), path);
         let mut rng = session_journal::sim::SimRng::new(seed);
         for (i, l) in lines.iter().enumerate().skip(20).take(60) {
             let d = if rng.one_in(4) {

@@ -5,11 +5,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use session_index::{Index, kinds, sidecar_path};
+use session_journal::Durability;
 use session_journal::vfs::Vfs;
-use session_journal::{Durability, OpenOptions, Writer};
 use session_types::{AgentMessage, ContentBlock, Entry, UserContent};
 
-use crate::support::{fingerprint, open, sim, write};
+use crate::support::{fingerprint, open, sim, write, writer};
 
 const HEAD: &str =
     r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
@@ -182,14 +182,7 @@ fn observe_both(
     write(fs.clone(), path, HEAD);
     let (mut parsed, _) = open(fs.clone(), path);
     let mut typed = parsed.clone();
-    let (mut w, _) = Writer::open(
-        path,
-        OpenOptions {
-            vfs: fs.clone(),
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = writer(fs.clone(), path);
     for e in entries {
         let tag = kinds::id_tag(e.id().unwrap_or(""));
         let (a, payload) = w
@@ -250,14 +243,7 @@ fn the_typed_path_reads_no_payload_and_declines_what_only_the_text_tells() {
     let fs = sim();
     write(fs.clone(), path, HEAD);
     let (mut ix, _) = open(fs.clone(), path);
-    let (mut w, _) = Writer::open(
-        path,
-        OpenOptions {
-            vfs: fs.clone(),
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = writer(fs.clone(), path);
     let mut declined = Vec::new();
     for e in &entries {
         let a = w.append(kinds::ENTRY, b"-", Durability::Buffered).unwrap();

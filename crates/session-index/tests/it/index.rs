@@ -7,10 +7,10 @@ use session_index::{
     CountingVfs, IndexError, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason,
     sidecar_path,
 };
+use session_journal::Durability;
 use session_journal::vfs::Vfs;
-use session_journal::{Durability, OpenOptions, Writer};
 
-use crate::support::{fingerprint, open, sim, synthetic, write, write_with_id};
+use crate::support::{fingerprint, open, sim, synthetic, write, write_with_id, writer};
 
 #[test]
 fn a_fresh_index_of_a_100k_entry_journal_opens_reading_under_64_kib_of_journal() {
@@ -53,14 +53,7 @@ fn catch_up_reads_only_the_tail_and_ends_equal_to_a_rebuild() {
     let (before, _) = open(fs.clone(), path);
     let covered = before.covered_len().0;
     // Append 100 more entries.
-    let (mut w, _) = Writer::open(
-        path,
-        OpenOptions {
-            vfs: fs.clone(),
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = writer(fs.clone(), path);
     let more = synthetic(2_100);
     let lines: Vec<&str> = more.lines().skip(2_001).collect();
     for l in &lines {
@@ -271,14 +264,7 @@ fn observe_and_save_keep_the_index_current_without_rereading() {
     let path = Path::new("/s/a.jsonl");
     write(fs.clone(), path, &synthetic(10));
     let (mut ix, _) = open(fs.clone(), path);
-    let (mut w, _) = Writer::open(
-        path,
-        OpenOptions {
-            vfs: fs.clone(),
-            ..OpenOptions::default()
-        },
-    )
-    .unwrap();
+    let mut w = writer(fs.clone(), path);
     let line = r#"{"type":"session_info","id":"zz","parentId":"00000009","timestamp":"2026-01-01T00:00:00.000Z","name":"later"}"#;
     let a = w
         .append(

@@ -27,6 +27,19 @@ pub(crate) fn write_with_id(fs: Arc<dyn Vfs>, path: &Path, id: JournalId, text: 
     legacy::write_journal_from_jsonl(path, id, text, fs).unwrap()
 }
 
+/// The journal's writer on `fs` (default options otherwise).
+pub(crate) fn writer(fs: Arc<dyn Vfs>, path: &Path) -> session_journal::Writer {
+    session_journal::Writer::open(
+        path,
+        session_journal::OpenOptions {
+            vfs: fs,
+            ..session_journal::OpenOptions::default()
+        },
+    )
+    .unwrap()
+    .0
+}
+
 pub(crate) fn open(fs: Arc<dyn Vfs>, path: &Path) -> (Index, IndexReport) {
     Index::open_or_rebuild(
         path,
