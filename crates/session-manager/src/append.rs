@@ -91,6 +91,19 @@ pub(crate) fn complete_entry(
     Ok(id)
 }
 
+/// The label entry `createBranchedSession` re-creates for `target` in the new session:
+/// a fresh base (id, parent) but, as in 0.73.1, the timestamp of the label entry that
+/// set the label in the old one (`None`: that entry had none, so neither has this).
+pub(crate) fn recreated_label(
+    mut base: EntryBase,
+    target: &str,
+    label: &str,
+    time: Option<String>,
+) -> Entry {
+    base.timestamp = time.map(Timestamp::new);
+    Entry::label(base, EntryId::new(target), Some(label.to_owned()))
+}
+
 /// A base for a new entry.
 pub(crate) fn base(id: EntryId, parent: Option<EntryId>, now: Timestamp) -> EntryBase {
     EntryBase::new(id, parent, now)

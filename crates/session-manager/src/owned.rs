@@ -11,7 +11,7 @@ use session_index::{EntryIndex, Index, kinds};
 use session_journal::{Durability, NewFrame, Reader, Writer};
 use session_types::{Entry, EntryBase, EntryId, SessionHeader};
 
-use crate::append::{append_methods, base, complete_entry, fresh_id};
+use crate::append::{append_methods, base, complete_entry, fresh_id, recreated_label};
 use crate::error::{AppendError, OpenError, ReadError};
 use crate::read::{Accounting, ReadLimits, SessionTree, TreeNode};
 use crate::source::{Snapshot, View};
@@ -624,11 +624,7 @@ impl OwnedSession {
             new.append_raw_batch(&payloads)?;
         }
         for (target, label, time) in labels {
-            // 0.73.1: the re-created label keeps the original label's timestamp.
-            new.append_with(|mut b| {
-                b.timestamp = time.map(session_types::Timestamp::new);
-                Entry::label(b, EntryId::new(target), Some(label))
-            })?;
+            new.append_with(|b| recreated_label(b, &target, &label, time))?;
         }
         new.sync()?;
         Ok(new)

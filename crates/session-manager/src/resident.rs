@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use session_context::{ContextOptions, Leaf, ResidentSource, SessionContext, build_context};
 use session_types::{Entry, EntryBase, EntryId, SessionHeader, SessionId};
 
-use crate::append::{append_methods, base, complete_entry, fresh_id};
+use crate::append::{append_methods, base, complete_entry, fresh_id, recreated_label};
 use crate::clock::Sources;
 use crate::error::{AppendError, ReadError};
 use crate::read::{NodeEntry, SessionTree, TreeNode, sort_children};
@@ -402,12 +402,8 @@ impl ResidentSession {
         new.leaf = new.entries.last().and_then(Entry::id).map(EntryId::new);
         for (target, label) in &self.labels {
             if on_path.contains(target) {
-                // 0.73.1: the re-created label keeps the original label's timestamp.
                 let time = self.label_times.get(target).cloned().flatten();
-                new.append_with(|mut b| {
-                    b.timestamp = time.map(session_types::Timestamp::new);
-                    Entry::label(b, EntryId::new(target.as_str()), Some(label.clone()))
-                })?;
+                new.append_with(|b| recreated_label(b, target, label, time))?;
             }
         }
         Ok(new)
