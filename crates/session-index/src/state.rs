@@ -438,8 +438,8 @@ impl State {
                 }
                 self.recs.push(rec);
             }
-            ENTRY_KIND => self.observe_fields(index, rec, fields),
-            _ => unreachable!("`begin` records only header and entry frames"),
+            // `begin` records only header and entry frames: this is an entry.
+            _ => self.observe_fields(index, rec, fields),
         }
     }
 
