@@ -59,7 +59,7 @@ mod retention;
 mod tree_check;
 
 pub use error::{ExportError, ImportError, RetentionError};
-pub use export::{ExportOutcome, export};
+pub use export::{ExportOutcome, export, export_to};
 pub use import::{Destination, ImportOptions, import, is_safe_session_id};
 pub use outcome::{Disposition, ImportOutcome, IssueKind, LineIssue, SourceInfo};
 pub use retention::{Retention, import_source, retention};
