@@ -836,11 +836,12 @@ fn replay(
     })
 }
 
-/// Writes `bytes` to `path` atomically through `vfs`.
+/// Writes `bytes` to `path` atomically through `vfs`: into a temporary created
+/// exclusively under an unpredictable name beside it (`.<name>.save-<16 hex>.tmp`, at
+/// most 64 characters of the name, so no planted file or link is ever written through
+/// and two concurrent savers never clobber each other's temporary), synced, renamed
+/// over `path` (`0600`), then the directory synced.
 pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
     let io = |op: &'static str, p: &Path| {
         let p = p.to_path_buf();
         move |source| SaveError::Io {
@@ -849,21 +850,26 @@ pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(
             source,
         }
     };
-    match vfs.remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io("remove", &tmp)(e)),
-        _ => {}
-    }
-    let f = vfs
-        .open(&tmp, OpenMode::CreateNew)
-        .map_err(io("create", &tmp))?;
-    f.write_all_at(0, bytes).map_err(io("write", &tmp))?;
-    f.sync_data().map_err(io("sync", &tmp))?;
-    drop(f);
-    vfs.rename(&tmp, path).map_err(io("rename", path))?;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    let name: String = path
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(64).collect())
+        .unwrap_or_default();
+    let (tmp, f) = vfs
+        .create_temp(&dir, &format!(".{name}.save-"))
+        .map_err(io("create a temporary file", &dir))?;
+    let written = f
+        .write_all_at(0, bytes)
+        .map_err(io("write", &tmp))
+        .and_then(|()| f.sync_data().map_err(io("sync", &tmp)));
+    drop(f);
+    if let Err(e) = written.and_then(|()| vfs.rename(&tmp, path).map_err(io("rename", path))) {
+        let _ = vfs.remove_file(&tmp);
+        return Err(e);
+    }
     vfs.sync_dir(&dir).map_err(io("sync directory", &dir))?;
     Ok(())
 }
