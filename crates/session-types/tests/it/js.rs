@@ -1,0 +1,47 @@
+//! The `js` module against tables produced by node 20 (`tests/data/*.mjs`).
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use session_types::js::sort::sort_by_number_key;
+
+fn data(name: &str) -> Value {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
+    let text = std::fs::read_to_string(&p).expect("committed test data");
+    serde_json::from_str(&text).expect("test data is JSON")
+}
+
+/// V8's `Array.prototype.sort` with `(a, b) => a.t - b.t`, NaN keys included, at
+/// 1–300 elements and a few longer arrays.
+#[test]
+fn sort_matches_v8() {
+    let cases = data("js_sort.json");
+    let cases = cases.as_array().expect("an array of cases");
+    assert!(cases.len() >= 300);
+    let mut failures = Vec::new();
+    for case in cases {
+        let keys: Vec<f64> = case["keys"]
+            .as_array()
+            .expect("keys")
+            .iter()
+            .map(|k| k.as_f64().unwrap_or(f64::NAN))
+            .collect();
+        let want: Vec<usize> = case["order"]
+            .as_array()
+            .expect("order")
+            .iter()
+            .map(|i| i.as_u64().expect("an index") as usize)
+            .collect();
+        let mut got: Vec<usize> = (0..keys.len()).collect();
+        sort_by_number_key(&mut got, |&i| keys[i]);
+        if got != want {
+            failures.push(keys.len());
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "orders differ from V8's at lengths {failures:?}"
+    );
+}
