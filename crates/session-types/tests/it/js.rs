@@ -45,3 +45,29 @@ fn sort_matches_v8() {
         "orders differ from V8's at lengths {failures:?}"
     );
 }
+
+/// `Date.parse` (as `new Date(s).getTime()` in the reference) on ISO forms, V8's
+/// extensions and legacy forms, rejections and range edges, against node with
+/// `TZ=UTC`.
+#[test]
+fn date_parse_matches_v8() {
+    let rows = data("js_date.json");
+    let rows = rows.as_array().expect("an array of rows");
+    assert!(rows.len() >= 200);
+    let mut failures = Vec::new();
+    for row in rows {
+        let s = row[0].as_str().expect("the input string");
+        let want = row[1].as_i64();
+        let got = session_types::parse_js_date(s);
+        if got != want {
+            failures.push(format!("{s:?}: node {want:?}, ours {got:?}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        rows.len(),
+        failures.join("\n")
+    );
+}
