@@ -71,3 +71,29 @@ fn date_parse_matches_v8() {
         failures.join("\n")
     );
 }
+
+/// Numbers read from JSON text and printed with `js::stringify`, against node's
+/// `JSON.stringify(JSON.parse(text))`.
+#[test]
+fn numbers_print_as_json_stringify() {
+    let rows = data("js_number.json");
+    let rows = rows.as_array().expect("an array of rows");
+    assert!(rows.len() >= 300);
+    let mut failures = Vec::new();
+    for row in rows {
+        let text = row[0].as_str().expect("the number text");
+        let want = row[1].as_str().expect("node's output");
+        let v: Value = serde_json::from_str(text).expect("a JSON number");
+        let got = session_types::js::stringify::to_string(&v).expect("serializes");
+        if got != want {
+            failures.push(format!("{text}: node {want}, ours {got}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} differ:\n{}",
+        failures.len(),
+        rows.len(),
+        failures.join("\n")
+    );
+}
