@@ -16,38 +16,51 @@ use crate::support::{Bcs, Run, bin};
 const HANG: Duration = Duration::from_secs(20);
 
 /// Runs `cmd` with `stdin`, killing it (and failing) if it runs longer than [`HANG`].
+/// Output is drained while it runs, so a large output never stalls it.
 fn run_bounded(mut cmd: Command, stdin: &str, what: &str) -> Run {
+    use std::io::Read;
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn bcs");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            String::from_utf8_lossy(&v).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
     let mut input = child.stdin.take().expect("stdin");
-    let _ = input.write_all(stdin.as_bytes());
-    drop(input);
+    let stdin = stdin.to_owned();
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(stdin.as_bytes());
+    });
     let started = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
         }
         if started.elapsed() > HANG {
-            let wchan =
-                std::fs::read_to_string(format!("/proc/{}/wchan", child.id())).unwrap_or_default();
+            let wchan = std::fs::read_to_string(format!("/proc/{}/wchan", child.id()))
+                .unwrap_or_default();
             let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
+            let _ = child.wait();
             panic!(
                 "{what}: still running after {HANG:?} (hung in {wchan:?}); stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
+                err.join().unwrap_or_default()
             );
         }
         std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().expect("output");
+    };
+    let _ = feeder.join();
     Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: status.code().unwrap_or(-1),
+        stdout: out.join().expect("stdout"),
+        stderr: err.join().expect("stderr"),
     }
 }
 
@@ -517,4 +530,135 @@ fn errors_say_each_cause_once() {
     let err = r.fails(1);
     assert_eq!(err.matches("os error 2").count(), 1, "{err}");
     assert_eq!(err.matches("/nonexistent/dir").count(), 1, "{err}");
+}
+
+/// A small tmpfs mounted for one test and unmounted when dropped (even on panic).
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// `None` where this process may not mount (not root): the tests below then say so
+    /// and check nothing. CI runs as root, so it always runs them.
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().expect("mount point");
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "none"])
+            .arg(dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("cannot mount a tmpfs here (not root?): skipped");
+            return None;
+        }
+        Some(Tmpfs { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn remount(&self, mode: &str) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(self.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "remount {mode}");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+fn bcs_at(home: &Path, args: &[&str], stdin: &str) -> Run {
+    let mut c = Command::new(bin());
+    c.arg("--home").arg(home).args(args);
+    c.env_remove("BASE_CONTEXT_HOME")
+        .env_remove("BASE_CONTEXT_SESSION_DIR");
+    run_bounded(c, stdin, &format!("bcs {}", args.join(" ")))
+}
+
+/// A full file system: appends fail with a clear error once space runs out, every
+/// entry acknowledged before is kept, reading commands keep working while it is
+/// full, and once space is freed the session takes appends again.
+#[test]
+fn a_full_file_system_loses_nothing_acknowledged() {
+    let Some(fs) = Tmpfs::mount("2m") else { return };
+    let home = fs.path().join("home");
+    bcs_at(&home, &["new", "--id", "s1", "--cwd", "/w"], "").ok();
+    let filler = fs.path().join("filler");
+    // Leave about 600 KiB.
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", "bs=1024", "count=1400"])
+        .arg(format!("of={}", filler.display()))
+        .stderr(Stdio::null())
+        .status();
+    let mut input = String::new();
+    for k in 0..60 {
+        input.push_str(&format!(
+            "{{\"role\":\"user\",\"content\":\"k{k} {}\",\"timestamp\":1}}\n",
+            "y".repeat(20_000)
+        ));
+    }
+    let r = bcs_at(&home, &["append", "s1"], &input);
+    assert_eq!(r.code, 1, "the disk filled up: {}", r.stderr);
+    assert!(r.stderr.contains("No space left"), "{}", r.stderr);
+    let acked: Vec<&str> = r.stdout.lines().collect();
+    assert!(!acked.is_empty() && acked.len() < 60, "{} acknowledged", acked.len());
+    for args in [&["context", "s1"][..], &["show", "s1"], &["list", "--all"], &["tree", "s1"]] {
+        let r = bcs_at(&home, args, "");
+        assert_eq!(r.code, 0, "bcs {} while full: {}", args.join(" "), r.stderr);
+    }
+    std::fs::remove_file(&filler).expect("free space");
+    let exported = bcs_at(&home, &["export", "s1"], "");
+    let text = exported.ok();
+    for id in &acked {
+        assert!(text.contains(id), "acknowledged {id} lost");
+    }
+    bcs_at(&home, &["append", "s1"], &format!("{USER}\n")).ok();
+    let v = bcs_at(&home, &["verify", "--json", "s1"], "");
+    assert!(v.stdout.contains("\"clean\"") || v.stdout.contains("stale-index"), "{}", v.stdout);
+}
+
+/// A read-only file system: every reading command works, every writing command fails
+/// with a one-line error naming what it could not write, and nothing is lost.
+#[test]
+fn a_read_only_file_system_reads_and_refuses_writes() {
+    let Some(fs) = Tmpfs::mount("4m") else { return };
+    let home = fs.path().join("home");
+    bcs_at(&home, &["new", "--id", "s1", "--cwd", "/w"], "").ok();
+    bcs_at(&home, &["append", "s1"], &format!("{USER}\n")).ok();
+    let src = fs.path().join("legacy.jsonl");
+    std::fs::write(&src, LEGACY).expect("source");
+    let before = bcs_at(&home, &["export", "s1"], "").stdout;
+    fs.remount("ro");
+    for args in [
+        &["context", "--json", "s1"][..],
+        &["show", "s1"],
+        &["tree", "s1"],
+        &["list", "--all"],
+        &["verify", "s1"],
+        &["export", "s1"],
+    ] {
+        let r = bcs_at(&home, args, "");
+        assert_eq!(r.code, 0, "bcs {} on a read-only fs: {}", args.join(" "), r.stderr);
+    }
+    let src_arg = src.to_str().expect("utf-8");
+    for (args, stdin) in [
+        (&["append", "s1"][..], format!("{USER}\n")),
+        (&["new", "--id", "s2", "--cwd", "/w"], String::new()),
+        (&["rm", "s1"], String::new()),
+        (&["import", src_arg], String::new()),
+    ] {
+        let r = bcs_at(&home, args, &stdin);
+        let err = r.fails(1);
+        assert!(err.contains("Read-only file system"), "bcs {}: {err}", args.join(" "));
+    }
+    fs.remount("rw");
+    assert_eq!(bcs_at(&home, &["export", "s1"], "").stdout, before);
 }
