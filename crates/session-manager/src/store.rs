@@ -317,14 +317,18 @@ impl Store {
     }
 
     /// `SessionManager.continueRecent(cwd)`: opens the session of `cwd` with the latest
-    /// activity (the listing's `modified`, read from derived summaries only), or
-    /// creates one.
+    /// activity (the listing's `modified`, read from derived summaries only) that no
+    /// other process or handle owns, or creates one when every session of `cwd` is
+    /// owned (or there is none): two agents started in one directory each get a
+    /// session instead of one of them failing on the other's lock.
     pub fn continue_recent(&self, cwd: &str) -> Result<OwnedSession, OpenError> {
-        let recent = self.list(cwd, &mut ())?;
-        match recent.first() {
-            Some(info) => self.open(&info.path),
-            None => self.create(cwd),
+        for info in self.list(cwd, &mut ())? {
+            match self.open(&info.path) {
+                Err(OpenError::Locked { .. }) => continue,
+                other => return other,
+            }
         }
+        self.create(cwd)
     }
 
     /// `SessionManager.forkFrom(sourcePath, targetCwd)`: a new session in this store

@@ -45,8 +45,8 @@ fn run_bounded(mut cmd: Command, stdin: &str, what: &str) -> Run {
             break status;
         }
         if started.elapsed() > HANG {
-            let wchan = std::fs::read_to_string(format!("/proc/{}/wchan", child.id()))
-                .unwrap_or_default();
+            let wchan =
+                std::fs::read_to_string(format!("/proc/{}/wchan", child.id())).unwrap_or_default();
             let _ = child.kill();
             let _ = child.wait();
             panic!(
@@ -543,7 +543,13 @@ impl Tmpfs {
     fn mount(size: &str) -> Option<Tmpfs> {
         let dir = tempfile::tempdir().expect("mount point");
         let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0700"), "none"])
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "none",
+            ])
             .arg(dir.path())
             .stderr(Stdio::null())
             .status()
@@ -609,8 +615,17 @@ fn a_full_file_system_loses_nothing_acknowledged() {
     assert_eq!(r.code, 1, "the disk filled up: {}", r.stderr);
     assert!(r.stderr.contains("No space left"), "{}", r.stderr);
     let acked: Vec<&str> = r.stdout.lines().collect();
-    assert!(!acked.is_empty() && acked.len() < 60, "{} acknowledged", acked.len());
-    for args in [&["context", "s1"][..], &["show", "s1"], &["list", "--all"], &["tree", "s1"]] {
+    assert!(
+        !acked.is_empty() && acked.len() < 60,
+        "{} acknowledged",
+        acked.len()
+    );
+    for args in [
+        &["context", "s1"][..],
+        &["show", "s1"],
+        &["list", "--all"],
+        &["tree", "s1"],
+    ] {
         let r = bcs_at(&home, args, "");
         assert_eq!(r.code, 0, "bcs {} while full: {}", args.join(" "), r.stderr);
     }
@@ -622,7 +637,11 @@ fn a_full_file_system_loses_nothing_acknowledged() {
     }
     bcs_at(&home, &["append", "s1"], &format!("{USER}\n")).ok();
     let v = bcs_at(&home, &["verify", "--json", "s1"], "");
-    assert!(v.stdout.contains("\"clean\"") || v.stdout.contains("stale-index"), "{}", v.stdout);
+    assert!(
+        v.stdout.contains("\"clean\"") || v.stdout.contains("stale-index"),
+        "{}",
+        v.stdout
+    );
 }
 
 /// A read-only file system: every reading command works, every writing command fails
@@ -646,7 +665,13 @@ fn a_read_only_file_system_reads_and_refuses_writes() {
         &["export", "s1"],
     ] {
         let r = bcs_at(&home, args, "");
-        assert_eq!(r.code, 0, "bcs {} on a read-only fs: {}", args.join(" "), r.stderr);
+        assert_eq!(
+            r.code,
+            0,
+            "bcs {} on a read-only fs: {}",
+            args.join(" "),
+            r.stderr
+        );
     }
     let src_arg = src.to_str().expect("utf-8");
     for (args, stdin) in [
@@ -657,7 +682,11 @@ fn a_read_only_file_system_reads_and_refuses_writes() {
     ] {
         let r = bcs_at(&home, args, &stdin);
         let err = r.fails(1);
-        assert!(err.contains("Read-only file system"), "bcs {}: {err}", args.join(" "));
+        assert!(
+            err.contains("Read-only file system"),
+            "bcs {}: {err}",
+            args.join(" ")
+        );
     }
     fs.remount("rw");
     assert_eq!(bcs_at(&home, &["export", "s1"], "").stdout, before);

@@ -208,6 +208,27 @@ fn continue_recent_picks_the_latest_activity_from_summaries_only() {
     assert_eq!(fresh.cwd(), "/none");
 }
 
+/// Two agents continuing in one directory: the second gets the newest session nobody
+/// owns (or a new one), never the first one's lock error.
+#[test]
+fn continue_recent_skips_sessions_someone_owns() {
+    let (_d, store) = store();
+    let older = store.create("/p").expect("create");
+    let older_path = older.session_file().expect("file").to_path_buf();
+    older.close().expect("close");
+    let mut newer = store.create("/p").expect("create");
+    newer.append_message(user("latest")).expect("append");
+    let newer_path = newer.session_file().expect("file").to_path_buf();
+    // The first agent holds the newest session.
+    let second = store.continue_recent("/p").expect("second agent");
+    assert_eq!(second.session_file(), Some(older_path.as_path()));
+    // A third agent: both are owned now, so a new session.
+    let third = store.continue_recent("/p").expect("third agent");
+    let third_path = third.session_file().expect("file");
+    assert!(third_path != older_path && third_path != newer_path);
+    drop((newer, second, third));
+}
+
 #[test]
 fn fork_from_copies_every_entry_and_records_the_parent() {
     let (_d, store) = store();
