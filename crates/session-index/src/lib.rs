@@ -73,6 +73,7 @@ pub use index::{
     Counts, EntryIndex, EntryInfo, Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions,
     RebuildReason, sidecar_path,
 };
+pub use probe::FIRST_MESSAGE_MAX_BYTES;
 pub use sidecar::{
     HEADER_LEN as SIDECAR_HEADER_LEN, MAGIC as SIDECAR_MAGIC, TRAILER_LEN as SIDECAR_TRAILER_LEN,
     VERSION as SIDECAR_VERSION, trailer as sidecar_trailer,

@@ -178,3 +178,34 @@ fn a_read_only_listing_writes_nothing_and_uses_a_fresh_catalog() {
     assert_eq!(report.journals_opened, 0);
     assert_eq!(counting.opens_matching(".jsonl"), 0);
 }
+
+#[test]
+fn a_huge_first_message_leaves_the_sidecar_and_the_catalog_small() {
+    use session_index::{FIRST_MESSAGE_MAX_BYTES, sidecar_path};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s");
+    let huge = "é".repeat(4 << 20); // 8 MiB of text
+    let text = format!(
+        "{}\n{}\n",
+        r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        serde_json::json!({"type":"message","id":"u","parentId":null,
+            "timestamp":"2026-01-01T00:00:01.000Z",
+            "message":{"role":"user","content":huge,"timestamp":1}})
+    );
+    let journal = dir.join("big.jsonl");
+    crate::support::write(Arc::new(StdVfs), &journal, &text);
+    let (infos, _) = session_index::list_sessions(&dir, &ListOptions::default()).unwrap();
+    assert_eq!(infos.len(), 1);
+    let s = &infos[0].summary;
+    assert_eq!(s.first_message, huge[..FIRST_MESSAGE_MAX_BYTES]);
+    assert!(s.first_message_truncated);
+    assert_eq!(s.message_count, 1);
+    let side = std::fs::metadata(sidecar_path(&journal)).unwrap().len();
+    let cat = std::fs::metadata(dir.join(CATALOG_FILE)).unwrap().len();
+    assert!(side < 16 * 1024, "sidecar is {side} bytes");
+    assert!(cat < 16 * 1024, "catalog is {cat} bytes");
+    // Served from the catalog, the same excerpt.
+    let (again, report) = session_index::list_sessions(&dir, &ListOptions::default()).unwrap();
+    assert_eq!(report.catalog, CatalogStatus::Fresh);
+    assert_eq!(again, infos);
+}
