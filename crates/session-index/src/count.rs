@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use session_journal::vfs::{LockAttempt, OpenMode, Vfs, VfsFile};
+use session_journal::vfs::{DirEntry, FileId, FileStatus, OpenMode, Vfs, VfsFile};
 
 #[derive(Debug, Default)]
 struct Counters {
@@ -115,6 +115,12 @@ impl VfsFile for CountingFile {
     fn sync_all(&self) -> io::Result<()> {
         self.inner.sync_all()
     }
+    fn status(&self) -> io::Result<FileStatus> {
+        self.inner.status()
+    }
+    fn try_lock(&self) -> io::Result<bool> {
+        self.inner.try_lock()
+    }
 }
 
 impl Vfs for CountingVfs {
@@ -152,7 +158,19 @@ impl Vfs for CountingVfs {
     fn exists(&self, path: &Path) -> io::Result<bool> {
         self.inner.exists(path)
     }
-    fn try_lock(&self, path: &Path, holder: &[u8]) -> io::Result<LockAttempt> {
-        self.inner.try_lock(path, holder)
+    fn identity(&self, path: &Path) -> io::Result<Option<FileId>> {
+        self.inner.identity(path)
+    }
+    fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
+        self.inner.hard_link(existing, new)
+    }
+    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<(PathBuf, Box<dyn VfsFile>)> {
+        self.inner.create_temp(dir, prefix)
+    }
+    fn read_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        self.inner.read_dir(dir)
+    }
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.inner.remove_dir_all(path)
     }
 }

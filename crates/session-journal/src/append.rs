@@ -12,7 +12,7 @@ use crate::format::{
 };
 use crate::frame::{FrameInfo, FrameKey};
 use crate::header::{JournalHeader, encode_header_payload, read_prefix};
-use crate::lock::{LockFailure, WriterLock, acquire, lock_path};
+use crate::lock::{lock_error, lock_journal, open_for_lock, record_holder};
 use crate::recover::{
     RecoveryMode, RecoveryReport, TailState, Verdict, Witness, WitnessOutcome, classify,
     quarantine, scan, scan_from, trust,
@@ -20,7 +20,7 @@ use crate::recover::{
 use crate::types::{
     BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp,
 };
-use crate::vfs::{OpenMode, StdVfs, Vfs, VfsFile, parent_dir};
+use crate::vfs::{StdVfs, Vfs, VfsFile, parent_dir};
 
 /// Options of [`Writer::create`].
 #[derive(Debug, Clone)]
@@ -180,7 +180,8 @@ impl std::io::Write for PayloadBuf<'_> {
     }
 }
 
-/// The single writer of a journal. Holds the writer lock until dropped.
+/// The single writer of a journal. Holds the writer lock — on the journal file itself,
+/// see [`lock`](crate::lock) — until dropped.
 ///
 /// Any I/O error poisons the writer: the failing call returns the error, every later
 /// call returns [`AppendError::Poisoned`], and nothing of the failing call counts as
@@ -188,8 +189,8 @@ impl std::io::Write for PayloadBuf<'_> {
 #[derive(Debug)]
 pub struct Writer {
     path: PathBuf,
+    /// The journal, opened and locked by this writer (the lock lives as long as it).
     file: Box<dyn VfsFile>,
-    _lock: WriterLock,
     key: FrameKey,
     header: JournalHeader,
     data_start: u64,
@@ -238,12 +239,43 @@ fn open_io(
     }
 }
 
+/// The prefix of the temporary name a journal is created under before it is linked
+/// into place: hidden (a leading `.`), naming the journal (at most its first 64
+/// characters, so a journal name near the 255-byte limit still has a temporary name),
+/// so a leftover after a crash is recognised: `.<name>.new-<16 hex digits>.tmp`.
+pub(crate) fn temp_prefix(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(64).collect::<String>())
+        .unwrap_or_default();
+    format!(".{name}{TEMP_MARK}")
+}
+
+/// What marks a journal's temporary name (see [`is_leftover_temp`]).
+const TEMP_MARK: &str = ".new-";
+
+/// Whether `name` is the temporary name of a journal whose creation never finished
+/// (the process died between creating it and linking it into place). Such a file
+/// holds no entry: only the signature and the header, or less.
+pub fn is_leftover_temp(name: &std::ffi::OsStr) -> bool {
+    let Some(name) = name.to_str() else {
+        return false;
+    };
+    let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    rest.rsplit_once(TEMP_MARK)
+        .is_some_and(|(_, hex)| hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 impl Writer {
-    /// Creates a new journal durably: takes the lock, creates the file (`0600`; missing
-    /// parent directories `0700`), writes the signature and the header frame, syncs the
-    /// file, then the directory.
+    /// Creates a new journal durably: writes the signature and the header frame into
+    /// a fresh temporary file (`0600`, an unpredictable name in the same directory;
+    /// missing parent directories `0700`) locked by this writer, syncs it, links it into
+    /// place (never replacing anything), removes the temporary name and syncs the
+    /// directory. `path` never names a journal without its header.
     ///
-    /// Fails with [`CreateError::Exists`] if a file is already there.
+    /// Fails with [`CreateError::Exists`] if anything is already there.
     pub fn create(
         path: &Path,
         id: JournalId,
@@ -268,26 +300,36 @@ impl Writer {
             vfs.sync_dir(&up)
                 .map_err(|e| create_io(&up, "sync directory", e))?;
         }
-        let lock = match acquire(vfs, path) {
-            Ok(l) => l,
-            Err(LockFailure::Held(holder)) => {
-                return Err(CreateError::Locked {
-                    path: path.to_path_buf(),
-                    lock_path: lock_path(path),
-                    holder,
-                });
+        // Fast refusal; the link below is what decides.
+        if vfs
+            .identity(path)
+            .map_err(|e| create_io(path, "stat", e))?
+            .is_some()
+        {
+            return Err(CreateError::Exists {
+                path: path.to_path_buf(),
+            });
+        }
+        // The journal is written under an unpredictable temporary name and linked into
+        // place complete: no process ever sees `path` without its header.
+        let (tmp, file) = vfs
+            .create_temp(&dir, &temp_prefix(path))
+            .map_err(|e| create_io(&dir, "create temporary journal", e))?;
+        match file.try_lock() {
+            Ok(true) => {}
+            Ok(false) => {
+                let _ = vfs.remove_file(&tmp);
+                return Err(create_io(
+                    &tmp,
+                    "lock",
+                    std::io::Error::other("a fresh temporary journal is locked by another process"),
+                ));
             }
-            Err(LockFailure::Io(e)) => return Err(create_io(&lock_path(path), "lock", e)),
-        };
-        let file = match vfs.open(path, OpenMode::CreateNew) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(CreateError::Exists {
-                    path: path.to_path_buf(),
-                });
+            Err(e) => {
+                let _ = vfs.remove_file(&tmp);
+                return Err(create_io(&tmp, "lock", e));
             }
-            Err(e) => return Err(create_io(path, "create", e)),
-        };
+        }
         let header = JournalHeader {
             journal_id: id,
             session_id: options.session_id.clone(),
@@ -313,22 +355,29 @@ impl Writer {
         );
         let written = file
             .write_all_at(0, &buf)
-            .map_err(|e| create_io(path, "write", e))
-            .and_then(|()| file.sync_all().map_err(|e| create_io(path, "sync", e)))
-            .and_then(|()| {
-                vfs.sync_dir(&dir)
-                    .map_err(|e| create_io(&dir, "sync directory", e))
+            .map_err(|e| create_io(&tmp, "write", e))
+            .and_then(|()| file.sync_all().map_err(|e| create_io(&tmp, "sync", e)))
+            .and_then(|()| match vfs.hard_link(&tmp, path) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    Err(CreateError::Exists {
+                        path: path.to_path_buf(),
+                    })
+                }
+                Err(e) => Err(create_io(path, "link into place", e)),
             });
-        if let Err(e) = written {
-            // We created it and hold the lock: no entry exists, removing it is safe.
-            let _ = vfs.remove_file(path);
-            return Err(e);
-        }
+        // Ours alone (an unpredictable name, created exclusively): removing it is safe
+        // whether or not the journal was published.
+        let removed = vfs.remove_file(&tmp);
+        written?;
+        removed.map_err(|e| create_io(&tmp, "remove temporary journal", e))?;
+        vfs.sync_dir(&dir)
+            .map_err(|e| create_io(&dir, "sync directory", e))?;
+        record_holder(vfs, path);
         let end = buf.len() as u64;
         Ok(Writer {
             path: path.to_path_buf(),
             file,
-            _lock: lock,
             key,
             header,
             data_start: end,
@@ -348,44 +397,13 @@ impl Writer {
     /// Everything in the valid prefix is synced before this returns.
     pub fn open(path: &Path, options: OpenOptions) -> Result<(Writer, RecoveryReport), OpenError> {
         let vfs = options.vfs.as_ref();
-        // Refuse what is not a journal before creating a lock file beside it: a
-        // missing file or plain JSONL must leave nothing behind.
-        match vfs.open(path, OpenMode::Read) {
-            Ok(f) => {
-                let len = f.len().map_err(|e| open_io(path, "stat", None, e))?;
-                if let Err(e @ OpenError::NotAJournal { .. }) = read_prefix(f.as_ref(), path, len) {
-                    return Err(e);
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(OpenError::NotFound {
-                    path: path.to_path_buf(),
-                });
-            }
-            Err(_) => {} // reported below, with the lock held
-        }
-        let lock = match acquire(vfs, path) {
-            Ok(l) => l,
-            Err(LockFailure::Held(holder)) => {
-                return Err(OpenError::Locked {
-                    path: path.to_path_buf(),
-                    lock_path: lock_path(path),
-                    holder,
-                });
-            }
-            Err(LockFailure::Io(e)) => return Err(open_io(&lock_path(path), "lock", None, e)),
-        };
-        let file = match vfs.open(path, OpenMode::ReadWrite) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(OpenError::NotFound {
-                    path: path.to_path_buf(),
-                });
-            }
-            Err(e) => return Err(open_io(path, "open", None, e)),
-        };
+        let file = open_for_lock(vfs, path)?;
+        lock_journal(vfs, path, file.as_ref()).map_err(|f| lock_error(path, f))?;
         let len = file.len().map_err(|e| open_io(path, "stat", None, e))?;
         let prefix = read_prefix(file.as_ref(), path, len)?;
+        // A journal, and ours: only now is the holder record beside it written (a
+        // plain JSONL file or a missing one leaves nothing behind).
+        record_holder(vfs, path);
         let (s, witness) = match &options.trusted {
             None => (
                 scan(file.as_ref(), path, &prefix, len)?,
@@ -471,7 +489,6 @@ impl Writer {
         let writer = Writer {
             path: path.to_path_buf(),
             file,
-            _lock: lock,
             key: prefix.key,
             header: prefix.header,
             data_start: prefix.data_start,

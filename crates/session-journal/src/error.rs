@@ -244,6 +244,16 @@ pub enum OpenError {
         /// The path.
         path: PathBuf,
     },
+    /// The path stopped naming the journal while it was being locked: the file was
+    /// deleted, or another file was renamed over it. Nothing was written; opening
+    /// again takes whatever the path names now.
+    #[error(
+        "{path}: the journal was deleted or replaced while it was being opened; nothing was written"
+    )]
+    Replaced {
+        /// The journal.
+        path: PathBuf,
+    },
     /// The file does not start with the journal signature.
     #[error("{path}: not a native journal: expected signature 894a4e4c0d0a1a0a at offset 0, found {found}{}", if *.legacy_jsonl { " (looks like legacy JSONL: import it instead)" } else { "" })]
     NotAJournal {

@@ -70,7 +70,9 @@ mod types;
 mod verify;
 pub mod vfs;
 
-pub use append::{Appended, CreateOptions, NewFrame, OpenOptions, PayloadBuf, Writer};
+pub use append::{
+    Appended, CreateOptions, NewFrame, OpenOptions, PayloadBuf, Writer, is_leftover_temp,
+};
 pub use capture::Capture;
 pub use error::{AppendError, CreateError, FrameFault, LockHolder, OpenError, ReadError};
 pub use frame::{Frame, FrameInfo};

@@ -1,33 +1,49 @@
-//! The writer lock: an OS lock on `<journal>.lock`, held for the writer's lifetime.
+//! The writer lock: an OS lock on the journal file itself, held for the writer's
+//! lifetime, and a holder record beside it.
 //!
-//! The lock file is never deleted (deleting it lets two processes lock two different
-//! inodes). Its contents — `pid=<pid>\nhost=<host>\n` — exist only to name the holder in
-//! errors; nothing ever decides a lock is stale from them: the kernel releases the lock
-//! when the holder dies, even after SIGKILL.
+//! Ownership follows the file, not its name. The lock is taken on the open journal
+//! (`flock`, through [`VfsFile::try_lock`]), so every name of one journal — a hard link,
+//! a second path to the same directory, the name after a rename — meets the same lock,
+//! and deleting or replacing any other file cannot let a second owner in. After the
+//! lock is taken the name is checked again: the path must still name the locked file
+//! and the file must still have a name ([`FileStatus::links`]); otherwise the journal
+//! was deleted or replaced while it was being opened, and the attempt fails closed
+//! ([`LockFailure::Replaced`]) instead of appending to a file nobody will read.
+//!
+//! `<journal>.lock` holds only the holder record — `pid=<pid>\nhost=<host>\n` — to name
+//! the holder in errors; it is opened without following links and only if it is a
+//! regular file, and nothing ever decides a lock is stale from it: the kernel releases
+//! the lock when the holder dies, even after SIGKILL.
 
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::LockHolder;
-use crate::vfs::{LockAttempt, Vfs, VfsLock};
+use crate::vfs::{FileId, OpenMode, Vfs, VfsFile};
 
-/// The lock file of the journal at `journal`: the same path with `.lock` appended.
+/// The holder record of the journal at `journal`: the same path with `.lock` appended.
 pub fn lock_path(journal: &Path) -> PathBuf {
     let mut s: OsString = journal.as_os_str().to_owned();
     s.push(".lock");
     PathBuf::from(s)
 }
 
-/// A held writer lock.
-#[derive(Debug)]
-pub(crate) struct WriterLock {
-    _guard: Box<dyn VfsLock>,
-}
+/// The most of a holder record that is read (a planted huge file costs nothing).
+const MAX_HOLDER_RECORD: usize = 1024;
 
+/// How many times (2 ms apart) a refused locker rereads an empty holder record.
+const HOLDER_RECORD_WAITS: u32 = 10;
+
+/// Why a lock could not be taken.
+#[derive(Debug)]
 pub(crate) enum LockFailure {
+    /// Another open handle holds it.
     Held(LockHolder),
-    Io(io::Error),
+    /// The path no longer names the file that was locked (deleted or replaced).
+    Replaced,
+    /// An I/O error, with the operation.
+    Io(&'static str, io::Error),
 }
 
 fn hostname() -> Option<String> {
@@ -38,7 +54,7 @@ fn hostname() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// The bytes this process writes into a lock file it holds.
+/// The bytes this process writes into the holder record of a journal it holds.
 pub(crate) fn holder_record() -> Vec<u8> {
     let mut s = format!("pid={}\n", std::process::id());
     if let Some(h) = hostname() {
@@ -47,7 +63,7 @@ pub(crate) fn holder_record() -> Vec<u8> {
     s.into_bytes()
 }
 
-/// Parses a lock file's contents; unknown or damaged lines are ignored.
+/// Parses a holder record; unknown or damaged lines are ignored.
 pub fn parse_holder(contents: &[u8]) -> LockHolder {
     let text = String::from_utf8_lossy(contents);
     let mut holder = LockHolder::default();
@@ -64,10 +80,130 @@ pub fn parse_holder(contents: &[u8]) -> LockHolder {
     holder
 }
 
-pub(crate) fn acquire(vfs: &dyn Vfs, journal: &Path) -> Result<WriterLock, LockFailure> {
-    match vfs.try_lock(&lock_path(journal), &holder_record()) {
-        Ok(LockAttempt::Acquired(guard)) => Ok(WriterLock { _guard: guard }),
-        Ok(LockAttempt::Held { contents }) => Err(LockFailure::Held(parse_holder(&contents))),
-        Err(e) => Err(LockFailure::Io(e)),
+/// Takes the lock on `file`, the journal opened from `path`, and checks that `path`
+/// still names it. On success the file is ours until it is dropped.
+pub(crate) fn lock_journal(
+    vfs: &dyn Vfs,
+    path: &Path,
+    file: &dyn VfsFile,
+) -> Result<FileId, LockFailure> {
+    if !file.try_lock().map_err(|e| LockFailure::Io("lock", e))? {
+        return Err(LockFailure::Held(read_holder(vfs, path)));
+    }
+    let status = file.status().map_err(|e| LockFailure::Io("stat", e))?;
+    let named = vfs.identity(path).map_err(|e| LockFailure::Io("stat", e))?;
+    if status.links == 0 || named != Some(status.id) {
+        return Err(LockFailure::Replaced);
+    }
+    Ok(status.id)
+}
+
+/// Records this process as the holder of the journal at `path`. Diagnostics only: a
+/// record that cannot be written (a link or a FIFO planted at its name, a read-only
+/// directory) leaves the lock as it is and only makes a refused writer's error name
+/// "an unknown process".
+pub(crate) fn record_holder(vfs: &dyn Vfs, path: &Path) {
+    let record = lock_path(path);
+    if let Ok(f) = vfs.open(&record, OpenMode::CreateOrOpen) {
+        let holder = holder_record();
+        let _ = f
+            .set_len(0)
+            .and_then(|()| f.write_all_at(0, &holder))
+            .and_then(|()| f.set_len(holder.len() as u64));
+    }
+}
+
+/// What the holder record of the journal at `path` says, waiting briefly for a holder
+/// that has just taken the lock to write it.
+fn read_holder(vfs: &dyn Vfs, path: &Path) -> LockHolder {
+    let record = lock_path(path);
+    let read = || -> Vec<u8> {
+        let Ok(f) = vfs.open(&record, OpenMode::Read) else {
+            return Vec::new();
+        };
+        let mut buf = vec![0; MAX_HOLDER_RECORD];
+        let n = f.read_at(0, &mut buf).unwrap_or(0);
+        buf.truncate(n);
+        buf
+    };
+    // The holder records itself just after taking the lock, so a close race can find
+    // the record empty: give it a moment to appear (at most ~20 ms; the refusal must
+    // stay fast).
+    let mut contents = read();
+    for _ in 0..HOLDER_RECORD_WAITS {
+        if !contents.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        contents = read();
+    }
+    parse_holder(&contents)
+}
+
+/// An exclusive hold on a journal that writes nothing: what a deleter takes so that no
+/// writer can own the session while its parts are removed. Released when dropped.
+#[derive(Debug)]
+pub struct Hold {
+    _file: Box<dyn VfsFile>,
+    id: FileId,
+}
+
+impl Hold {
+    /// Opens the journal at `path` (never through a link, only a regular file), locks
+    /// it and checks that `path` still names it.
+    pub fn take(vfs: &dyn Vfs, path: &Path) -> Result<Hold, crate::OpenError> {
+        let file = open_for_lock(vfs, path)?;
+        let id = lock_journal(vfs, path, file.as_ref()).map_err(|f| lock_error(path, f))?;
+        Ok(Hold { _file: file, id })
+    }
+
+    /// The held file's identity.
+    pub fn id(&self) -> FileId {
+        self.id
+    }
+
+    /// Whether `path` still names the held file.
+    pub fn still_at(&self, vfs: &dyn Vfs, path: &Path) -> io::Result<bool> {
+        Ok(vfs.identity(path)? == Some(self.id))
+    }
+}
+
+/// Opens a journal read-write for locking (write access matters on NFSv4, where an
+/// exclusive lock needs it), mapping a missing file to `NotFound`.
+pub(crate) fn open_for_lock(
+    vfs: &dyn Vfs,
+    path: &Path,
+) -> Result<Box<dyn VfsFile>, crate::OpenError> {
+    match vfs.open(path, OpenMode::ReadWrite) {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(crate::OpenError::NotFound {
+            path: path.to_path_buf(),
+        }),
+        Err(source) => Err(crate::OpenError::Io {
+            path: path.to_path_buf(),
+            op: "open",
+            offset: None,
+            source,
+        }),
+    }
+}
+
+/// The [`OpenError`](crate::OpenError) for a lock that could not be taken.
+pub(crate) fn lock_error(path: &Path, failure: LockFailure) -> crate::OpenError {
+    match failure {
+        LockFailure::Held(holder) => crate::OpenError::Locked {
+            path: path.to_path_buf(),
+            lock_path: lock_path(path),
+            holder,
+        },
+        LockFailure::Replaced => crate::OpenError::Replaced {
+            path: path.to_path_buf(),
+        },
+        LockFailure::Io(op, source) => crate::OpenError::Io {
+            path: path.to_path_buf(),
+            op,
+            offset: None,
+            source,
+        },
     }
 }

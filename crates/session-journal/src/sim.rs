@@ -52,7 +52,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::vfs::{LockAttempt, OpenMode, Vfs, VfsFile, VfsLock, parent_dir};
+use crate::vfs::{DirEntry, EntryKind, FileId, FileStatus, OpenMode, Vfs, VfsFile, parent_dir};
 
 /// A small deterministic PRNG (SplitMix64), for crash decisions and for tests.
 #[derive(Debug, Clone)]
@@ -175,8 +175,12 @@ struct State {
     durable_names: BTreeMap<PathBuf, u64>,
     dir_log: Vec<DirOp>,
     dirs: BTreeSet<PathBuf>,
-    locks: BTreeMap<PathBuf, u64>,
-    next_lock: u64,
+    /// Inode → the handle holding its lock.
+    locks: BTreeMap<u64, u64>,
+    /// The next handle number (each open file is one handle).
+    next_handle: u64,
+    /// The next temporary name's number (deterministic, unlike the real system's).
+    next_temp: u64,
     generation: u64,
     sync_countdown: Option<u32>,
     write_budget: Option<u64>,
@@ -291,9 +295,12 @@ impl SimFs {
         self.lock_state().names.keys().cloned().collect()
     }
 
-    /// Whether someone holds the lock on `path`.
+    /// Whether someone holds the lock on the file at `path`.
     pub fn lock_held(&self, path: &Path) -> bool {
-        self.lock_state().locks.contains_key(path)
+        let s = self.lock_state();
+        s.names
+            .get(path)
+            .is_some_and(|ino| s.locks.contains_key(ino))
     }
 
     /// Simulates kill -9 of every process using this file system: written data stays,
@@ -340,11 +347,14 @@ impl SimFs {
         s.generation += 1;
     }
 
-    fn file_handle(&self, ino: u64, generation: u64) -> SimFile {
+    fn file_handle(&self, s: &mut State, ino: u64) -> SimFile {
+        let handle = s.next_handle;
+        s.next_handle += 1;
         SimFile {
             fs: self.clone(),
             ino,
-            generation,
+            handle,
+            generation: s.generation,
         }
     }
 }
@@ -417,13 +427,18 @@ fn apply_with_fate(image: &mut Vec<u8>, op: &Pending, rng: &mut SimRng) {
 impl Vfs for SimFs {
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn VfsFile>> {
         let mut s = self.lock_state();
-        let generation = s.generation;
+        if s.dirs.contains(path) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file (a directory)",
+            ));
+        }
         match (mode, s.names.get(path).copied()) {
             (OpenMode::CreateNew, Some(_)) => Err(io::Error::new(
                 io::ErrorKind::AlreadyExists,
                 format!("file exists: {}", path.display()),
             )),
-            (OpenMode::CreateNew, None) => {
+            (OpenMode::CreateNew | OpenMode::CreateOrOpen, None) => {
                 if !s.dirs.contains(&parent_dir(path)) {
                     return Err(not_found(&parent_dir(path)));
                 }
@@ -432,13 +447,9 @@ impl Vfs for SimFs {
                 s.inodes.insert(ino, Inode::default());
                 s.names.insert(path.to_path_buf(), ino);
                 s.dir_log.push(DirOp::Link(path.to_path_buf(), ino));
-                drop(s);
-                Ok(Box::new(self.file_handle(ino, generation)))
+                Ok(Box::new(self.file_handle(&mut s, ino)))
             }
-            (_, Some(ino)) => {
-                drop(s);
-                Ok(Box::new(self.file_handle(ino, generation)))
-            }
+            (_, Some(ino)) => Ok(Box::new(self.file_handle(&mut s, ino))),
             (_, None) => Err(not_found(path)),
         }
     }
@@ -494,80 +505,113 @@ impl Vfs for SimFs {
         Ok(s.names.contains_key(path) || s.dirs.contains(path))
     }
 
-    fn try_lock(&self, path: &Path, holder: &[u8]) -> io::Result<LockAttempt> {
+    fn identity(&self, path: &Path) -> io::Result<Option<FileId>> {
+        let s = self.lock_state();
+        if let Some(ino) = s.names.get(path) {
+            return Ok(Some(FileId { dev: 0, ino: *ino }));
+        }
+        // Directories have no inode here; their rank in the set stands in for one.
+        Ok(s.dirs.iter().position(|d| d == path).map(|i| FileId {
+            dev: 1,
+            ino: i as u64,
+        }))
+    }
+
+    fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
         let mut s = self.lock_state();
-        if s.locks.contains_key(path) {
-            let contents = s
-                .names
-                .get(path)
-                .and_then(|ino| s.inodes.get(ino))
-                .map(|i| i.current.clone())
-                .unwrap_or_default();
-            return Ok(LockAttempt::Held { contents });
+        let ino = *s.names.get(existing).ok_or_else(|| not_found(existing))?;
+        if s.names.contains_key(new) || s.dirs.contains(new) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("file exists: {}", new.display()),
+            ));
         }
-        if !s.dirs.contains(&parent_dir(path)) {
-            return Err(not_found(&parent_dir(path)));
+        if !s.dirs.contains(&parent_dir(new)) {
+            return Err(not_found(&parent_dir(new)));
         }
-        let ino = match s.names.get(path) {
-            Some(ino) => *ino,
-            None => {
-                let ino = s.next_ino;
-                s.next_ino += 1;
-                s.inodes.insert(ino, Inode::default());
-                s.names.insert(path.to_path_buf(), ino);
-                s.dir_log.push(DirOp::Link(path.to_path_buf(), ino));
-                ino
-            }
+        s.names.insert(new.to_path_buf(), ino);
+        s.dir_log.push(DirOp::Link(new.to_path_buf(), ino));
+        Ok(())
+    }
+
+    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<(PathBuf, Box<dyn VfsFile>)> {
+        let n = {
+            let mut s = self.lock_state();
+            s.next_temp += 1;
+            s.next_temp
         };
-        if let Some(inode) = s.inodes.get_mut(&ino) {
-            inode.current = holder.to_vec();
-            inode.pending.push(Pending::SetLen(0));
-            inode.pending.push(Pending::Write {
-                offset: 0,
-                data: holder.to_vec(),
+        let path = dir.join(format!("{prefix}{n:016x}.tmp"));
+        let f = self.open(&path, OpenMode::CreateNew)?;
+        Ok((path, f))
+    }
+
+    fn read_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        let s = self.lock_state();
+        if !s.dirs.contains(dir) {
+            return Err(not_found(dir));
+        }
+        let name = |p: &Path| p.file_name().map(|n| n.to_owned());
+        let files = s
+            .names
+            .keys()
+            .filter(|p| parent_dir(p) == dir)
+            .filter_map(|p| name(p))
+            .map(|name| DirEntry {
+                name,
+                kind: EntryKind::File,
             });
-        }
-        let id = s.next_lock;
-        s.next_lock += 1;
-        s.locks.insert(path.to_path_buf(), id);
-        let generation = s.generation;
-        Ok(LockAttempt::Acquired(Box::new(SimLock {
-            fs: self.clone(),
-            path: path.to_path_buf(),
-            id,
-            generation,
-        })))
+        let dirs = s
+            .dirs
+            .iter()
+            .filter(|p| p.as_path() != dir && parent_dir(p) == dir)
+            .filter_map(|p| name(p))
+            .map(|name| DirEntry {
+                name,
+                kind: EntryKind::Dir,
+            });
+        Ok(files.chain(dirs).collect())
     }
-}
 
-struct SimLock {
-    fs: SimFs,
-    path: PathBuf,
-    id: u64,
-    generation: u64,
-}
-
-impl fmt::Debug for SimLock {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SimLock({})", self.path.display())
-    }
-}
-
-impl VfsLock for SimLock {}
-
-impl Drop for SimLock {
-    fn drop(&mut self) {
-        let mut s = self.fs.lock_state();
-        if s.generation == self.generation && s.locks.get(&self.path) == Some(&self.id) {
-            s.locks.remove(&self.path);
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        let mut s = self.lock_state();
+        if s.names.contains_key(path) {
+            s.names.remove(path);
+            s.dir_log.push(DirOp::Unlink(path.to_path_buf()));
+            return Ok(());
         }
+        if !s.dirs.contains(path) {
+            return Err(not_found(path));
+        }
+        let under: Vec<PathBuf> = s
+            .names
+            .keys()
+            .filter(|p| p.starts_with(path))
+            .cloned()
+            .collect();
+        for p in under {
+            s.names.remove(&p);
+            s.dir_log.push(DirOp::Unlink(p));
+        }
+        s.dirs.retain(|d| !d.starts_with(path));
+        Ok(())
     }
 }
 
 struct SimFile {
     fs: SimFs,
     ino: u64,
+    /// This open file's number: a lock belongs to one handle.
+    handle: u64,
     generation: u64,
+}
+
+impl Drop for SimFile {
+    fn drop(&mut self) {
+        let mut s = self.fs.lock_state();
+        if s.generation == self.generation && s.locks.get(&self.ino) == Some(&self.handle) {
+            s.locks.remove(&self.ino);
+        }
+    }
 }
 
 impl fmt::Debug for SimFile {
@@ -673,5 +717,30 @@ impl VfsFile for SimFile {
 
     fn sync_all(&self) -> io::Result<()> {
         self.sync_data()
+    }
+
+    fn status(&self) -> io::Result<FileStatus> {
+        self.with(|s| {
+            let len = inode(s, self.ino)?.current.len() as u64;
+            let links = s.names.values().filter(|i| **i == self.ino).count() as u64;
+            Ok(FileStatus {
+                id: FileId {
+                    dev: 0,
+                    ino: self.ino,
+                },
+                links,
+                len,
+            })
+        })
+    }
+
+    fn try_lock(&self) -> io::Result<bool> {
+        self.with(|s| match s.locks.get(&self.ino) {
+            Some(h) => Ok(*h == self.handle),
+            None => {
+                s.locks.insert(self.ino, self.handle);
+                Ok(true)
+            }
+        })
     }
 }

@@ -3,6 +3,25 @@
 //! [`StdVfs`] is the real implementation (std `File`, `pread`/`pwrite`, `fdatasync`,
 //! `flock`). [`SimFs`](crate::sim::SimFs) is an in-memory implementation with crash
 //! semantics and error injection, for tests of this crate and of the crates above it.
+//!
+//! # Nothing planted is followed, blocked on or trusted
+//!
+//! A store's directory can hold what its owner never made: a symlink at a journal's
+//! or a derived file's name, a FIFO or a device where a sidecar should be, a directory
+//! at a temporary name. Every implementation keeps these rules, so no caller has to:
+//!
+//! - [`Vfs::open`] never follows a symbolic link in the last component of the path
+//!   (`O_NOFOLLOW`): a link there is refused with an error saying so;
+//! - it never blocks in `open` (`O_NONBLOCK`) and refuses anything that is not a
+//!   regular file (a FIFO, a socket, a device, a directory) before any byte is read;
+//! - temporary files are created exclusively under unpredictable names
+//!   ([`Vfs::create_temp`]) in the directory they will be renamed or linked within,
+//!   never in a shared temporary directory.
+//!
+//! Identity is by file, not by name: [`VfsFile::status`] and [`Vfs::identity`] give a
+//! file's [`FileId`] (device and inode), and [`VfsFile::try_lock`] locks the open file
+//! itself, so every name of one file (hard links, the name after a rename) shares one
+//! lock.
 
 use std::fmt;
 use std::fs::{self, File};
@@ -19,6 +38,52 @@ pub enum OpenMode {
     ReadWrite,
     /// Read and write; the file must not exist. Created `0600` on Unix.
     CreateNew,
+    /// Read and write; created `0600` on Unix if missing, never truncated.
+    CreateOrOpen,
+}
+
+/// A file's identity: the device it lives on and its inode number there. Two names
+/// with one identity are one file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId {
+    /// The device (`st_dev`).
+    pub dev: u64,
+    /// The inode number (`st_ino`).
+    pub ino: u64,
+}
+
+/// What [`VfsFile::status`] reports about an open file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStatus {
+    /// The file's identity.
+    pub id: FileId,
+    /// How many names (hard links) the file has; `0` once every name was removed.
+    pub links: u64,
+    /// The file's length.
+    pub len: u64,
+}
+
+/// What kind of file a directory entry names (without following links).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EntryKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symbolic link (never followed).
+    Symlink,
+    /// Anything else: a FIFO, a socket, a device.
+    Other,
+}
+
+/// One entry of [`Vfs::read_dir`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirEntry {
+    /// The entry's file name (not necessarily UTF-8).
+    pub name: std::ffi::OsString,
+    /// What it is, as `lstat` sees it.
+    pub kind: EntryKind,
 }
 
 /// An open file. Offsets are explicit: nothing depends on a file cursor.
@@ -37,6 +102,13 @@ pub trait VfsFile: Send + Sync + fmt::Debug {
     fn sync_data(&self) -> io::Result<()>;
     /// `fsync`: data and all metadata are durable when it returns `Ok`.
     fn sync_all(&self) -> io::Result<()>;
+    /// The open file's identity, link count and length (`fstat`).
+    fn status(&self) -> io::Result<FileStatus>;
+    /// Tries to take an exclusive lock on this open file without blocking: `Ok(true)`
+    /// when it is ours until this handle is dropped (or the process dies), `Ok(false)`
+    /// when another open handle holds it. The lock belongs to the file, not to the
+    /// name it was opened by.
+    fn try_lock(&self) -> io::Result<bool>;
 
     /// Reads exactly `buf.len()` bytes at `offset`, or fails with `UnexpectedEof`.
     fn read_exact_at(&self, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
@@ -60,21 +132,6 @@ pub trait VfsFile: Send + Sync + fmt::Debug {
     }
 }
 
-/// A held exclusive lock; released when dropped (or when the process dies).
-pub trait VfsLock: Send + Sync + fmt::Debug {}
-
-/// The outcome of [`Vfs::try_lock`].
-#[derive(Debug)]
-pub enum LockAttempt {
-    /// The lock is ours until the guard is dropped.
-    Acquired(Box<dyn VfsLock>),
-    /// Someone else holds it; `contents` is what the lock file says about the holder.
-    Held {
-        /// The lock file's contents (diagnostics only; may be empty or stale).
-        contents: Vec<u8>,
-    },
-}
-
 /// The file-system operations the journal needs.
 pub trait Vfs: Send + Sync + fmt::Debug {
     /// Opens a file.
@@ -87,16 +144,48 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
     /// Removes a file.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
-    /// Whether a file exists at `path`.
+    /// Whether anything (a file, a directory, a link) exists at `path`.
     fn exists(&self, path: &Path) -> io::Result<bool>;
-    /// Tries to take the exclusive lock on the lock file at `path` (created `0600` if
-    /// missing, never deleted) without blocking. On success `holder` replaces the
-    /// file's contents.
-    fn try_lock(&self, path: &Path, holder: &[u8]) -> io::Result<LockAttempt>;
+    /// The identity of what is at `path`, without following a link in its last
+    /// component (`lstat`); `None` when nothing is there.
+    fn identity(&self, path: &Path) -> io::Result<Option<FileId>>;
+    /// Gives the file at `existing` a second name `new`; fails with `AlreadyExists`
+    /// when `new` exists (nothing is replaced) and never follows a link at `existing`.
+    fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()>;
+    /// Creates a new empty file (`0600`) in `dir` under an unpredictable name starting
+    /// with `prefix` and ending with `.tmp`, exclusively (never an existing file, never
+    /// through a link). Returns its path and the open file (read and write).
+    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<(PathBuf, Box<dyn VfsFile>)>;
+    /// The entries of the directory `dir` (without `.` and `..`), in no given order.
+    fn read_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>>;
+    /// Removes the directory `path` and everything under it, without following links
+    /// (a link is removed, never what it points to). A link or a file at `path` itself
+    /// is removed as such.
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()>;
 }
 
-/// How many times (2 ms apart) a refused locker rereads an empty lock file.
-const HOLDER_RECORD_WAITS: u32 = 10;
+/// How many times [`Vfs::create_temp`] draws a new name after a collision.
+const TEMP_NAME_TRIES: u32 = 16;
+
+/// An unpredictable 64-bit value for temporary names: std's per-process random
+/// SipHash keys over the time, the process and a counter (no dependency, no global
+/// state beyond the counter).
+pub(crate) fn unpredictable() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(d.as_nanos());
+    }
+    h.finish()
+}
+
+/// The name [`Vfs::create_temp`] gives a temporary file.
+pub(crate) fn temp_name(prefix: &str) -> String {
+    format!("{prefix}{:016x}.tmp", unpredictable())
+}
 
 /// The real file system, through std.
 #[derive(Debug, Clone, Copy, Default)]
@@ -124,6 +213,30 @@ impl VfsFile for StdFile {
     }
     fn sync_all(&self) -> io::Result<()> {
         self.0.sync_all()
+    }
+    fn status(&self) -> io::Result<FileStatus> {
+        use std::os::unix::fs::MetadataExt;
+        let m = self.0.metadata()?;
+        Ok(FileStatus {
+            id: FileId {
+                dev: m.dev(),
+                ino: m.ino(),
+            },
+            links: m.nlink(),
+            len: m.len(),
+        })
+    }
+    fn try_lock(&self) -> io::Result<bool> {
+        lock_file(&self.0)
+    }
+}
+
+/// `flock(LOCK_EX | LOCK_NB)` on an open file.
+fn lock_file(file: &File) -> io::Result<bool> {
+    match file.try_lock() {
+        Ok(()) => Ok(true),
+        Err(fs::TryLockError::WouldBlock) => Ok(false),
+        Err(fs::TryLockError::Error(e)) => Err(e),
     }
 }
 
@@ -155,15 +268,20 @@ impl VfsFile for StdFile {
     fn sync_all(&self) -> io::Result<()> {
         self.0.sync_all()
     }
+    fn status(&self) -> io::Result<FileStatus> {
+        // No stable file index through std on Windows: the length stands alone and
+        // identity checks compare equal (documented in docs/format.md).
+        let m = self.0.metadata()?;
+        Ok(FileStatus {
+            id: FileId { dev: 0, ino: 0 },
+            links: 1,
+            len: m.len(),
+        })
+    }
+    fn try_lock(&self) -> io::Result<bool> {
+        lock_file(&self.0)
+    }
 }
-
-#[derive(Debug)]
-struct StdLock {
-    // Held for its lock; the kernel releases it when the descriptor closes.
-    _file: File,
-}
-
-impl VfsLock for StdLock {}
 
 fn std_open_options(mode: OpenMode) -> fs::OpenOptions {
     let mut o = fs::OpenOptions::new();
@@ -177,18 +295,82 @@ fn std_open_options(mode: OpenMode) -> fs::OpenOptions {
         OpenMode::CreateNew => {
             o.read(true).write(true).create_new(true);
         }
+        OpenMode::CreateOrOpen => {
+            o.read(true).write(true).create(true).truncate(false);
+        }
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         o.mode(0o600);
+        // Never through a link, never blocked by a FIFO's missing writer.
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
     o
 }
 
+/// Opens `path` by the rules of the module docs: no link followed, no blocking, a
+/// regular file or an error that says what is there instead.
+fn open_regular(path: &Path, mode: OpenMode) -> io::Result<File> {
+    let file = std_open_options(mode).open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a symbolic link (links are not followed)",
+            );
+        }
+        e
+    })?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file ({})", describe(kind)),
+        ));
+    }
+    Ok(file)
+}
+
+/// A file type in words, for errors.
+fn describe(kind: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn entry_kind(kind: fs::FileType) -> EntryKind {
+    if kind.is_file() {
+        EntryKind::File
+    } else if kind.is_dir() {
+        EntryKind::Dir
+    } else if kind.is_symlink() {
+        EntryKind::Symlink
+    } else {
+        EntryKind::Other
+    }
+}
+
 impl Vfs for StdVfs {
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn VfsFile>> {
-        Ok(Box::new(StdFile(std_open_options(mode).open(path)?)))
+        Ok(Box::new(StdFile(open_regular(path, mode)?)))
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
@@ -225,42 +407,67 @@ impl Vfs for StdVfs {
     }
 
     fn exists(&self, path: &Path) -> io::Result<bool> {
-        path.try_exists()
+        match fs::symlink_metadata(path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
-    fn try_lock(&self, path: &Path, holder: &[u8]) -> io::Result<LockAttempt> {
-        let mut o = fs::OpenOptions::new();
-        // Write access matters on NFSv4, where an exclusive lock needs it.
-        o.read(true).write(true).create(true).truncate(false);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
+    fn identity(&self, path: &Path) -> io::Result<Option<FileId>> {
+        match fs::symlink_metadata(path) {
+            #[cfg(unix)]
+            Ok(m) => {
+                use std::os::unix::fs::MetadataExt;
+                Ok(Some(FileId {
+                    dev: m.dev(),
+                    ino: m.ino(),
+                }))
+            }
+            #[cfg(not(unix))]
+            Ok(_) => Ok(Some(FileId { dev: 0, ino: 0 })),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
-        let file = o.open(path)?;
-        match file.try_lock() {
-            Ok(()) => {
-                // Diagnostics only: who holds it. Failure to record it is not fatal to
-                // the lock itself, but it is an I/O error worth reporting.
-                file.set_len(0)?;
-                io::Write::write_all(&mut &file, holder)?;
-                Ok(LockAttempt::Acquired(Box::new(StdLock { _file: file })))
+    }
+
+    fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
+        // link(2) does not follow a link at `existing` on Linux (no AT_SYMLINK_FOLLOW).
+        fs::hard_link(existing, new)
+    }
+
+    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<(PathBuf, Box<dyn VfsFile>)> {
+        let mut last = None;
+        for _ in 0..TEMP_NAME_TRIES {
+            let path = dir.join(temp_name(prefix));
+            match open_regular(&path, OpenMode::CreateNew) {
+                Ok(f) => return Ok((path, Box::new(StdFile(f)))),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
             }
-            Err(fs::TryLockError::WouldBlock) => {
-                // The holder records itself just after taking the lock, so a close
-                // race can find the file empty: give the record a moment to appear
-                // (at most ~20 ms; the refusal must stay fast).
-                let mut contents = fs::read(path).unwrap_or_default();
-                for _ in 0..HOLDER_RECORD_WAITS {
-                    if !contents.is_empty() {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(2));
-                    contents = fs::read(path).unwrap_or_default();
-                }
-                Ok(LockAttempt::Held { contents })
-            }
-            Err(fs::TryLockError::Error(e)) => Err(e),
+        }
+        Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
+    }
+
+    fn read_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        let mut out = Vec::new();
+        for e in fs::read_dir(dir)? {
+            let e = e?;
+            // DirEntry::file_type does not follow links.
+            let kind = e.file_type().map_or(EntryKind::Other, entry_kind);
+            out.push(DirEntry {
+                name: e.file_name(),
+                kind,
+            });
+        }
+        Ok(out)
+    }
+
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        // std removes a link at `path` as a link and never follows links below it.
+        match fs::symlink_metadata(path)?.file_type() {
+            t if t.is_dir() => fs::remove_dir_all(path),
+            _ => fs::remove_file(path),
         }
     }
 }

@@ -45,6 +45,28 @@ pub enum OpenError {
         /// What its first bytes look like.
         found: String,
     },
+    /// The path is not a journal of this store: `delete` removes only
+    /// `<sessions>/<id>.jsonl` files, so no other file (or alias) is ever touched.
+    #[error(
+        "{path}: {reason} (sessions directory {sessions_dir}); refusing to delete it"
+    )]
+    NotInStore {
+        /// The path as given.
+        path: PathBuf,
+        /// The store's sessions directory.
+        sessions_dir: PathBuf,
+        /// Why it is not one of its journals.
+        reason: &'static str,
+    },
+    /// The journal was deleted or replaced while it was being opened (another process
+    /// removed it or renamed a file over it); nothing was written.
+    #[error(
+        "{path}: the journal was deleted or replaced while it was being opened; nothing was written"
+    )]
+    Replaced {
+        /// The journal.
+        path: PathBuf,
+    },
     /// The journal has no session header record (a crash inside `create`, before the
     /// header frame was acknowledged, leaves this; `Store::delete` removes it).
     #[error("{path}: journal has no session header record")]
@@ -134,6 +156,7 @@ pub(crate) fn journal_open_error(e: session_journal::OpenError) -> OpenError {
             holder,
         },
         J::NotFound { path } => OpenError::NotFound { path },
+        J::Replaced { path } => OpenError::Replaced { path },
         J::NotAJournal {
             path,
             legacy_jsonl: true,

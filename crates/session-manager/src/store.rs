@@ -8,7 +8,7 @@ use session_import::{Destination, ImportOptions, ImportOutcome};
 use session_index::{
     Index, IndexStatus, ListOptions, OpenIndexOptions, SessionInfo, kinds, list_sessions,
 };
-use session_journal::vfs::{LockAttempt, StdVfs, Vfs};
+use session_journal::vfs::{StdVfs, Vfs};
 use session_journal::{
     CreateOptions, Durability, JournalId, NewFrame, OpenOptions, Reader, ReaderOptions, Writer,
 };
@@ -490,60 +490,113 @@ impl Store {
         self.delete(&self.layout.journal_path(&id))
     }
 
-    /// Deletes a session: its journal, index sidecar, imports-registry line, artifact
-    /// directory and lock file. Refused with [`OpenError::Locked`] while anyone owns
-    /// it. Order: lock taken → journal (the session is gone) → sidecar → registry line
-    /// → artifacts → lock file (unlinked while still held, then released), so no other
-    /// process can own the session while any of its parts remain.
+    /// Deletes a session: its journal, index sidecar, torn-tail copies, listing-catalog
+    /// record, imports-registry line, artifact directory and holder record — exactly
+    /// that one session, completely.
+    ///
+    /// Only `<sessions>/<id>.jsonl` of this store, with a valid id, and only a native
+    /// journal reached without a link, is deleted: anything else is refused with
+    /// [`OpenError::NotInStore`] (or [`OpenError::NotAJournal`] /
+    /// [`OpenError::LegacyJsonl`]), and the artifact directory is the one of that
+    /// validated id, never a name derived from a path. Refused with
+    /// [`OpenError::Locked`] while anyone owns the session (the lock is on the journal
+    /// file itself, so no other name of it can own it either).
+    ///
+    /// Order: lock taken → journal unlinked and the directory synced (the session is
+    /// gone: nobody can own it again) → derived files → artifacts → holder record.
     pub fn delete(&self, journal: &Path) -> Result<DeleteReport, OpenError> {
         let journal = std::path::absolute(journal).unwrap_or_else(|_| journal.to_path_buf());
-        if !self.vfs.exists(&journal).map_err(io(&journal, "stat"))? {
-            return Err(OpenError::NotFound { path: journal });
-        }
-        refuse_non_journal(self.vfs.as_ref(), &journal)?;
-        let lock_path = session_journal::lock::lock_path(&journal);
-        let holder = format!("pid={}\n", std::process::id());
-        let guard = match self
-            .vfs
-            .try_lock(&lock_path, holder.as_bytes())
-            .map_err(io(&lock_path, "lock"))?
-        {
-            LockAttempt::Acquired(g) => g,
-            LockAttempt::Held { contents } => {
-                return Err(OpenError::Locked {
-                    path: journal,
-                    lock_path,
-                    holder: session_journal::lock::parse_holder(&contents),
-                });
-            }
-        };
+        let (dir, id) = self.own_journal(&journal)?;
+        let vfs = self.vfs.as_ref();
+        let hold = session_journal::lock::Hold::take(vfs, &journal)
+            .map_err(crate::error::journal_open_error)?;
+        refuse_non_journal(vfs, &journal)?;
         let mut report = DeleteReport::default();
-        self.vfs
-            .remove_file(&journal)
-            .map_err(io(&journal, "remove"))?;
+        if !hold.still_at(vfs, &journal).map_err(io(&journal, "stat"))? {
+            return Err(OpenError::Replaced { path: journal });
+        }
+        vfs.remove_file(&journal).map_err(io(&journal, "remove"))?;
+        vfs.sync_dir(&dir).map_err(io(&dir, "sync directory"))?;
         report.removed.push(journal.clone());
-        let side = session_index::sidecar_path(&journal);
-        if self.vfs.remove_file(&side).is_ok() {
-            report.removed.push(side);
+        for derived in derived_files(vfs, &dir, &journal)? {
+            vfs.remove_file(&derived).map_err(io(&derived, "remove"))?;
+            report.removed.push(derived);
         }
-        if let Some(dir) = journal.parent() {
-            let _ = self.vfs.sync_dir(dir);
-            if let Some(p) = remove_registry_line(dir, &journal) {
-                report.removed.push(p);
-            }
+        if let Some(p) = remove_registry_line(&dir, &journal) {
+            report.removed.push(p);
         }
-        let artifacts = self.artifact_dir_for(&journal);
-        if artifacts.is_dir() {
-            std::fs::remove_dir_all(&artifacts).map_err(io(&artifacts, "remove directory"))?;
+        let artifacts = self.layout.artifact_dir(&id);
+        if vfs.exists(&artifacts).map_err(io(&artifacts, "stat"))? {
+            vfs.remove_dir_all(&artifacts)
+                .map_err(io(&artifacts, "remove directory"))?;
             report.removed.push(artifacts);
         }
-        self.vfs
-            .remove_file(&lock_path)
-            .map_err(io(&lock_path, "remove"))?;
-        report.removed.push(lock_path);
-        drop(guard);
+        let record = session_journal::lock::lock_path(&journal);
+        match vfs.remove_file(&record) {
+            Ok(()) => report.removed.push(record),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&record, "remove")(e)),
+        }
+        vfs.sync_dir(&dir).map_err(io(&dir, "sync directory"))?;
+        drop(hold);
         Ok(report)
     }
+
+    /// Checks that `journal` is `<sessions>/<id>.jsonl` of this store (the directory by
+    /// identity, so another spelling of the same directory is accepted and a
+    /// look-alike elsewhere is not) and returns the directory and the id.
+    fn own_journal(&self, journal: &Path) -> Result<(PathBuf, SafeSessionId), OpenError> {
+        let sessions_dir = self.layout.sessions_dir().to_path_buf();
+        let refuse = |reason| OpenError::NotInStore {
+            path: journal.to_path_buf(),
+            sessions_dir: sessions_dir.clone(),
+            reason,
+        };
+        let name = journal
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| refuse("not a session journal: its name is not `<session id>.jsonl`"))?;
+        let id = name
+            .strip_suffix(".jsonl")
+            .and_then(|stem| SafeSessionId::new(stem).ok())
+            .ok_or_else(|| refuse("not a session journal: its name is not `<session id>.jsonl`"))?;
+        let dir = journal.parent().unwrap_or(Path::new("."));
+        let vfs = self.vfs.as_ref();
+        let same_dir = dir == sessions_dir
+            || match (vfs.identity(dir), vfs.identity(&sessions_dir)) {
+                (Ok(Some(a)), Ok(Some(b))) => a == b,
+                _ => false,
+            };
+        if !same_dir {
+            return Err(refuse("not a journal of this store"));
+        }
+        if !vfs.exists(journal).map_err(io(journal, "stat"))? {
+            return Err(OpenError::NotFound {
+                path: journal.to_path_buf(),
+            });
+        }
+        Ok((sessions_dir, id))
+    }
+}
+
+/// The derived files of `journal` in `dir` that hold its content: the index sidecar
+/// and every torn-tail copy (`<name>.torn-*`), regular files only.
+fn derived_files(vfs: &dyn Vfs, dir: &Path, journal: &Path) -> Result<Vec<PathBuf>, OpenError> {
+    let name = journal.file_name().unwrap_or_default().to_string_lossy();
+    let torn = format!("{name}.torn-");
+    let side = session_index::sidecar_path(journal);
+    let side_name = side.file_name().unwrap_or_default().to_owned();
+    let entries = vfs.read_dir(dir).map_err(io(dir, "read directory"))?;
+    let mut out: Vec<PathBuf> = entries
+        .into_iter()
+        .filter(|e| {
+            e.kind == session_journal::vfs::EntryKind::File
+                && (e.name == side_name || e.name.to_str().is_some_and(|n| n.starts_with(&torn)))
+        })
+        .map(|e| dir.join(e.name))
+        .collect();
+    out.sort();
+    Ok(out)
 }
 
 /// Drops the imports-registry lines naming `journal` (atomic rewrite); returns the

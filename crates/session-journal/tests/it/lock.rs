@@ -154,3 +154,226 @@ fn a_writer_losing_a_close_race_still_learns_who_holds_the_lock() {
     }
     assert_eq!(named, rounds, "every lost race names the holder");
 }
+
+/// A fresh journal on the real file system, with one entry.
+fn real_journal(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let mut w = Writer::create(&path, JournalId([9; 16]), CreateOptions::default()).unwrap();
+    w.append(entry(), b"first", DURABLE).unwrap();
+    w.close().unwrap();
+    path
+}
+
+fn expect_locked(r: Result<(Writer, session_journal::RecoveryReport), OpenError>, what: &str) {
+    match r {
+        Err(OpenError::Locked { .. }) => {}
+        Err(other) => panic!("{what}: expected a lock error, got {other}"),
+        Ok(_) => panic!("{what}: a second owner was let in"),
+    }
+}
+
+/// The lock belongs to the journal file, not to a name: a hard link, another spelling
+/// of the directory and the holder record's deletion all meet the same lock.
+#[test]
+fn every_name_of_a_journal_meets_one_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = real_journal(dir.path(), "a.jsonl");
+    let (_w, _) = Writer::open(&path, OpenOptions::default()).unwrap();
+
+    let hard = dir.path().join("b.jsonl");
+    std::fs::hard_link(&path, &hard).unwrap();
+    expect_locked(Writer::open(&hard, OpenOptions::default()), "hard link");
+
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let dotted = sub.join("..").join("a.jsonl");
+    expect_locked(
+        Writer::open(&dotted, OpenOptions::default()),
+        "dot-dot path",
+    );
+
+    // Deleting the holder record (as a stale-lock cleanup would) changes nothing.
+    std::fs::remove_file(lock_path(&path)).unwrap();
+    expect_locked(
+        Writer::open(&path, OpenOptions::default()),
+        "record deleted",
+    );
+    expect_locked(
+        Writer::open(&hard, OpenOptions::default()),
+        "record deleted, link",
+    );
+}
+
+/// A symbolic link is never followed: not at the journal's name, not at its holder
+/// record's name (whose target stays untouched).
+#[cfg(unix)]
+#[test]
+fn links_at_a_journal_or_its_record_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = real_journal(dir.path(), "a.jsonl");
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    let err = Writer::open(&link, OpenOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    assert!(
+        !lock_path(&link).exists(),
+        "nothing created for a refused link"
+    );
+
+    let outside = dir.path().join("victim.txt");
+    std::fs::write(&outside, b"precious").unwrap();
+    std::fs::remove_file(lock_path(&path)).unwrap();
+    std::os::unix::fs::symlink(&outside, lock_path(&path)).unwrap();
+    let (mut w, _) = Writer::open(&path, OpenOptions::default()).unwrap();
+    w.append(entry(), b"second", DURABLE).unwrap();
+    drop(w);
+    assert_eq!(std::fs::read(&outside).unwrap(), b"precious");
+}
+
+/// A FIFO where a journal is expected is refused at once, never waited on.
+#[cfg(unix)]
+#[test]
+fn a_fifo_at_a_journal_name_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("f.jsonl");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let err = Writer::open(&fifo, OpenOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("FIFO"), "{err}");
+    let err = Reader::open(&fifo, ReaderOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("FIFO"), "{err}");
+}
+
+/// A file system that, right after opening the journal, lets a hostile step run: the
+/// race between opening a journal and locking it, made deterministic.
+struct RaceFs {
+    inner: session_journal::vfs::StdVfs,
+    journal: std::path::PathBuf,
+    step: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl std::fmt::Debug for RaceFs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RaceFs")
+    }
+}
+
+impl session_journal::vfs::Vfs for RaceFs {
+    fn open(
+        &self,
+        path: &std::path::Path,
+        mode: session_journal::vfs::OpenMode,
+    ) -> std::io::Result<Box<dyn session_journal::vfs::VfsFile>> {
+        let f = self.inner.open(path, mode)?;
+        if path == self.journal {
+            if let Some(step) = self.step.lock().unwrap().take() {
+                step();
+            }
+        }
+        Ok(f)
+    }
+    fn create_dir_all(&self, p: &std::path::Path) -> std::io::Result<()> {
+        self.inner.create_dir_all(p)
+    }
+    fn sync_dir(&self, p: &std::path::Path) -> std::io::Result<()> {
+        self.inner.sync_dir(p)
+    }
+    fn rename(&self, a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
+        self.inner.rename(a, b)
+    }
+    fn remove_file(&self, p: &std::path::Path) -> std::io::Result<()> {
+        self.inner.remove_file(p)
+    }
+    fn exists(&self, p: &std::path::Path) -> std::io::Result<bool> {
+        self.inner.exists(p)
+    }
+    fn identity(
+        &self,
+        p: &std::path::Path,
+    ) -> std::io::Result<Option<session_journal::vfs::FileId>> {
+        self.inner.identity(p)
+    }
+    fn hard_link(&self, a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
+        self.inner.hard_link(a, b)
+    }
+    fn create_temp(
+        &self,
+        d: &std::path::Path,
+        p: &str,
+    ) -> std::io::Result<(std::path::PathBuf, Box<dyn session_journal::vfs::VfsFile>)> {
+        self.inner.create_temp(d, p)
+    }
+    fn read_dir(
+        &self,
+        d: &std::path::Path,
+    ) -> std::io::Result<Vec<session_journal::vfs::DirEntry>> {
+        self.inner.read_dir(d)
+    }
+    fn remove_dir_all(&self, p: &std::path::Path) -> std::io::Result<()> {
+        self.inner.remove_dir_all(p)
+    }
+}
+
+/// A journal deleted, or replaced by a rename, between a writer's open and its lock:
+/// the writer fails closed instead of owning a file nobody will read again.
+#[test]
+fn a_journal_deleted_or_replaced_while_opening_fails_closed() {
+    for replace in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = real_journal(dir.path(), "a.jsonl");
+        let other = real_journal(dir.path(), "other.jsonl");
+        let (p, o) = (path.clone(), other.clone());
+        let fs = RaceFs {
+            inner: session_journal::vfs::StdVfs,
+            journal: path.clone(),
+            step: std::sync::Mutex::new(Some(Box::new(move || {
+                if replace {
+                    std::fs::rename(&o, &p).unwrap();
+                } else {
+                    std::fs::remove_file(&p).unwrap();
+                }
+            }))),
+        };
+        let mut options = OpenOptions::default();
+        options.vfs = std::sync::Arc::new(fs);
+        match Writer::open(&path, options) {
+            Err(OpenError::Replaced { path: p }) => assert_eq!(p, path),
+            Err(other) => panic!("replace={replace}: expected Replaced, got {other}"),
+            Ok(_) => panic!("replace={replace}: a writer owns a file that lost its name"),
+        }
+    }
+}
+
+/// Creation publishes a complete journal: the name never exists without its header,
+/// no temporary is left, and an existing name is never replaced.
+#[test]
+fn creation_links_a_complete_journal_into_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.jsonl");
+    let w = Writer::create(&path, JournalId([1; 16]), CreateOptions::default()).unwrap();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut names = names;
+    names.sort();
+    assert_eq!(names, vec!["new.jsonl", "new.jsonl.lock"]);
+    assert!(matches!(
+        Writer::create(&path, JournalId([2; 16]), CreateOptions::default()),
+        Err(session_journal::CreateError::Exists { .. })
+    ));
+    drop(w);
+    // A 250-byte name still has a temporary name that fits.
+    let long = dir.path().join(format!("{}.jsonl", "x".repeat(244)));
+    drop(Writer::create(&long, JournalId([3; 16]), CreateOptions::default()).unwrap());
+    assert!(long.exists());
+    assert!(session_journal::is_leftover_temp(std::ffi::OsStr::new(
+        ".new.jsonl.new-0123456789abcdef.tmp"
+    )));
+    assert!(!session_journal::is_leftover_temp(std::ffi::OsStr::new(
+        "new.jsonl"
+    )));
+}

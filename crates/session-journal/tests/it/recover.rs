@@ -145,6 +145,16 @@ impl session_journal::vfs::VfsFile for PrefixFile {
     fn sync_all(&self) -> std::io::Result<()> {
         Err(read_only())
     }
+    fn status(&self) -> std::io::Result<session_journal::vfs::FileStatus> {
+        Ok(session_journal::vfs::FileStatus {
+            id: session_journal::vfs::FileId { dev: 0, ino: 1 },
+            links: 1,
+            len: self.len as u64,
+        })
+    }
+    fn try_lock(&self) -> std::io::Result<bool> {
+        Err(read_only())
+    }
 }
 
 impl session_journal::vfs::Vfs for PrefixFs {
@@ -179,11 +189,29 @@ impl session_journal::vfs::Vfs for PrefixFs {
     fn exists(&self, path: &std::path::Path) -> std::io::Result<bool> {
         Ok(path == self.path)
     }
-    fn try_lock(
+    fn identity(
+        &self,
+        path: &std::path::Path,
+    ) -> std::io::Result<Option<session_journal::vfs::FileId>> {
+        Ok((path == self.path).then_some(session_journal::vfs::FileId { dev: 0, ino: 1 }))
+    }
+    fn hard_link(&self, _: &std::path::Path, _: &std::path::Path) -> std::io::Result<()> {
+        Err(read_only())
+    }
+    fn create_temp(
         &self,
         _: &std::path::Path,
-        _: &[u8],
-    ) -> std::io::Result<session_journal::vfs::LockAttempt> {
+        _: &str,
+    ) -> std::io::Result<(std::path::PathBuf, Box<dyn session_journal::vfs::VfsFile>)> {
+        Err(read_only())
+    }
+    fn read_dir(
+        &self,
+        _: &std::path::Path,
+    ) -> std::io::Result<Vec<session_journal::vfs::DirEntry>> {
+        Err(std::io::ErrorKind::NotFound.into())
+    }
+    fn remove_dir_all(&self, _: &std::path::Path) -> std::io::Result<()> {
         Err(read_only())
     }
 }

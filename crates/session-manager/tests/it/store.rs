@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use session_index::{CountingVfs, SessionInfo};
 use session_journal::vfs::StdVfs;
-use session_manager::{ListObserver, NewSessionOptions, OpenError, ReadLimits};
+use session_manager::{ListObserver, NewSessionOptions, OpenError, ReadLimits, SafeSessionId};
 
 use crate::support::{assistant, assistant_from, store, store_at, user};
 
@@ -288,12 +288,13 @@ fn resume_reads_what_the_context_needs_not_the_journal() {
     );
 }
 
-/// `delete` removes sessions only: legacy JSONL and other files are refused and kept;
-/// an empty file (what a `create` that crashed before writing leaves) is removable.
+/// `delete` removes sessions only: legacy JSONL and other files in the sessions
+/// directory are refused and kept; an empty file (what a `create` that crashed before
+/// writing its header left, before creation published complete journals) is removable.
 #[test]
 fn delete_refuses_files_that_are_not_journals() {
-    let (d, store) = store();
-    let dir = d.path().join("other");
+    let (_d, store) = store();
+    let dir = store.layout().sessions_dir().to_path_buf();
     std::fs::create_dir_all(&dir).expect("dir");
     let legacy = dir.join("legacy.jsonl");
     std::fs::write(
@@ -316,4 +317,63 @@ fn delete_refuses_files_that_are_not_journals() {
     assert!(!session_journal::lock::lock_path(&legacy).exists());
     store.delete(&empty).expect("an empty file holds nothing");
     assert!(!empty.exists());
+}
+
+/// `delete` touches only `<sessions>/<id>.jsonl` of its own store: a journal of
+/// another store, a file whose name is not a valid id (`...jsonl`, `..jsonl`) and a
+/// symlink to a journal are refused, and nothing of anyone's is removed.
+#[test]
+fn delete_refuses_what_is_not_a_journal_of_this_store() {
+    let (d, store) = store();
+    let s = store.create("/w").expect("create");
+    let path = s.session_file().expect("persisted").to_path_buf();
+    let id = s.session_id().to_owned();
+    s.close().expect("close");
+    let artifacts = store
+        .layout()
+        .artifact_dir(&SafeSessionId::new(&id).expect("id"));
+    std::fs::create_dir_all(&artifacts).expect("artifacts");
+    std::fs::write(artifacts.join("keep"), b"x").expect("artifact");
+
+    // Another store holding a journal of the same name.
+    let other_root = d.path().join("other-home");
+    let other = store_at(&other_root, 2);
+    let o = other
+        .create_with("/w", {
+            let mut o = NewSessionOptions::default();
+            o.id = Some(id.clone());
+            o
+        })
+        .expect("other create");
+    let other_path = o.session_file().expect("persisted").to_path_buf();
+    o.close().expect("close");
+    let err = store
+        .delete(&other_path)
+        .expect_err("foreign journal refused");
+    assert!(matches!(err, OpenError::NotInStore { .. }), "{err}");
+    assert!(other_path.exists() && path.exists() && artifacts.join("keep").exists());
+
+    // Names that are not `<id>.jsonl`: `...jsonl` has the stem `..`.
+    let sessions = store.layout().sessions_dir();
+    for name in ["...jsonl", "..jsonl", ".hidden.jsonl", "x.txt"] {
+        let p = sessions.join(name);
+        std::fs::write(&p, b"").expect("write");
+        let err = store.delete(&p).expect_err(name);
+        assert!(matches!(err, OpenError::NotInStore { .. }), "{name}: {err}");
+        assert!(p.exists(), "{name} kept");
+    }
+    assert!(artifacts.join("keep").exists(), "artifacts untouched");
+    assert!(store.layout().root().join("session-artifacts").exists());
+
+    // A symlink to the journal, under a valid id: refused without following it.
+    #[cfg(unix)]
+    {
+        let link = sessions.join("alias.jsonl");
+        std::os::unix::fs::symlink(&path, &link).expect("symlink");
+        let err = store.delete(&link).expect_err("symlink refused");
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(path.exists() && link.exists());
+    }
+    store.delete(&path).expect("the real one");
+    assert!(!path.exists() && !artifacts.exists());
 }
