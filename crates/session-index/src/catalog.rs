@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
-use session_journal::vfs::{OpenMode, StdVfs, Vfs};
+use session_journal::vfs::{EntryKind, OpenMode, StdVfs, Vfs};
 use session_journal::{JournalId, Offset, Reader, ReaderOptions};
 
 use crate::error::SaveError;
@@ -34,8 +34,8 @@ pub(crate) const CATALOG_VERSION: u32 = 2;
 /// Options of [`list_sessions`].
 #[derive(Debug, Clone)]
 pub struct ListOptions {
-    /// The file system for journals, indexes and the catalog. (Directory listing and
-    /// `stat` go through std: the journal's `Vfs` has neither.)
+    /// The file system for directories, journals, indexes and the catalog. (Only the
+    /// journal's modification time is read through std: the `Vfs` has no `stat`.)
     pub vfs: Arc<dyn Vfs>,
     /// Read and write the catalog (default true). Without it every journal is opened.
     pub use_catalog: bool,
@@ -301,19 +301,33 @@ pub fn list_sessions(
     dir: &Path,
     options: &ListOptions,
 ) -> Result<(Vec<SessionInfo>, ListReport), ListError> {
-    let rd = std::fs::read_dir(dir).map_err(|source| ListError::ReadDir {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let entries = options
+        .vfs
+        .read_dir(dir)
+        .map_err(|source| ListError::ReadDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     let mut files: Vec<(String, u64, Option<i64>)> = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for e in entries {
+        // Regular files only: a link, a FIFO or a directory named `*.jsonl` is not a
+        // session (and is never opened). Non-UTF-8 names are not session names.
+        if e.kind != EntryKind::File {
+            continue;
+        }
+        let Some(name) = e.name.to_str().map(str::to_owned) else {
+            continue;
+        };
         // Hidden files are derived or temporary (the imports registry
         // `.imports.jsonl`, an import's `.<name>.import-*.tmp`), never sessions.
         if !name.ends_with(".jsonl") || name.starts_with('.') {
             continue;
         }
-        let Ok(md) = e.metadata() else { continue };
+        // TODO(vfs): the Vfs has no `stat` with a modification time; `lstat` through
+        // std (never following a link) gives the length and the mtime fallback.
+        let Ok(md) = std::fs::symlink_metadata(dir.join(&name)) else {
+            continue;
+        };
         if !md.is_file() {
             continue;
         }
@@ -448,14 +462,18 @@ pub fn list_all(
     root: &Path,
     options: &ListOptions,
 ) -> Result<(Vec<SessionInfo>, Vec<ListReport>), ListError> {
-    let rd = std::fs::read_dir(root).map_err(|source| ListError::ReadDir {
-        path: root.to_path_buf(),
-        source,
-    })?;
-    let mut dirs: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
+    let entries = options
+        .vfs
+        .read_dir(root)
+        .map_err(|source| ListError::ReadDir {
+            path: root.to_path_buf(),
+            source,
+        })?;
+    // Directories only, never through a link.
+    let mut dirs: Vec<PathBuf> = entries
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::Dir)
+        .map(|e| root.join(e.name))
         .collect();
     dirs.sort();
     let mut all = Vec::new();

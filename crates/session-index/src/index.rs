@@ -690,10 +690,18 @@ fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loade
             });
         }
     };
-    let read = file
-        .len()
-        .map_err(sidecar::ReadFault::Io)
-        .and_then(|n| sidecar::read(file.as_ref(), n, reader.journal_id()));
+    let read = file.len().map_err(sidecar::ReadFault::Io).and_then(|n| {
+        // Every byte of a sidecar derives from the journal's (72 bytes per frame of
+        // at least 72; ids, strings and aggregates from payloads): a larger file was
+        // not written by this crate, and is not read into memory.
+        let limit = jlen.saturating_mul(4).saturating_add(1 << 20);
+        if n > limit {
+            return Err(sidecar::ReadFault::Decode(DecodeFault::Corrupt(format!(
+                "{n} bytes, more than any index of a {jlen}-byte journal"
+            ))));
+        }
+        sidecar::read(file.as_ref(), n, reader.journal_id())
+    });
     let (cp, state) = match read {
         Ok(x) => x,
         Err(sidecar::ReadFault::Io(e)) => {
@@ -836,11 +844,11 @@ fn replay(
     })
 }
 
-/// Writes `bytes` to `path` atomically through `vfs`.
+/// Writes `bytes` to `path` atomically through `vfs`: a fresh temporary file in the
+/// same directory (`.<name>.<16 hex>.tmp`, unpredictable, created exclusively `0600`,
+/// never through a link), `fdatasync`, rename over `path`, directory sync. A failed
+/// write removes its temporary.
 pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
     let io = |op: &'static str, p: &Path| {
         let p = p.to_path_buf();
         move |source| SaveError::Io {
@@ -849,21 +857,27 @@ pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(
             source,
         }
     };
-    match vfs.remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io("remove", &tmp)(e)),
-        _ => {}
-    }
-    let f = vfs
-        .open(&tmp, OpenMode::CreateNew)
-        .map_err(io("create", &tmp))?;
-    f.write_all_at(0, bytes).map_err(io("write", &tmp))?;
-    f.sync_data().map_err(io("sync", &tmp))?;
-    drop(f);
-    vfs.rename(&tmp, path).map_err(io("rename", path))?;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    let prefix = format!(
+        ".{}.",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let (tmp, f) = vfs
+        .create_temp(&dir, &prefix)
+        .map_err(io("create temporary file in", &dir))?;
+    let written = f
+        .write_all_at(0, bytes)
+        .map_err(io("write", &tmp))
+        .and_then(|()| f.sync_data().map_err(io("sync", &tmp)));
+    drop(f);
+    let renamed = written.and_then(|()| vfs.rename(&tmp, path).map_err(io("rename", path)));
+    if renamed.is_err() {
+        let _ = vfs.remove_file(&tmp);
+    }
+    renamed?;
     vfs.sync_dir(&dir).map_err(io("sync directory", &dir))?;
     Ok(())
 }

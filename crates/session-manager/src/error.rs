@@ -47,9 +47,7 @@ pub enum OpenError {
     },
     /// The path is not a journal of this store: `delete` removes only
     /// `<sessions>/<id>.jsonl` files, so no other file (or alias) is ever touched.
-    #[error(
-        "{path}: {reason} (sessions directory {sessions_dir}); refusing to delete it"
-    )]
+    #[error("{path}: {reason} (sessions directory {sessions_dir}); refusing to delete it")]
     NotInStore {
         /// The path as given.
         path: PathBuf,

@@ -342,3 +342,58 @@ fn forget_removes_a_sessions_record_durably() {
     session_index::forget(&StdVfs, &dir, "other.jsonl").unwrap();
     assert!(!cat.exists());
 }
+
+/// FIFOs at the catalog's and a sidecar's names, and a symlink named like a journal:
+/// the listing neither blocks nor follows, and answers as without them.
+#[cfg(unix)]
+#[test]
+fn planted_fifos_and_links_neither_block_nor_are_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s");
+    write_session(&dir.join("same.jsonl"), 1, "hello");
+    let outside = tmp.path().join("outside.jsonl");
+    write_session(&outside, 2, "outside the store");
+    std::os::unix::fs::symlink(&outside, dir.join("link.jsonl")).unwrap();
+    for name in [CATALOG_FILE, "same.jsonl.idx"] {
+        let status = std::process::Command::new("mkfifo")
+            .arg(dir.join(name))
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let ro = ListOptions {
+        read_only: true,
+        ..ListOptions::default()
+    };
+    let (infos, report) = session_index::list_sessions(&dir, &ro).unwrap();
+    assert_eq!(infos.len(), 1, "{infos:?}");
+    assert_eq!(infos[0].summary.first_message, "hello");
+    assert!(
+        matches!(&report.catalog, CatalogStatus::Rebuilt { reason } if reason.contains("unreadable")),
+        "{:?}",
+        report.catalog
+    );
+    // A writing listing replaces the FIFOs with regular files (by rename, never by
+    // writing into them).
+    let (again, _) = session_index::list_sessions(&dir, &ListOptions::default()).unwrap();
+    assert_eq!(again, infos);
+    for name in [CATALOG_FILE, "same.jsonl.idx"] {
+        assert!(std::fs::symlink_metadata(dir.join(name)).unwrap().is_file());
+    }
+    // Nothing but the store's own files: no temporary left behind.
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ".catalog",
+            "link.jsonl",
+            "same.jsonl",
+            "same.jsonl.idx",
+            "same.jsonl.lock"
+        ]
+    );
+}
