@@ -153,6 +153,13 @@ pub fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
         progress.inc();
     }
     progress.finish();
+    if args.session.is_none() {
+        let leftovers = leftover_imports(store.sessions_dir(), args.repair)?;
+        all_clean &= leftovers
+            .iter()
+            .all(|v| v["status"] != LEFTOVER_IMPORT || v["repaired"] == true);
+        results.extend(leftovers);
+    }
     if args.json {
         out.json(&Value::Array(results.clone()))?;
     } else {
@@ -177,8 +184,64 @@ pub fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
     Ok(())
 }
 
+/// The status of a temporary journal a killed import left behind.
+const LEFTOVER_IMPORT: &str = "leftover-import";
+
+/// The temporaries imports left in the sessions directory: `leftover-import` when no
+/// live import holds one (removed with `repair`), `import-in-progress` when one does.
+fn leftover_imports(dir: &Path, repair: bool) -> Result<Vec<Value>> {
+    use session_journal::vfs::{OpenMode, StdVfs, Vfs};
+    let vfs = StdVfs;
+    let listed = match session_import::leftover_imports(&vfs, dir) {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(anyhow::anyhow!(
+                "{}: cannot read the sessions directory: {e}",
+                dir.display()
+            ));
+        }
+    };
+    let removed = if repair && !listed.is_empty() {
+        session_import::remove_leftover_imports(&vfs, dir).map_err(|e| anyhow::anyhow!(e))?
+    } else {
+        Vec::new()
+    };
+    let mut out = Vec::new();
+    for path in listed {
+        // A live import holds its temporary's lock (holder records are never held).
+        let held = !path.to_string_lossy().ends_with(".lock")
+            && vfs
+                .open(&path, OpenMode::ReadWrite)
+                .and_then(|f| f.try_lock())
+                .is_ok_and(|locked| !locked);
+        let mut v = json!({
+            "leftover": path.to_string_lossy(),
+            "status": if held && !removed.contains(&path) { "import-in-progress" } else { LEFTOVER_IMPORT },
+        });
+        if repair && let Value::Object(m) = &mut v {
+            m.insert("repaired".into(), removed.contains(&path).into());
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
 fn human(v: &Value) -> String {
     let status = v["status"].as_str().unwrap_or("?");
+    if let Some(path) = v["leftover"].as_str() {
+        let what = if status == LEFTOVER_IMPORT {
+            "left by an import that did not finish (remove with --repair)"
+        } else {
+            "an import still writing it"
+        };
+        let repaired = if v["repaired"] == true {
+            " [removed]"
+        } else {
+            ""
+        };
+        return format!("{status:<12} {path}: {what}{repaired}");
+    }
     let mut s = format!("{:<12} {}", status, v["session"].as_str().unwrap_or(""));
     let j = &v["journal"];
     match status {
