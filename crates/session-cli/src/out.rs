@@ -51,6 +51,11 @@ impl Out {
         self.stdout.write_all(b).context("cannot write to stdout")
     }
 
+    /// Standard output as a writer, for streams of raw bytes.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        &mut self.stdout
+    }
+
     /// Flushes stdout (an acknowledgement is visible once this returns).
     pub fn flush(&mut self) -> Result<()> {
         self.stdout.flush().context("cannot write to stdout")

@@ -40,6 +40,18 @@ impl Store {
                 .with_session_dir(absolute(dir)?)
                 .map_err(|e| anyhow!(e))?;
         }
+        // A home or sessions directory that is a file would otherwise read as an empty
+        // store ("no sessions", exit 0).
+        for (dir, what) in [
+            (layout.root(), "the store's home"),
+            (layout.sessions_dir(), "the sessions directory"),
+        ] {
+            if let Ok(m) = std::fs::metadata(dir)
+                && !m.is_dir()
+            {
+                bail!("{}: {what} is not a directory", dir.display());
+            }
+        }
         Ok(Self { layout })
     }
 
@@ -185,6 +197,15 @@ impl View {
     /// Opens the session at `path` without modifying anything.
     pub fn open(path: &Path) -> Result<Self> {
         let reader = Reader::open(path, ReaderOptions::default()).map_err(|e| anyhow!(e))?;
+        let name = session_id_of(path);
+        if let Some(id) = &reader.header().session_id
+            && *id != name
+        {
+            bail!(
+                "{}: journal of session {id:?} under the name of session {name:?} (copied or renamed?); refusing to serve it as {name:?}",
+                path.display()
+            );
+        }
         let (index, report) = Index::open_or_rebuild(path, read_only_index())
             .map_err(|e| anyhow!("{}: cannot index the journal: {e}", path.display()))?;
         Ok(Self {

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
+use session_journal::vfs::{StdVfs, Vfs, VfsFile};
 use session_journal::{Reader, ReaderOptions};
 use session_types::Envelope;
 use session_types::json::replace_lone_surrogates;
@@ -33,38 +34,92 @@ pub struct ExportOutcome {
 /// frames are not exported. Payloads are written verbatim, so records imported from
 /// a v3 source come out byte for byte as their source lines.
 ///
-/// The file is written to a temporary name next to `dest`, synced, then renamed over
-/// `dest`. On error nothing is left behind.
+/// The file is written to a temporary file next to `dest` (created exclusively under
+/// an unpredictable, short name: `.export-<16 hex digits>.tmp`, so any valid `dest`
+/// name works), synced, then renamed over `dest` and the directory synced. On error
+/// nothing is left behind. Memory is bounded by the largest entry.
 pub fn export(journal: &Path, dest: &Path) -> Result<ExportOutcome, ExportError> {
+    let vfs = StdVfs;
     let reader = Reader::open(journal, ReaderOptions::default())?;
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "export.jsonl".to_owned());
-    let tmp = dest.with_file_name(format!(".{name}.export-{}.tmp", std::process::id()));
-    let result = write(&reader, journal, &tmp, dest);
+    let dir = match dest.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (tmp, file) = vfs
+        .create_temp(&dir, ".export-")
+        .map_err(io(&dir, "create a temporary file"))?;
+    let result = write_file(&vfs, &reader, journal, file.as_ref(), &tmp, dest, &dir);
     if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = vfs.remove_file(&tmp);
     }
     result
 }
 
-fn write(
+/// Writes every record of `journal` to `out` as [`export`] writes them to a file,
+/// streaming: memory is bounded by the largest entry, nothing is staged on disk.
+/// `shown` names the destination in errors (e.g. `<stdout>`).
+pub fn export_to(
+    journal: &Path,
+    out: &mut dyn Write,
+    shown: &Path,
+) -> Result<ExportOutcome, ExportError> {
+    let reader = Reader::open(journal, ReaderOptions::default())?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let outcome = stream(&reader, journal, &mut out, shown)?;
+    out.flush().map_err(io(shown, "write"))?;
+    Ok(outcome)
+}
+
+fn io(path: &Path, op: &'static str) -> impl FnOnce(std::io::Error) -> ExportError {
+    let path = path.to_path_buf();
+    move |source| ExportError::Io { path, op, source }
+}
+
+fn write_file(
+    vfs: &dyn Vfs,
     reader: &Reader,
     journal: &Path,
+    file: &dyn VfsFile,
     tmp: &Path,
     dest: &Path,
+    dir: &Path,
 ) -> Result<ExportOutcome, ExportError> {
-    let io = |path: &Path, op: &'static str| {
-        let path = path.to_path_buf();
-        move |source| ExportError::Io { path, op, source }
-    };
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(tmp)
-        .map_err(io(tmp, "create"))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, FileWriter { file, at: 0 });
+    let mut outcome = stream(reader, journal, &mut out, tmp)?;
+    out.flush().map_err(io(tmp, "write"))?;
+    drop(out);
+    file.sync_all().map_err(io(tmp, "sync"))?;
+    vfs.rename(tmp, dest)
+        .map_err(io(dest, "rename into place"))?;
+    vfs.sync_dir(dir).map_err(io(dir, "sync directory"))?;
+    outcome.path = dest.to_path_buf();
+    Ok(outcome)
+}
+
+/// A [`VfsFile`] written from its start, as a stream.
+struct FileWriter<'a> {
+    file: &'a dyn VfsFile,
+    at: u64,
+}
+
+impl Write for FileWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write_all_at(self.at, buf)?;
+        self.at += buf.len() as u64;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes the records, one frame in memory at a time.
+fn stream(
+    reader: &Reader,
+    journal: &Path,
+    out: &mut dyn Write,
+    dest: &Path,
+) -> Result<ExportOutcome, ExportError> {
     let mut outcome = ExportOutcome {
         path: dest.to_path_buf(),
         records: 0,
@@ -90,7 +145,7 @@ fn write(
         };
         out.write_all(&payload)
             .and_then(|()| out.write_all(b"\n"))
-            .map_err(io(tmp, "write"))?;
+            .map_err(io(dest, "write"))?;
         outcome.records += 1;
         outcome.bytes += payload.len() as u64 + 1;
     }
@@ -103,20 +158,6 @@ fn write(
             offset: reader.data_start().get(),
             found: "no record frames".to_owned(),
         });
-    }
-    let file = out.into_inner().map_err(|e| ExportError::Io {
-        path: tmp.to_path_buf(),
-        op: "write",
-        source: e.into_error(),
-    })?;
-    file.sync_all().map_err(io(tmp, "sync"))?;
-    drop(file);
-    std::fs::rename(tmp, dest).map_err(io(dest, "rename into place"))?;
-    #[cfg(unix)]
-    if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io(dir, "sync directory"))?;
     }
     Ok(outcome)
 }

@@ -62,7 +62,7 @@ mod retention;
 mod tree_check;
 
 pub use error::{ExportError, ImportError, RetentionError};
-pub use export::{ExportOutcome, export};
+pub use export::{ExportOutcome, export, export_to};
 pub use import::{
     Destination, ImportOptions, import, is_safe_session_id, leftover_imports,
     remove_leftover_imports,

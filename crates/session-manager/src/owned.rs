@@ -90,7 +90,9 @@ impl OwnedSession {
     /// Appends a caller-built entry of any type (including types this version does not
     /// know). Missing `id` / `parentId` / `timestamp` are filled like the typed
     /// appends do (fresh id, the leaf, now); present ones are kept. A present id that
-    /// the session already has is refused. The entry becomes the leaf.
+    /// the session already has is refused, and so is a `parentId` that names no entry
+    /// of the session (the entry would start a tree of its own and the context built
+    /// from it would lose all history). The entry becomes the leaf.
     pub fn append_entry(&mut self, mut entry: Entry) -> Result<EntryId, AppendError> {
         let sources = self.store.sources.clone();
         let index = &self.index;
@@ -105,6 +107,13 @@ impl OwnedSession {
             // `fresh_id` excluded) — only the former can happen.
             return Err(AppendError::InvalidEntry {
                 reason: format!("entry {id} already exists"),
+            });
+        }
+        if let Some(parent) = entry.parent_id()
+            && self.index.find(parent).is_none()
+        {
+            return Err(AppendError::InvalidEntry {
+                reason: format!("parentId {parent:?} names no entry of this session"),
             });
         }
         self.write_entry(&entry, id)

@@ -194,13 +194,8 @@ pub fn export(store: &Store, args: &ExportArgs, out: &mut Out) -> Result<()> {
         export_journal(&path, dest).map_err(|e| anyhow!(e))?;
         return Ok(());
     }
-    // The exporter writes files atomically; stream through a private temp file.
-    let tmp = std::env::temp_dir().join(format!("bcs-export-{}.jsonl", std::process::id()));
-    let r = export_journal(&path, &tmp).map_err(|e| anyhow!(e));
-    let bytes = r.and_then(|_| {
-        std::fs::read(&tmp).with_context(|| format!("{}: cannot read", tmp.display()))
-    });
-    let _ = std::fs::remove_file(&tmp);
-    out.bytes(&bytes?)?;
+    // Streamed: nothing staged on disk, memory bounded by the largest entry.
+    session_import::export_to(&path, out.writer(), Path::new("<stdout>"))
+        .map_err(|e| anyhow!(e))?;
     out.flush()
 }

@@ -23,6 +23,8 @@ pub enum Status {
     StaleIndex,
     /// Durable data is damaged, or the file is not a readable journal.
     Corrupt,
+    /// A temporary journal left by a creation or an import that never finished.
+    Leftover,
 }
 
 impl Status {
@@ -33,14 +35,72 @@ impl Status {
             Status::TornTail => "torn-tail",
             Status::StaleIndex => "stale-index",
             Status::Corrupt => "corrupt",
+            Status::Leftover => "leftover",
         }
+    }
+}
+
+/// How many times a torn-looking tail is looked at again while the file keeps growing
+/// (a live writer's append in progress), 10 ms apart.
+const LIVE_TAIL_RECHECKS: u32 = 200;
+
+/// `verify`, looked at again while a torn-looking tail keeps growing: a writer that is
+/// appending a multi-megabyte frame makes its end look torn until the write is
+/// complete. Only a tail that stays torn while the file stops changing is reported.
+fn settled_verify(path: &Path) -> Result<session_journal::VerifyReport, OpenError> {
+    let mut report = verify(path, &VerifyOptions::default())?;
+    for _ in 0..LIVE_TAIL_RECHECKS {
+        if report.torn_tail.is_none() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let len = std::fs::symlink_metadata(path)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        if len == report.len {
+            break;
+        }
+        report = verify(path, &VerifyOptions::default())?;
+    }
+    Ok(report)
+}
+
+/// What is wrong with the session records of a journal whose frames are sound: no
+/// session header record (a creation that never finished), or a header that names
+/// another session than the file does (a journal copied over another's name).
+fn session_problem(path: &Path, report: &session_journal::VerifyReport) -> Option<String> {
+    let name = session_id_of(path);
+    if let Some(id) = &report.header.session_id
+        && *id != name
+    {
+        return Some(format!(
+            "journal of session {id:?} under the name of session {name:?} (copied or renamed?)"
+        ));
+    }
+    let reader =
+        session_journal::Reader::open(path, session_journal::ReaderOptions::default()).ok()?;
+    let first = reader.frames(None).find_map(|f| match f {
+        Ok(f) if f.info.kind == session_index::kinds::SESSION_HEADER => Some(Ok(())),
+        Ok(f) if f.info.kind == session_index::kinds::ENTRY => Some(Err(f.info.offset.0)),
+        Ok(_) => None,
+        Err(_) => None,
+    });
+    match first {
+        Some(Ok(())) => None,
+        Some(Err(offset)) => Some(format!(
+            "no session header record: the first entry frame is at offset {offset}"
+        )),
+        None => Some(format!(
+            "no session header record (the session was never created; {} bytes)",
+            report.len
+        )),
     }
 }
 
 /// Checks one journal without modifying anything.
 pub fn check(path: &Path) -> (Status, Value) {
     let mut journal = serde_json::Map::new();
-    let report = match verify(path, &VerifyOptions::default()) {
+    let report = match settled_verify(path) {
         Ok(r) => r,
         Err(e) => {
             let offset = match &e {
@@ -52,6 +112,16 @@ pub fn check(path: &Path) -> (Status, Value) {
             return (Status::Corrupt, json!({"journal": journal, "index": null}));
         }
     };
+    if report.torn_tail.is_none()
+        && let Some(problem) = session_problem(path, &report)
+    {
+        journal.insert(
+            "error".into(),
+            format!("{}: {problem}", path.display()).into(),
+        );
+        journal.insert("offset".into(), Value::Null);
+        return (Status::Corrupt, json!({"journal": journal, "index": null}));
+    }
     journal.insert("frames".into(), report.frames.into());
     journal.insert("end".into(), report.end.0.into());
     journal.insert("len".into(), report.len.into());
@@ -154,11 +224,32 @@ pub fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
     }
     progress.finish();
     if args.session.is_none() {
-        let leftovers = leftover_imports(store.sessions_dir(), args.repair)?;
-        all_clean &= leftovers
-            .iter()
-            .all(|v| v["status"] != LEFTOVER_IMPORT || v["repaired"] == true);
-        results.extend(leftovers);
+        for path in leftovers(store)? {
+            let mut repaired = Value::Null;
+            let mut status = Status::Leftover;
+            if args.repair {
+                repaired = match std::fs::remove_file(&path) {
+                    Ok(()) => {
+                        status = Status::Clean;
+                        json!({"from": "leftover", "note": "removed"})
+                    }
+                    Err(e) => json!({"error": one_line(&format!("{}: {e}", path.display()))}),
+                };
+            }
+            all_clean &= status == Status::Clean;
+            let mut v = json!({
+                "session": null,
+                "path": path.to_string_lossy(),
+                "status": status.as_str(),
+                "journal": {"error": "a temporary journal left by a creation or an import that never finished (it holds no acknowledged session)"},
+            });
+            if args.repair
+                && let Value::Object(m) = &mut v
+            {
+                m.insert("repaired".into(), repaired);
+            }
+            results.push(v);
+        }
     }
     if args.json {
         out.json(&Value::Array(results.clone()))?;
@@ -184,65 +275,56 @@ pub fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
     Ok(())
 }
 
-/// The status of a temporary journal a killed import left behind.
-const LEFTOVER_IMPORT: &str = "leftover-import";
-
-/// The temporaries imports left in the sessions directory: `leftover-import` when no
-/// live import holds one (removed with `repair`), `import-in-progress` when one does.
-fn leftover_imports(dir: &Path, repair: bool) -> Result<Vec<Value>> {
-    use session_journal::vfs::{OpenMode, StdVfs, Vfs};
-    let vfs = StdVfs;
-    let listed = match session_import::leftover_imports(&vfs, dir) {
-        Ok(l) => l,
+/// Temporary journals in the sessions directory that no running creation or import
+/// holds: what a process killed inside `create` or `import` leaves (regular files
+/// only), with the holder records of import temporaries that are gone.
+fn leftovers(store: &Store) -> Result<Vec<std::path::PathBuf>> {
+    let dir = store.sessions_dir();
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
             return Err(anyhow::anyhow!(
-                "{}: cannot read the sessions directory: {e}",
+                "{}: cannot read the directory: {e}",
                 dir.display()
             ));
         }
     };
-    let removed = if repair && !listed.is_empty() {
-        session_import::remove_leftover_imports(&vfs, dir).map_err(|e| anyhow::anyhow!(e))?
-    } else {
-        Vec::new()
-    };
     let mut out = Vec::new();
-    for path in listed {
-        // A live import holds its temporary's lock (holder records are never held).
-        let held = !path.to_string_lossy().ends_with(".lock")
-            && vfs
-                .open(&path, OpenMode::ReadWrite)
-                .and_then(|f| f.try_lock())
-                .is_ok_and(|locked| !locked);
-        let mut v = json!({
-            "leftover": path.to_string_lossy(),
-            "status": if held && !removed.contains(&path) { "import-in-progress" } else { LEFTOVER_IMPORT },
-        });
-        if repair && let Value::Object(m) = &mut v {
-            m.insert("repaired".into(), removed.contains(&path).into());
+    for e in rd.flatten() {
+        let name = e.file_name();
+        if e.file_type().is_ok_and(|t| t.is_file()) && session_journal::is_leftover_temp(&name) {
+            let path = e.path();
+            // A creation in progress holds its temporary's lock: not a leftover.
+            if session_journal::lock::Hold::take(&session_journal::vfs::StdVfs, &path).is_ok() {
+                out.push(path);
+            }
         }
-        out.push(v);
     }
+    // An import's temporary (`.<name>.import-<id>.tmp`) stays locked by its importer
+    // until it is published; its holder record is a leftover once the temporary is gone.
+    let imports = session_import::leftover_imports(&session_journal::vfs::StdVfs, dir)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read the directory: {e}", dir.display()))?;
+    for path in imports {
+        let leftover = match path.to_str().and_then(|p| p.strip_suffix(".lock")) {
+            Some(tmp) => !Path::new(tmp).exists(),
+            None => session_journal::lock::Hold::take(&session_journal::vfs::StdVfs, &path).is_ok(),
+        };
+        if leftover {
+            out.push(path);
+        }
+    }
+    out.sort();
     Ok(out)
 }
 
 fn human(v: &Value) -> String {
     let status = v["status"].as_str().unwrap_or("?");
-    if let Some(path) = v["leftover"].as_str() {
-        let what = if status == LEFTOVER_IMPORT {
-            "left by an import that did not finish (remove with --repair)"
-        } else {
-            "an import still writing it"
-        };
-        let repaired = if v["repaired"] == true {
-            " [removed]"
-        } else {
-            ""
-        };
-        return format!("{status:<12} {path}: {what}{repaired}");
-    }
-    let mut s = format!("{:<12} {}", status, v["session"].as_str().unwrap_or(""));
+    let shown = v["session"].as_str().map_or_else(
+        || v["path"].as_str().unwrap_or("").to_owned(),
+        str::to_owned,
+    );
+    let mut s = format!("{:<12} {}", status, shown);
     let j = &v["journal"];
     match status {
         "clean" => s.push_str(&format!(" ({} entries, {} bytes)", j["frames"], j["len"])),

@@ -8,6 +8,7 @@ mod corpus;
 mod crash;
 mod demo;
 mod garbage;
+mod hostile;
 mod import;
 mod read;
 mod support;

@@ -112,7 +112,7 @@ fn leftovers_of_a_killed_import_are_reported_and_repaired() {
     let tmp = b.sessions().join(".s.jsonl.import-0123456789abcdef.tmp");
     let record = b
         .sessions()
-        .join(".s.jsonl.import-0123456789abcdef.tmp.lock");
+        .join(".u.jsonl.import-0123456789abcdef.tmp.lock");
     std::fs::write(&tmp, b"\x89partial").expect("plant");
     std::fs::write(&record, b"pid=1\n").expect("plant");
     let r = b.run(&["verify", "--all"]);
@@ -120,7 +120,7 @@ fn leftovers_of_a_killed_import_are_reported_and_repaired() {
     assert!(
         r.stdout
             .lines()
-            .any(|l| l.starts_with("leftover-import") && l.contains(".s.jsonl.import-")),
+            .any(|l| l.starts_with("leftover") && l.contains(".s.jsonl.import-")),
         "{}",
         r.stdout
     );
@@ -130,9 +130,14 @@ fn leftovers_of_a_killed_import_are_reported_and_repaired() {
         .as_array()
         .expect("array")
         .iter()
-        .filter(|x| x["status"] == "leftover-import")
+        .filter(|x| x["status"] == "leftover")
+        .map(|x| x["path"].as_str().expect("path").to_owned())
         .collect();
-    assert_eq!(leftovers.len(), 2, "{v}");
+    assert_eq!(
+        leftovers,
+        [tmp.to_string_lossy(), record.to_string_lossy()],
+        "{v}"
+    );
     let fixed = b.run(&["verify", "--all", "--repair"]);
     assert_eq!(fixed.code, 0, "{}", fixed.stdout);
     assert!(!tmp.exists() && !record.exists());

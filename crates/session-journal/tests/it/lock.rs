@@ -268,10 +268,10 @@ impl session_journal::vfs::Vfs for RaceFs {
         mode: session_journal::vfs::OpenMode,
     ) -> std::io::Result<Box<dyn session_journal::vfs::VfsFile>> {
         let f = self.inner.open(path, mode)?;
-        if path == self.journal {
-            if let Some(step) = self.step.lock().unwrap().take() {
-                step();
-            }
+        if path == self.journal
+            && let Some(step) = self.step.lock().unwrap().take()
+        {
+            step();
         }
         Ok(f)
     }
@@ -337,8 +337,10 @@ fn a_journal_deleted_or_replaced_while_opening_fails_closed() {
                 }
             }))),
         };
-        let mut options = OpenOptions::default();
-        options.vfs = std::sync::Arc::new(fs);
+        let options = OpenOptions {
+            vfs: std::sync::Arc::new(fs),
+            ..OpenOptions::default()
+        };
         match Writer::open(&path, options) {
             Err(OpenError::Replaced { path: p }) => assert_eq!(p, path),
             Err(other) => panic!("replace={replace}: expected Replaced, got {other}"),

@@ -111,6 +111,14 @@ fn labels_on_unknown_targets_and_duplicate_ids_are_refused() {
         s.append_entry(dup),
         Err(AppendError::InvalidEntry { .. })
     ));
+    // A parent that names nothing would cut the context off from all history.
+    let orphan: Entry = serde_json::from_value(json!({"type":"message","id":"o1","parentId":"nowhere","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x","timestamp":1}})).expect("entry");
+    let err = s.append_entry(orphan).expect_err("dangling parent");
+    assert!(err.to_string().contains("\"nowhere\""), "{err}");
+    assert_eq!(
+        s.build_session_context().expect("context").messages.len(),
+        1
+    );
     assert!(matches!(
         s.branch_to(Some("nope")),
         Err(AppendError::EntryNotFound { .. })
