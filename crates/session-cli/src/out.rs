@@ -41,9 +41,10 @@ impl Out {
             .context("cannot write to stdout")
     }
 
-    /// One JSON value on one line.
+    /// One JSON value on one line, numbers spelled as `JSON.stringify` spells them
+    /// (every `--json` output goes through here).
     pub fn json(&mut self, v: &Value) -> Result<()> {
-        writeln!(self.stdout, "{v}").context("cannot write to stdout")
+        json_line(&mut self.stdout, v).context("cannot write to stdout")
     }
 
     /// Raw bytes.
@@ -70,6 +71,13 @@ impl Out {
     pub fn stderr_is_tty(&self) -> bool {
         self.stderr_tty
     }
+}
+
+/// Writes `v` compactly on one line as the reference's `JSON.stringify` would:
+/// numbers as JavaScript doubles (`1.0` → `1`, `-0` → `0`, `1e21` → `1e+21`).
+pub fn json_line(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {
+    session_types::js::stringify::to_writer(&mut *out, v).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")
 }
 
 /// `s` with line breaks replaced by spaces, so every message is one line.

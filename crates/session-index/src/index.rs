@@ -844,10 +844,11 @@ fn replay(
     })
 }
 
-/// Writes `bytes` to `path` atomically through `vfs`: a fresh temporary file in the
-/// same directory (`.<name>.<16 hex>.tmp`, unpredictable, created exclusively `0600`,
-/// never through a link), `fdatasync`, rename over `path`, directory sync. A failed
-/// write removes its temporary.
+/// Writes `bytes` to `path` atomically through `vfs`: into a temporary created
+/// exclusively under an unpredictable name beside it (`.<name>.save-<16 hex>.tmp`, at
+/// most 64 characters of the name, so no planted file or link is ever written through
+/// and two concurrent savers never clobber each other's temporary), synced, renamed
+/// over `path` (`0600`), then the directory synced.
 pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
     let io = |op: &'static str, p: &Path| {
         let p = p.to_path_buf();
@@ -861,23 +862,22 @@ pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let prefix = format!(
-        ".{}.",
-        path.file_name().unwrap_or_default().to_string_lossy()
-    );
+    let name: String = path
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(64).collect())
+        .unwrap_or_default();
     let (tmp, f) = vfs
-        .create_temp(&dir, &prefix)
-        .map_err(io("create temporary file in", &dir))?;
+        .create_temp(&dir, &format!(".{name}.save-"))
+        .map_err(io("create a temporary file", &dir))?;
     let written = f
         .write_all_at(0, bytes)
         .map_err(io("write", &tmp))
         .and_then(|()| f.sync_data().map_err(io("sync", &tmp)));
     drop(f);
-    let renamed = written.and_then(|()| vfs.rename(&tmp, path).map_err(io("rename", path)));
-    if renamed.is_err() {
+    if let Err(e) = written.and_then(|()| vfs.rename(&tmp, path).map_err(io("rename", path))) {
         let _ = vfs.remove_file(&tmp);
+        return Err(e);
     }
-    renamed?;
     vfs.sync_dir(&dir).map_err(io("sync directory", &dir))?;
     Ok(())
 }

@@ -4,6 +4,8 @@
 
 use std::collections::HashSet;
 
+use session_types::js::sort::sort_by_number_key;
+
 use crate::index::{EntryIndex, Index};
 use crate::kinds::ENTRY_KIND;
 use crate::state::{REC_UNPARSABLE, State};
@@ -58,7 +60,7 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// The children of a node, in `getTree()` order (by timestamp, stable).
+    /// The children of a node, in `getTree()` order (V8's sort by timestamp).
     pub fn children(&self, i: EntryIndex) -> &[u32] {
         let a = self.child_start.get(i.0 as usize).copied().unwrap_or(0) as usize;
         let b = self.child_start.get(i.0 as usize + 1).copied().unwrap_or(0) as usize;
@@ -92,66 +94,6 @@ impl Tree {
 fn is_tree_entry(s: &State, i: u32) -> bool {
     let r = &s.recs[i as usize];
     r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0 && !r.id.is_none()
-}
-
-/// `Array.prototype.sort` as V8 runs it with `(a, b) => ts(a) - ts(b)`: for
-/// consistent comparisons any stable sort gives V8's result; with invalid
-/// timestamps (NaN, compared as equal) V8's result depends on its algorithm, which is
-/// reproduced exactly below 64 elements (one run: count-and-make-run, then binary
-/// insertion); larger lists with invalid timestamps put them last (documented).
-pub(crate) fn v8_sort(v: &mut [u32], ts: &dyn Fn(u32) -> f64) {
-    let n = v.len();
-    if n < 2 {
-        return;
-    }
-    if !v.iter().any(|x| ts(*x).is_nan()) {
-        v.sort_by(|a, b| ts(*a).total_cmp(&ts(*b)));
-        return;
-    }
-    if n >= 64 {
-        v.sort_by(|a, b| {
-            let (x, y) = (ts(*a), ts(*b));
-            let k = |t: f64| if t.is_nan() { f64::INFINITY } else { t };
-            k(x).total_cmp(&k(y))
-        });
-        return;
-    }
-    let cmp = |a: u32, b: u32| {
-        let d = ts(a) - ts(b);
-        if d.is_nan() { 0.0 } else { d }
-    };
-    let mut run = 2;
-    let desc = cmp(v[1], v[0]) < 0.0;
-    let mut prev = v[1];
-    for &cur in &v[2..] {
-        let o = cmp(cur, prev);
-        if desc {
-            if o >= 0.0 {
-                break;
-            }
-        } else if o < 0.0 {
-            break;
-        }
-        prev = cur;
-        run += 1;
-    }
-    if desc {
-        v[..run].reverse();
-    }
-    for start in run..n {
-        let pivot = v[start];
-        let (mut left, mut right) = (0, start);
-        while left < right {
-            let mid = left + ((right - left) >> 1);
-            if cmp(pivot, v[mid]) < 0.0 {
-                right = mid;
-            } else {
-                left = mid + 1;
-            }
-        }
-        v.copy_within(left..start, left + 1);
-        v[left] = pivot;
-    }
 }
 
 impl Index {
@@ -242,7 +184,8 @@ impl Index {
         for i in 0..n {
             let (a, b) = (child_start[i] as usize, child_start[i + 1] as usize);
             if b - a > 1 {
-                v8_sort(&mut child_list[a..b], &ts);
+                // The reference's `getTree()`: V8's sort by `Date.parse(timestamp)`.
+                sort_by_number_key(&mut child_list[a..b], |&c| ts(c));
             }
         }
         let mut tree = Tree {

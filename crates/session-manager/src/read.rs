@@ -185,17 +185,6 @@ impl<'a> SessionTree<'a> {
     }
 }
 
-/// Orders children the reference's way: by `Date.parse(timestamp)` ascending, stable,
-/// invalid timestamps last.
-pub(crate) fn sort_children(children: &mut [(Option<i64>, usize)]) {
-    children.sort_by(|a, b| match (a.0, b.0) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => std::cmp::Ordering::Equal,
-    });
-}
-
 /// A context that no longer borrows the source it was built from.
 pub(crate) fn detach(
     ctx: session_context::SessionContext<'_>,

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
 use session_context::{ContextOptions, Leaf, ResidentSource, SessionContext, build_context};
+use session_types::js::sort::sort_by_number_key;
 use session_types::{Entry, EntryBase, EntryId, SessionHeader, SessionId};
 
 use crate::append::{append_methods, base, complete_entry, fresh_id, recreated_label};
 use crate::clock::Sources;
 use crate::error::{AppendError, ReadError};
-use crate::read::{NodeEntry, SessionTree, TreeNode, sort_children};
+use crate::read::{NodeEntry, SessionTree, TreeNode};
 use crate::store::NewSessionOptions;
 
 /// A session held entirely in memory, with the seed's synchronous getters
@@ -269,7 +270,8 @@ impl ResidentSession {
             for c in k.iter_mut() {
                 c.0 = self.entries[c.1].timestamp_ms();
             }
-            sort_children(k);
+            // The reference's `getTree()`: V8's sort by `Date.parse(timestamp)`.
+            sort_by_number_key(k, |c| c.0.map_or(f64::NAN, |ms| ms as f64));
         }
         let mut tree = SessionTree::default();
         let mut seen = vec![false; n];

@@ -79,8 +79,8 @@ impl fmt::Display for SessionId {
 /// An entry timestamp: an ISO-8601 string such as `2025-12-03T14:00:00.000Z`.
 ///
 /// The string is kept exactly as read; [`Timestamp::unix_ms`] interprets it the
-/// way JavaScript's `Date.parse` does for the ISO forms the reference writes, and
-/// gives `None` where `Date.parse` gives `NaN`.
+/// way V8's `Date.parse` does (every form it accepts), and gives `None` where
+/// `Date.parse` gives `NaN`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Timestamp(pub String);
@@ -179,92 +179,18 @@ fn push_digits(out: &mut String, v: i64, n: usize) {
     out.extend(b[..n].iter().map(|&c| char::from(c)));
 }
 
-/// `Date.parse` for the ISO-8601 forms of ECMA-262 §21.4.1.32: `YYYY`, `YYYY-MM`,
-/// `YYYY-MM-DD`, optionally followed by `THH:mm`, `:ss`, `.sss` and `Z` or `±HH:mm`.
-/// Date-only forms are UTC; date-time forms without an offset are taken as UTC too
-/// (the reference runs them in local time — our tests and fixtures use UTC).
+/// `Date.parse(s)` as V8 (node 20) computes it, in milliseconds since the Unix epoch;
+/// `None` where it gives `NaN`. Every form V8 accepts is read (ISO, its extensions and
+/// the legacy forms); times without a zone are read as UTC (the reference uses local
+/// time; its oracle runs with `TZ=UTC`). See [`crate::js::date`].
+///
+/// ```
+/// use session_types::parse_js_date;
+/// assert_eq!(parse_js_date("2026-01-21 09:00:00"), Some(1_768_986_000_000));
+/// assert_eq!(parse_js_date("garbage"), None);
+/// ```
 pub fn parse_js_date(s: &str) -> Option<i64> {
-    use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
-    let b = s.as_bytes();
-    let mut i = 0;
-    let num = |i: &mut usize, n: usize| -> Option<u32> {
-        let d = b.get(*i..*i + n)?;
-        if !d.iter().all(u8::is_ascii_digit) {
-            return None;
-        }
-        *i += n;
-        std::str::from_utf8(d).ok()?.parse().ok()
-    };
-    let year = num(&mut i, 4)? as i32;
-    let (mut month, mut day) = (1, 1);
-    if b.get(i) == Some(&b'-') {
-        i += 1;
-        month = num(&mut i, 2)?;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-            day = num(&mut i, 2)?;
-        }
-    }
-    let date = NaiveDate::from_ymd_opt(year, month, day)?;
-    let (mut h, mut m, mut sec, mut ms) = (0, 0, 0, 0);
-    let mut offset_min: i64 = 0;
-    if b.get(i) == Some(&b'T') {
-        i += 1;
-        h = num(&mut i, 2)?;
-        if b.get(i) != Some(&b':') {
-            return None;
-        }
-        i += 1;
-        m = num(&mut i, 2)?;
-        if b.get(i) == Some(&b':') {
-            i += 1;
-            sec = num(&mut i, 2)?;
-            if b.get(i) == Some(&b'.') {
-                i += 1;
-                let start = i;
-                while b.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-                if i == start {
-                    return None;
-                }
-                let frac = &s[start..i];
-                let frac3: String = frac.chars().chain("000".chars()).take(3).collect();
-                ms = frac3.parse().ok()?;
-            }
-        }
-        match b.get(i) {
-            Some(b'Z') => i += 1,
-            Some(&sign @ (b'+' | b'-')) => {
-                i += 1;
-                let oh = num(&mut i, 2)? as i64;
-                if b.get(i) != Some(&b':') {
-                    return None;
-                }
-                i += 1;
-                let om = num(&mut i, 2)? as i64;
-                offset_min = (oh * 60 + om) * if sign == b'+' { 1 } else { -1 };
-            }
-            _ => {}
-        }
-    }
-    if i != b.len() {
-        return None;
-    }
-    let (h, m) = if h == 24 && m == 0 && sec == 0 && ms == 0 {
-        // ECMA-262 allows 24:00 as the end of the day.
-        return Some(
-            NaiveDateTime::new(date, NaiveTime::MIN)
-                .and_utc()
-                .timestamp_millis()
-                + 86_400_000
-                - offset_min * 60_000,
-        );
-    } else {
-        (h, m)
-    };
-    let time = NaiveTime::from_hms_milli_opt(h, m, sec, ms)?;
-    Some(NaiveDateTime::new(date, time).and_utc().timestamp_millis() - offset_min * 60_000)
+    crate::js::date::parse(s)
 }
 
 #[cfg(test)]

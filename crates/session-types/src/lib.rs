@@ -15,6 +15,8 @@
 //! - [`Envelope`] reads just the tree fields (`type`, `id`, `parentId`, `timestamp`,
 //!   `message.role`) without building the entry.
 //! - [`json`] holds the JavaScript-number and lone-surrogate helpers.
+//! - [`js`] repeats what the reference gets from its engine: `Date.parse`,
+//!   `Array.prototype.sort` and `JSON.stringify`'s number spelling.
 //!
 //! Round trips are by value: `parse → to_json → parse` gives an equal value. Byte
 //! exactness is the journal's job (it keeps payloads verbatim).
@@ -38,6 +40,7 @@ pub mod entry;
 pub mod envelope;
 pub mod header;
 pub mod ids;
+pub mod js;
 pub mod json;
 pub mod message;
 pub mod record;

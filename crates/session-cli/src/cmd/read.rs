@@ -87,7 +87,7 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
         };
         let id = r.json.get("id").map_or_else(String::new, |v| match v {
             Value::String(s) => s.clone(),
-            other => other.to_string(),
+            other => session_types::js::stringify::to_string(other).unwrap_or_default(),
         });
         let title = match r.json.get("name").and_then(Value::as_str) {
             Some(n) => format!("{n:?}"),
@@ -159,7 +159,10 @@ pub fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
     let h = header.unwrap_or(Value::Null);
     let hs = |k: &str| {
         h.get(k).map_or("-".to_owned(), |v| {
-            v.as_str().map_or(v.to_string(), str::to_owned)
+            v.as_str().map_or_else(
+                || session_types::js::stringify::to_string(v).unwrap_or_default(),
+                str::to_owned,
+            )
         })
     };
     out.line(&format!("session  {}", session_id_of(&path)))?;
@@ -307,7 +310,7 @@ pub fn context(store: &Store, args: &ContextArgs, out: &mut Out) -> Result<()> {
     out.text(&render::context(&v))
 }
 
-/// Writes `v` compactly on one line.
+/// Writes `v` compactly on one line, numbers as `JSON.stringify` spells them.
 pub fn json_line(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {
-    writeln!(out, "{v}")
+    crate::out::json_line(out, v)
 }

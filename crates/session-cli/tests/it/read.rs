@@ -118,3 +118,25 @@ fn reading_commands_modify_nothing() {
     }
     assert_eq!(snapshot_dir(&b.sessions()), before);
 }
+
+/// `--json` numbers are spelled as the reference's `JSON.stringify` spells them:
+/// `bcs context --json` on entries holding `1.0`, `-0.0`, `1e-7`,
+/// `12345678901234567890` (and more) prints node's bytes
+/// (`tests/data/numbers.context.json`, written by `tests/data/numbers.mjs`).
+#[test]
+fn context_json_numbers_are_json_stringify_bytes() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let b = Bcs::new();
+    let src = b.home().join("sources/numbers.jsonl");
+    std::fs::create_dir_all(src.parent().expect("dir")).expect("mkdir");
+    std::fs::copy(data.join("numbers.jsonl"), &src).expect("copy");
+    let imported = b
+        .run(&["import", "--json", src.to_str().expect("utf-8")])
+        .json();
+    let id = imported["sessionId"]
+        .as_str()
+        .expect("session id")
+        .to_owned();
+    let want = std::fs::read_to_string(data.join("numbers.context.json")).expect("oracle");
+    assert_eq!(b.run(&["context", &id, "--json"]).ok(), want);
+}

@@ -169,3 +169,52 @@ fn parents_resolve_to_the_last_entry_with_the_id_before_and_after_a_reload() {
     assert_eq!(parent_ids(&loaded), expected);
     assert_eq!(loaded.find("x"), Some(EntryIndex(4)));
 }
+
+/// Sibling order is V8's for any number of siblings, invalid timestamps included:
+/// orders node produced (`session-types/tests/data/js_sort.json`) for 64 to 72
+/// siblings (where V8 starts merging runs) and for 777.
+#[test]
+fn sibling_order_is_v8s_at_any_length() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../session-types/tests/data/js_sort.json");
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut checked = 0;
+    for case in cases.as_array().unwrap() {
+        let keys = case["keys"].as_array().unwrap();
+        if !((64..=72).contains(&keys.len()) || keys.len() == 777)
+            || !keys.iter().any(|k| k.is_null())
+        {
+            continue;
+        }
+        let mut lines = vec![entry("r", None, &format!("{T}1.000Z"))];
+        for (i, k) in keys.iter().enumerate() {
+            let ts = k.as_i64().map_or("garbage".to_owned(), |ms| {
+                session_types::Timestamp::from_unix_ms(1_767_225_600_000 + ms).0
+            });
+            lines.push(entry(&format!("c{i}"), Some("r"), &ts));
+        }
+        let ix = index_of(&lines);
+        let want: Vec<String> = case["order"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| format!("c{i}"))
+            .collect();
+        let t = ix.tree();
+        assert_eq!(
+            ids(
+                &ix,
+                &t.children(ix.find("r").unwrap())
+                    .iter()
+                    .map(|c| EntryIndex(*c))
+                    .collect::<Vec<_>>()
+            ),
+            want,
+            "{} siblings",
+            keys.len()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} cases");
+}

@@ -100,3 +100,63 @@ fn resident_and_owned_views_agree_on_tree_branch_and_context() {
         mem.get_entries()
     );
 }
+
+/// The resident tree orders siblings as V8 does, invalid timestamps included, at any
+/// length: orders node produced (`session-types/tests/data/js_sort.json`).
+#[test]
+fn resident_sibling_order_is_v8s() {
+    use session_types::{Entry, Record, SessionHeader};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../session-types/tests/data/js_sort.json");
+    let cases: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("data")).expect("json");
+    let header = match Record::parse(
+        r#"{"type":"session","version":3,"id":"t","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+    )
+    .expect("header")
+    {
+        Record::Header(h) => h,
+        Record::Entry(_) => unreachable!("a header line"),
+    };
+    let entry = |id: &str, parent: &str, ts: &str| -> Entry {
+        let line = format!(
+            r#"{{"type":"custom","customType":"x","id":"{id}","parentId":{parent},"timestamp":"{ts}"}}"#
+        );
+        match Record::parse(&line).expect("entry") {
+            Record::Entry(e) => e,
+            Record::Header(_) => unreachable!("an entry line"),
+        }
+    };
+    let mut checked = 0;
+    for case in cases.as_array().expect("cases") {
+        let keys = case["keys"].as_array().expect("keys");
+        if !(3..=100).contains(&keys.len()) || !keys.iter().any(|k| k.is_null()) {
+            continue;
+        }
+        let mut entries = vec![entry("r", "null", "2026-01-01T00:00:00.000Z")];
+        for (i, k) in keys.iter().enumerate() {
+            let ts = k.as_i64().map_or("garbage".to_owned(), |ms| {
+                session_types::Timestamp::from_unix_ms(1_767_225_600_000 + ms).0
+            });
+            entries.push(entry(&format!("c{i}"), "\"r\"", &ts));
+        }
+        let s = ResidentSession::from_entries(
+            SessionHeader::clone(&header),
+            entries,
+            Sources::deterministic(T0, 1),
+        );
+        let got: Vec<String> = s.get_tree().outline()[1..]
+            .iter()
+            .map(|(_, id)| id.0.clone())
+            .collect();
+        let want: Vec<String> = case["order"]
+            .as_array()
+            .expect("order")
+            .iter()
+            .map(|i| format!("c{i}"))
+            .collect();
+        assert_eq!(got, want, "{} siblings", keys.len());
+        checked += 1;
+    }
+    assert!(checked >= 100, "{checked} cases");
+}

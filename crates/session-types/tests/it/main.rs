@@ -4,6 +4,7 @@ mod construct;
 mod corpus;
 mod errors;
 mod forward;
+mod js;
 
 use std::path::PathBuf;
 

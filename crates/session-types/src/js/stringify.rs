@@ -1,0 +1,121 @@
+//! JSON text with numbers spelled as `JSON.stringify` spells them.
+//!
+//! The reference prints its JSON with `JSON.stringify`, where every number is a
+//! double written by `Number::toString`: `1.0` → `1`, `-0` → `0`, `1e-6` →
+//! `0.000001`, `1e-7` → `1e-7`, `1e21` → `1e+21`, and integers past 2^53 as the double
+//! they round to (`12345678901234567890` → `12345678901234567000`). serde_json writes
+//! `1.0`, `-0.0`, `1e-6` and exact integers instead. [`JsFormatter`] is serde_json's
+//! compact formatter with the number writes replaced, so any `Serialize` value (a
+//! `serde_json::Value` read losslessly, or a typed struct) prints as the reference
+//! would print it. Strings need nothing: serde_json escapes exactly the characters
+//! `JSON.stringify` escapes, in the same spelling.
+//!
+//! Stored entries are not touched: the journal keeps their bytes as written. This is
+//! for output only.
+
+use std::io;
+
+use serde::Serialize;
+use serde_json::ser::Formatter;
+
+/// serde_json's compact formatter, with numbers written as JavaScript writes them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsFormatter;
+
+/// Writes `x` as JavaScript's `Number::toString` does; `null` for `NaN` and the
+/// infinities (what `JSON.stringify` writes for them).
+pub fn write_number<W: ?Sized + io::Write>(w: &mut W, x: f64) -> io::Result<()> {
+    if !x.is_finite() {
+        return w.write_all(b"null");
+    }
+    let mut buf = ryu_js::Buffer::new();
+    w.write_all(buf.format_finite(x).as_bytes())
+}
+
+/// `x` as JavaScript's `Number::toString` spells it (`null` where not finite).
+///
+/// ```
+/// use session_types::js::stringify::number;
+/// assert_eq!(number(1.0), "1");
+/// assert_eq!(number(-0.0), "0");
+/// assert_eq!(number(1e-7), "1e-7");
+/// assert_eq!(number(1e21), "1e+21");
+/// assert_eq!(number(12345678901234567890u64 as f64), "12345678901234567000");
+/// ```
+pub fn number(x: f64) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_number(&mut out, x);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+// Integers are converted to the double JavaScript would hold (round to nearest, ties
+// to even, as JSON.parse does for the same digits) before they are spelled.
+#[allow(clippy::cast_precision_loss, clippy::cast_lossless)]
+impl Formatter for JsFormatter {
+    fn write_i8<W: ?Sized + io::Write>(&mut self, w: &mut W, v: i8) -> io::Result<()> {
+        write_number(w, f64::from(v))
+    }
+    fn write_i16<W: ?Sized + io::Write>(&mut self, w: &mut W, v: i16) -> io::Result<()> {
+        write_number(w, f64::from(v))
+    }
+    fn write_i32<W: ?Sized + io::Write>(&mut self, w: &mut W, v: i32) -> io::Result<()> {
+        write_number(w, f64::from(v))
+    }
+    fn write_i64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: i64) -> io::Result<()> {
+        write_number(w, v as f64)
+    }
+    fn write_i128<W: ?Sized + io::Write>(&mut self, w: &mut W, v: i128) -> io::Result<()> {
+        write_number(w, v as f64)
+    }
+    fn write_u8<W: ?Sized + io::Write>(&mut self, w: &mut W, v: u8) -> io::Result<()> {
+        write_number(w, f64::from(v))
+    }
+    fn write_u16<W: ?Sized + io::Write>(&mut self, w: &mut W, v: u16) -> io::Result<()> {
+        write_number(w, f64::from(v))
+    }
+    fn write_u32<W: ?Sized + io::Write>(&mut self, w: &mut W, v: u32) -> io::Result<()> {
+        write_number(w, f64::from(v))
+    }
+    fn write_u64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: u64) -> io::Result<()> {
+        write_number(w, v as f64)
+    }
+    fn write_u128<W: ?Sized + io::Write>(&mut self, w: &mut W, v: u128) -> io::Result<()> {
+        write_number(w, v as f64)
+    }
+    fn write_f32<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f32) -> io::Result<()> {
+        write_number(w, f64::from(v))
+    }
+    fn write_f64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f64) -> io::Result<()> {
+        write_number(w, v)
+    }
+    fn write_number_str<W: ?Sized + io::Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
+        // Arbitrary-precision numbers (not enabled here) arrive as text: read them as
+        // JavaScript would.
+        match s.parse::<f64>() {
+            Ok(x) => write_number(w, x),
+            Err(_) => w.write_all(s.as_bytes()),
+        }
+    }
+}
+
+/// Writes `value` as compact JSON text with JavaScript's number spelling.
+pub fn to_writer<W: io::Write, T: ?Sized + Serialize>(w: W, value: &T) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(w, JsFormatter);
+    value.serialize(&mut ser)
+}
+
+/// `value` as compact JSON text with JavaScript's number spelling: what
+/// `JSON.stringify(value)` prints for the value JavaScript would have read.
+///
+/// ```
+/// use session_types::js::stringify::to_string;
+/// let v: serde_json::Value = serde_json::from_str(r#"{"a":1.0,"b":-0.0,"c":1000.0,"d":1e-6}"#).unwrap();
+/// assert_eq!(to_string(&v).unwrap(), r#"{"a":1,"b":0,"c":1000,"d":0.000001}"#);
+/// ```
+pub fn to_string<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String> {
+    let mut out = Vec::new();
+    to_writer(&mut out, value)?;
+    // serde_json writes UTF-8 only.
+    Ok(String::from_utf8(out).unwrap_or_default())
+}
