@@ -585,11 +585,13 @@ fn the_index_kept_while_appending_is_the_one_a_rebuild_reads_back() {
             ),
             _ => drop(
                 s.append_entry(
+                    // Second roots and a chain of them (a parent that names nothing is
+                    // refused on append; orphans come from imports).
                     serde_json::from_value(json!({"type":"model_change","id":format!("o{i}"),
-                        "parentId":format!("o{}", i + 8),"provider":"p","modelId":"m"}))
-                    .expect("orphan"),
+                        "parentId":(i >= 15).then(|| format!("o{}", i - 8)),"provider":"p","modelId":"m"}))
+                    .expect("root"),
                 )
-                .expect("orphan"),
+                .expect("root"),
             ),
         }
     }
