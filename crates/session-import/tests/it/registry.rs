@@ -316,3 +316,23 @@ fn leftover_import_temporaries_are_listed_and_the_unheld_ones_removed() {
     );
     assert_eq!(journals(d).len(), 1);
 }
+
+/// A FIFO given as the source is refused at once, never waited on.
+#[cfg(unix)]
+#[test]
+fn a_fifo_source_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("src.jsonl");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let err = session_import::import(
+        &fifo,
+        &session_import::Destination::Dir(dir.path().join("s")),
+        &crate::support::options(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("not a regular file"), "{err}");
+}
