@@ -423,7 +423,8 @@ impl Store {
     // ----- listing -----
 
     /// `SessionManager.list(cwd)`: the sessions whose header cwd is `cwd`, newest
-    /// first, from derived summaries (a fresh catalog opens no journal).
+    /// first, from derived summaries (a fresh catalog reads no journal through: each record
+    /// is checked against its journal's header and last frame).
     pub fn list(
         &self,
         cwd: &str,
