@@ -93,11 +93,29 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         },
         Err(e) => {
             if e.downcast_ref::<Failure>().is_none() && !is_broken_pipe(&e) {
-                eprintln!("bcs: {}", one_line(&format!("{e:#}")));
+                eprintln!("bcs: {}", one_line(&error_line(&e)));
             }
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes in one line, each said once: library errors often name
+/// their cause in their own message too, which `{:#}` would print a second time
+/// ("… failed: No such file or directory (os error 2): No such file or directory …").
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

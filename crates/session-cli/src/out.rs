@@ -85,6 +85,18 @@ pub fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
 }
 
+/// `<path>: <what>: <error>`, naming the path once: a library error that already
+/// starts with the path has that prefix dropped.
+pub fn at_path(path: &std::path::Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
+    let shown = path.display().to_string();
+    let text = e.to_string();
+    let text = text
+        .strip_prefix(&shown)
+        .and_then(|t| t.strip_prefix(": "))
+        .unwrap_or(&text);
+    anyhow::anyhow!("{shown}: {what}: {text}")
+}
+
 /// A progress bar on stderr, drawn only when stderr is a terminal and there is more
 /// than one item.
 pub struct Progress(Option<indicatif::ProgressBar>);

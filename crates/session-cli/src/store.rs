@@ -207,7 +207,7 @@ impl View {
             );
         }
         let (index, report) = Index::open_or_rebuild(path, read_only_index())
-            .map_err(|e| anyhow!("{}: cannot index the journal: {e}", path.display()))?;
+            .map_err(|e| crate::out::at_path(path, "cannot index the journal", e))?;
         Ok(Self {
             path: path.to_path_buf(),
             reader,

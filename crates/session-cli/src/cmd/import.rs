@@ -71,7 +71,7 @@ pub fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imp
         let r = manager.import(f).map_err(|e| e.to_string()).and_then(|o| {
             if !o.already_imported {
                 Index::open_or_rebuild(&o.journal, OpenIndexOptions::default())
-                    .map_err(|e| format!("{}: cannot index: {e}", o.journal.display()))?;
+                    .map_err(|e| crate::out::at_path(&o.journal, "cannot index", e).to_string())?;
             }
             Ok(o)
         });

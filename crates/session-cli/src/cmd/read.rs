@@ -289,7 +289,15 @@ pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
         limits,
         &ContextOptions::reference(),
     )
-    .map_err(|e| anyhow::anyhow!("{}: {e}", view.path.display()))?;
+    .map_err(|e| {
+        let text = e.to_string();
+        let shown = view.path.display().to_string();
+        if text.starts_with(&shown) {
+            anyhow::anyhow!(text)
+        } else {
+            anyhow::anyhow!("{shown}: {text}")
+        }
+    })?;
     Ok(ctx.to_reference_json())
 }
 

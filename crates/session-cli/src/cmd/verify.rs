@@ -173,9 +173,9 @@ fn repair(path: &Path, status: Status) -> Result<Option<String>> {
     }
     if matches!(status, Status::TornTail | Status::StaleIndex) {
         let (_, r) = Index::open_or_rebuild(path, OpenIndexOptions::default())
-            .map_err(|e| anyhow::anyhow!("{}: cannot index: {e}", path.display()))?;
+            .map_err(|e| crate::out::at_path(path, "cannot index", e))?;
         if let Some(e) = r.save_error {
-            anyhow::bail!("{}: cannot save the index: {e}", path.display());
+            return Err(crate::out::at_path(path, "cannot save the index", e));
         }
         if !matches!(r.status, IndexStatus::Fresh) && note.is_none() {
             note = Some("index rebuilt".to_owned());
@@ -204,7 +204,7 @@ pub fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
                     (status, details) = check(path);
                     repaired = json!({"from": before.as_str(), "note": note});
                 }
-                Err(e) => repaired = json!({"error": one_line(&format!("{e:#}"))}),
+                Err(e) => repaired = json!({"error": one_line(&crate::error_line(&e))}),
             }
         }
         all_clean &= status == Status::Clean;

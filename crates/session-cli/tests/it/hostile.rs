@@ -507,3 +507,14 @@ fn verify_of_a_live_session_sees_no_torn_tail() {
     let _ = child.wait();
     assert!(torn.is_empty(), "{torn:?}");
 }
+
+/// An error names its path once and its OS error once (`{:#}` printed a cause the
+/// message already held a second time).
+#[test]
+fn errors_say_each_cause_once() {
+    let b = one_session();
+    let r = b.run(&["export", "s1", "-o", "/nonexistent/dir/x.jsonl"]);
+    let err = r.fails(1);
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+    assert_eq!(err.matches("/nonexistent/dir").count(), 1, "{err}");
+}
