@@ -923,8 +923,10 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
                 samples.push(dt);
             }
         }
-        // With fresh catalogs a listing opens no journal and reads no journal byte
-        // (issue 4): checked on the real 2,000 and 10,000 sessions with the I/O counter.
+        // With fresh catalogs a listing reads no journal through (issue 4): each
+        // journal is opened once and only its header and last frame are read to check
+        // its record (issue 13). Checked on the real 2,000 and 10,000 sessions with the
+        // I/O counter.
         let counting = Arc::new(session_index::CountingVfs::new(Arc::new(
             session_journal::vfs::StdVfs,
         )));
@@ -935,7 +937,8 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
             counting.opens_matching(".jsonl"),
             counting.bytes_read_matching(".jsonl"),
         );
-        if opens != 0 || read != 0 {
+        let n = checked.len() as u64;
+        if opens > n || read > n * 16 * 1024 {
             bail!(
                 "listing {} sessions under {} opened {opens} journals and read {read} journal bytes with fresh catalogs",
                 checked.len(),

@@ -2,9 +2,11 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use session_journal::format::{DEFAULT_MAX_PAYLOAD, MAX_PAYLOAD_CAP};
+use session_journal::vfs::{EntryKind, OpenMode, StdVfs, Vfs};
 use session_journal::{
     Clock, CreateOptions, Durability, FrameKind, JournalId, NewFrame, Tag, Writer,
 };
@@ -55,6 +57,9 @@ pub struct ImportOptions {
     pub journal_id: Option<JournalId>,
     /// Issues listed individually in the outcome; later ones are only counted.
     pub max_listed_issues: usize,
+    /// The file system for the journal, its temporary and the imports registry (the
+    /// source is read through std: it is the caller's file, wherever it is).
+    pub vfs: Arc<dyn Vfs>,
 }
 
 impl Default for ImportOptions {
@@ -63,6 +68,7 @@ impl Default for ImportOptions {
             clock: Clock::system(),
             journal_id: None,
             max_listed_issues: DEFAULT_MAX_LISTED_ISSUES,
+            vfs: Arc::new(StdVfs),
         }
     }
 }
@@ -118,7 +124,8 @@ pub fn import(
         bytes: scan.bytes,
         lines: scan.lines,
     };
-    if let Some(done) = registry::find(&dir, &hash_hex) {
+    let vfs = &options.vfs;
+    if let Some(done) = registry::find(vfs, &dir, &hash_hex) {
         let version = done.version;
         return Ok(already(done, info(version)));
     }
@@ -143,9 +150,16 @@ pub fn import(
         Destination::Dir(d) => d.join(format!("{session_id}.jsonl")),
         Destination::Journal(p) => p.clone(),
     };
-    if journal.exists() {
-        if let Some(done) = registry::check_journal(&journal, &hash_hex, &session_id) {
-            registry::record(&dir, &done);
+    let exists = |p: &Path| {
+        vfs.exists(p).map_err(|source| ImportError::Io {
+            path: p.to_path_buf(),
+            op: "stat",
+            source,
+        })
+    };
+    if exists(&journal)? {
+        if let Some(done) = registry::check_journal(vfs, &journal, &hash_hex) {
+            registry::record(vfs.as_ref(), &dir, &done, &hash_hex);
             return Ok(already(done, info(header.version)));
         }
         // Another source already holds this session id in the directory (legacy
@@ -157,9 +171,9 @@ pub fn import(
         };
         let derived = derived_session_id(&session_id, &hash_hex);
         journal = d.join(format!("{derived}.jsonl"));
-        if journal.exists() {
-            if let Some(done) = registry::check_journal(&journal, &hash_hex, &derived) {
-                registry::record(&dir, &done);
+        if exists(&journal)? {
+            if let Some(done) = registry::check_journal(vfs, &journal, &hash_hex) {
+                registry::record(vfs.as_ref(), &dir, &done, &hash_hex);
                 return Ok(already(done, info(header.version)));
             }
             return Err(ImportError::DestinationExists { path: journal });
@@ -194,7 +208,7 @@ pub fn import(
             session_id: Some(session_id.clone()),
             max_payload,
             clock: options.clock.clone(),
-            ..CreateOptions::default()
+            vfs: vfs.clone(),
         },
     )
     .map_err(|source| ImportError::Create {
@@ -204,20 +218,45 @@ pub fn import(
     let writer = match writer {
         Ok(w) => w,
         Err(e) => {
-            cleanup(&tmp);
+            cleanup(vfs.as_ref(), &tmp);
             return Err(e);
         }
     };
-    let result = run.write_all(&mut reader, writer, &tmp, header, &shown_source, &hash_hex);
-    let result = result.and_then(|()| publish(&tmp, &journal));
-    cleanup(&tmp);
-    result?;
+    let written = run.write_all(&mut reader, writer, &tmp, header, &shown_source, &hash_hex);
+    // The temporary stays locked by its writer until it is linked into place and its
+    // name removed, so no leftover cleanup ([`crate::remove_leftover_imports`]) can
+    // take it from a live import.
+    let published = written.and_then(|writer| {
+        let linked = publish(vfs.as_ref(), &tmp, &journal);
+        cleanup(vfs.as_ref(), &tmp);
+        drop(writer);
+        linked
+    });
+    let published = match published {
+        Err(e) => {
+            cleanup(vfs.as_ref(), &tmp);
+            return Err(e);
+        }
+        Ok(p) => p,
+    };
+    sync_dir(vfs.as_ref(), &journal)?;
+    if published == Published::Raced {
+        // Another import of the same source (or another session of that id) got
+        // there first: concurrent imports of one source converge on one journal.
+        return match registry::check_journal(vfs, &journal, &hash_hex) {
+            Some(done) => {
+                registry::record(vfs.as_ref(), &dir, &done, &hash_hex);
+                Ok(already(done, info(run.version)))
+            }
+            None => Err(ImportError::DestinationExists { path: journal }),
+        };
+    }
     let done = registry::Done {
         session_id: session_id.clone(),
         journal: journal.clone(),
         version: run.version,
     };
-    registry::record(&dir, &done);
+    registry::record(vfs.as_ref(), &dir, &done, &hash_hex);
     Ok(ImportOutcome {
         session_id,
         journal,
@@ -247,56 +286,153 @@ fn already(done: registry::Done, source: SourceInfo) -> ImportOutcome {
     }
 }
 
+/// What marks an import's temporary journal: `.<journal name>.import-<16 hex>.tmp`.
+const TEMP_MARK: &str = ".import-";
+
+/// A fresh, unpredictable temporary name for the journal `journal`, in its directory.
 fn temp_path(journal: &Path) -> PathBuf {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = journal
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
+        .map(|n| n.to_string_lossy().chars().take(128).collect::<String>())
         .unwrap_or_else(|| "session".to_owned());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    journal.with_file_name(format!(".{name}.import-{}-{nanos}.tmp", std::process::id()))
-}
-
-/// Removes the temporary journal and its lock file (both ours alone: the name is unique).
-fn cleanup(tmp: &Path) {
-    let _ = std::fs::remove_file(tmp);
-    let _ = std::fs::remove_file(session_journal::lock::lock_path(tmp));
-}
-
-/// Moves the synced journal into place without replacing anything, then syncs the
-/// directory.
-fn publish(tmp: &Path, journal: &Path) -> Result<(), ImportError> {
-    match std::fs::hard_link(tmp, journal) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            return Err(ImportError::DestinationExists {
-                path: journal.to_path_buf(),
-            });
-        }
-        Err(source) => {
-            return Err(ImportError::Io {
-                path: journal.to_path_buf(),
-                op: "link into place",
-                source,
-            });
-        }
+    // std's per-process random SipHash keys over a counter, the process and the time.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(d.as_nanos());
     }
-    let _ = std::fs::remove_file(tmp);
+    journal.with_file_name(format!(".{name}{TEMP_MARK}{:016x}.tmp", h.finish()))
+}
+
+/// Whether `name` is an import's temporary journal (`.<name>.import-<id>.tmp`, where
+/// `<id>` is 16 hex digits, or `<pid>-<nanos>` as written before).
+pub(crate) fn is_import_temp(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    rest.rsplit_once(TEMP_MARK).is_some_and(|(journal, id)| {
+        !journal.is_empty()
+            && !id.is_empty()
+            && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+    })
+}
+
+/// Removes the temporary journal's name and its holder record (both ours alone: the
+/// name is unique).
+fn cleanup(vfs: &dyn Vfs, tmp: &Path) {
+    let _ = vfs.remove_file(tmp);
+    let _ = vfs.remove_file(&session_journal::lock::lock_path(tmp));
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Published {
+    /// The journal is in place.
+    Linked,
+    /// Something was already at the journal's name.
+    Raced,
+}
+
+/// Gives the synced temporary journal its final name without replacing anything.
+fn publish(vfs: &dyn Vfs, tmp: &Path, journal: &Path) -> Result<Published, ImportError> {
+    match vfs.hard_link(tmp, journal) {
+        Ok(()) => Ok(Published::Linked),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Published::Raced),
+        Err(source) => Err(ImportError::Io {
+            path: journal.to_path_buf(),
+            op: "link into place",
+            source,
+        }),
+    }
+}
+
+/// Syncs the directory of `journal`.
+fn sync_dir(vfs: &dyn Vfs, journal: &Path) -> Result<(), ImportError> {
     let dir = match journal.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    #[cfg(unix)]
-    std::fs::File::open(&dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|source| ImportError::Io {
-            path: dir.clone(),
-            op: "sync directory",
-            source,
-        })?;
-    Ok(())
+    vfs.sync_dir(&dir).map_err(|source| ImportError::Io {
+        path: dir.clone(),
+        op: "sync directory",
+        source,
+    })
+}
+
+/// The temporary journals that imports left in `dir` (`.<name>.import-<id>.tmp`,
+/// regular files only), whether or not an import is still writing them, sorted. Their
+/// holder records (`<temporary>.lock`) are listed too, also when the temporary is gone.
+pub fn leftover_imports(vfs: &dyn Vfs, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = vfs
+        .read_dir(dir)?
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .filter(|e| {
+            e.name.to_str().is_some_and(|n| {
+                is_import_temp(n) || n.strip_suffix(".lock").is_some_and(is_import_temp)
+            })
+        })
+        .map(|e| dir.join(e.name))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Removes the import temporaries of `dir` that no live import holds (a live import
+/// keeps its temporary locked until it is published), with their holder records;
+/// returns what was removed. A temporary some process holds is left alone.
+pub fn remove_leftover_imports(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
+    let io = |op: &'static str, p: &Path| {
+        let path = p.to_path_buf();
+        move |source| ImportError::Io { path, op, source }
+    };
+    let mut removed = Vec::new();
+    for path in leftover_imports(vfs, dir).map_err(io("read directory", dir))? {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".lock") {
+            continue;
+        }
+        let file = match vfs.open(&path, OpenMode::ReadWrite) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io("open", &path)(e)),
+        };
+        if !file.try_lock().map_err(io("lock", &path))? {
+            continue;
+        }
+        // Ours now: nobody is writing it, and nobody can start (an import never
+        // reopens its temporary). Remove the name while holding the lock, and only if
+        // it still names the file we locked.
+        let status = file.status().map_err(io("stat", &path))?;
+        if vfs.identity(&path).map_err(io("stat", &path))? == Some(status.id) {
+            vfs.remove_file(&path).map_err(io("remove", &path))?;
+            removed.push(path);
+        }
+    }
+    // Holder records whose temporary is gone (removed above, or by a killed import).
+    for path in leftover_imports(vfs, dir).map_err(io("read directory", dir))? {
+        let Some(tmp) = path
+            .to_str()
+            .and_then(|p| p.strip_suffix(".lock"))
+            .map(PathBuf::from)
+        else {
+            continue;
+        };
+        if !vfs.exists(&tmp).map_err(io("stat", &tmp))? {
+            match vfs.remove_file(&path) {
+                Ok(()) => removed.push(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("remove", &path)(e)),
+            }
+        }
+    }
+    if !removed.is_empty() {
+        vfs.sync_dir(dir).map_err(io("sync directory", dir))?;
+    }
+    removed.sort();
+    Ok(removed)
 }
 
 /// The session header as read from the source.
@@ -451,7 +587,8 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Streams the header, the source record and every entry into `writer`, then syncs.
+    /// Streams the header, the source record and every entry into `writer`, then syncs
+    /// it; returns it still holding the temporary's lock.
     fn write_all(
         &mut self,
         reader: &mut LineReader<'_>,
@@ -460,7 +597,7 @@ impl<'a> Run<'a> {
         header: Header,
         shown_source: &Path,
         hash_hex: &str,
-    ) -> Result<(), ImportError> {
+    ) -> Result<Writer, ImportError> {
         let source_record = SourceRecord {
             record_type: "import_source".to_owned(),
             path: shown_source.to_string_lossy().into_owned(),
@@ -501,7 +638,7 @@ impl<'a> Run<'a> {
                 found: found.to_hex().to_string(),
             });
         }
-        writer.close().map_err(|source| ImportError::Append {
+        writer.sync().map_err(|source| ImportError::Append {
             path: tmp.to_path_buf(),
             line: reader.lines(),
             source,
@@ -511,7 +648,7 @@ impl<'a> Run<'a> {
             self.issue(issue.line, issue.kind);
         }
         self.issues.sort_by_key(|i| i.line);
-        Ok(())
+        Ok(writer)
     }
 
     /// Takes one non-blank line after the header: validates it, migrates it if the

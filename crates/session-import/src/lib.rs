@@ -15,6 +15,9 @@
 //!   path, BLAKE3, line, version); [`import_source()`] the journal's source record.
 //! - [`export()`] writes a journal back as v3 JSONL; v3-sourced records come out byte
 //!   for byte.
+//! - [`registry`] owns the imports registry (never trusted: each line is checked
+//!   against its journal); [`leftover_imports`] and [`remove_leftover_imports`] find
+//!   and clear what killed imports left.
 //! - [`format`] holds the frame kinds and provenance payloads (`docs/format.md` §4).
 //!
 //! ```
@@ -54,12 +57,15 @@ mod import;
 mod lines;
 mod migrate;
 mod outcome;
-mod registry;
+pub mod registry;
 mod retention;
 mod tree_check;
 
 pub use error::{ExportError, ImportError, RetentionError};
 pub use export::{ExportOutcome, export, export_to};
-pub use import::{Destination, ImportOptions, import, is_safe_session_id};
+pub use import::{
+    Destination, ImportOptions, import, is_safe_session_id, leftover_imports,
+    remove_leftover_imports,
+};
 pub use outcome::{Disposition, ImportOutcome, IssueKind, LineIssue, SourceInfo};
 pub use retention::{Retention, import_source, retention};

@@ -26,9 +26,21 @@ pub(crate) struct SourceScan {
     pub(crate) only_whitespace: bool,
 }
 
+/// Opens the source: a regular file (a link to one is followed: the source is the
+/// caller's), never a FIFO or a device, which would block the import or never end.
+fn open_source(path: &Path) -> Result<File, ImportError> {
+    let md = std::fs::metadata(path).map_err(io(path, "open"))?;
+    if !md.is_file() {
+        return Err(io(path, "open")(std::io::Error::other(
+            "not a regular file (a directory, FIFO, socket or device)",
+        )));
+    }
+    File::open(path).map_err(io(path, "open"))
+}
+
 /// Hashes the source and measures its lines (memory: one 1 MiB buffer).
 pub(crate) fn scan_source(path: &Path) -> Result<SourceScan, ImportError> {
-    let mut file = File::open(path).map_err(io(path, "open"))?;
+    let mut file = open_source(path)?;
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut bytes = 0u64;
@@ -112,7 +124,7 @@ pub(crate) struct LineReader<'p> {
 
 impl<'p> LineReader<'p> {
     pub(crate) fn open(path: &'p Path) -> Result<Self, ImportError> {
-        let file = File::open(path).map_err(io(path, "open"))?;
+        let file = open_source(path)?;
         Ok(Self {
             path,
             file,

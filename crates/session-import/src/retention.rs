@@ -28,6 +28,12 @@ pub struct Retention {
 /// created by an import. Reads at most the first two frames.
 pub fn import_source(journal: &Path) -> Result<Option<SourceRecord>, RetentionError> {
     let reader = Reader::open(journal, ReaderOptions::default())?;
+    source_record(&reader)
+}
+
+/// The import-source record of the journal `reader` reads (its first two frames).
+pub(crate) fn source_record(reader: &Reader) -> Result<Option<SourceRecord>, RetentionError> {
+    let journal = reader.path();
     for frame in reader.frames(None).take(2) {
         let frame = frame?;
         if frame.info.kind == KIND_IMPORT_SOURCE {

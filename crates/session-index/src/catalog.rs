@@ -1,12 +1,15 @@
 //! Listing sessions through a per-directory catalog (`<sessions>/.catalog`).
 //!
 //! The catalog holds, per journal file, the journal's id, the length its record
-//! describes, and the listing summary at that length. A listing reads the directory,
-//! `stat`s each journal and reads the catalog: a record whose length equals the
-//! journal's length is used as is (no journal is opened). Any other journal is opened
-//! through its index (O(1) validation plus the tail), and its record is replaced when
-//! everything the index covers was durable. A missing or damaged catalog is rebuilt
-//! (from the per-session indexes) and the reason reported.
+//! describes, the last frame at that length (offset, seq, body check), and the listing
+//! summary at that length. A listing reads the directory, `stat`s each journal and
+//! reads the catalog. A record whose length equals the journal's length is checked
+//! against the journal itself, in O(1): the journal's id (from its header frame) and
+//! the last frame (verified where the record says it is, with the record's seq and
+//! check). Only then is it used, and no more of the journal is read. Any other journal
+//! is opened through its index (O(1) validation plus the tail), and its record is
+//! replaced when everything the index covers was durable. A missing or damaged
+//! catalog is rebuilt (from the per-session indexes) and the reason reported.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -14,8 +17,10 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
-use session_journal::vfs::{OpenMode, StdVfs, Vfs};
+use session_journal::vfs::{EntryKind, OpenMode, StdVfs, Vfs};
+use session_journal::{JournalId, Offset, Reader, ReaderOptions};
 
+use crate::error::SaveError;
 use crate::index::{Index, IndexStatus, OpenIndexOptions};
 use crate::summary::SessionSummary;
 
@@ -24,13 +29,13 @@ pub const CATALOG_FILE: &str = ".catalog";
 /// The first 8 bytes of a catalog.
 pub(crate) const CATALOG_MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'C', b'A', b'T', b'\n'];
 /// The catalog format version.
-pub(crate) const CATALOG_VERSION: u32 = 1;
+pub(crate) const CATALOG_VERSION: u32 = 2;
 
 /// Options of [`list_sessions`].
 #[derive(Debug, Clone)]
 pub struct ListOptions {
-    /// The file system for journals, indexes and the catalog. (Directory listing and
-    /// `stat` go through std: the journal's `Vfs` has neither.)
+    /// The file system for directories, journals, indexes and the catalog. (Only the
+    /// journal's modification time is read through std: the `Vfs` has no `stat`.)
     pub vfs: Arc<dyn Vfs>,
     /// Read and write the catalog (default true). Without it every journal is opened.
     pub use_catalog: bool,
@@ -129,7 +134,38 @@ struct CatalogRecord {
     file: String,
     journal_id: String,
     journal_len: u64,
+    /// The last frame the record covers: its offset, seq and body check (hex). It
+    /// ends at `journal_len`.
+    last_offset: u64,
+    last_seq: u64,
+    last_body_check: String,
     summary: SessionSummary,
+}
+
+impl CatalogRecord {
+    /// Whether the journal at `path` (of length `len`) is the one this record
+    /// describes: same length, same journal id, and the frame at `last_offset`
+    /// verifies with the recorded seq and check and ends at `len`. Reads the journal's
+    /// header and that one frame.
+    fn describes(&self, vfs: &Arc<dyn Vfs>, path: &Path, len: u64) -> bool {
+        if self.journal_len != len {
+            return false;
+        }
+        let Ok(reader) = Reader::open(path, ReaderOptions { vfs: vfs.clone() }) else {
+            return false;
+        };
+        if JournalId::parse(&self.journal_id) != Some(reader.journal_id()) {
+            return false;
+        }
+        match reader.verify_frame_at(Offset(self.last_offset)) {
+            Ok(info) => {
+                info.seq.0 == self.last_seq
+                    && info.end().0 == len
+                    && info.body_check.to_string() == self.last_body_check
+            }
+            Err(_) => false,
+        }
+    }
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -164,12 +200,90 @@ fn decode_catalog(bytes: &[u8]) -> Result<CatalogBody, String> {
     serde_json::from_slice(&body[12..]).map_err(|e| format!("catalog body: {e}"))
 }
 
-fn read_file(vfs: &dyn Vfs, path: &Path) -> std::io::Result<Vec<u8>> {
+/// The largest catalog read for a directory of `journals` journals: a record holds
+/// a bounded excerpt of the first message plus the header's few fields, so a larger
+/// file is not a catalog this crate wrote (it is rebuilt, not read into memory).
+fn catalog_read_limit(journals: usize) -> u64 {
+    (1 << 20) + (journals as u64).saturating_mul(64 * 1024)
+}
+
+/// Reads a derived file whole, refusing one longer than `limit` bytes.
+fn read_file(vfs: &dyn Vfs, path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     let f = vfs.open(path, OpenMode::Read)?;
-    let n = usize::try_from(f.len()?).map_err(std::io::Error::other)?;
+    let len = f.len()?;
+    if len > limit {
+        return Err(std::io::Error::other(format!(
+            "{len} bytes, more than the {limit} a catalog of this directory can need"
+        )));
+    }
+    let n = usize::try_from(len).map_err(std::io::Error::other)?;
     let mut b = vec![0u8; n];
     f.read_exact_at(0, &mut b)?;
     Ok(b)
+}
+
+/// How [`forget`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForgetError {
+    /// The catalog could not be read or removed.
+    #[error("{path}: {op} failed: {source}")]
+    Io {
+        /// The catalog.
+        path: PathBuf,
+        /// What was being done.
+        op: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The catalog could not be rewritten.
+    #[error(transparent)]
+    Save(#[from] SaveError),
+}
+
+/// Removes the record of the journal `journal_file` (a file name in `dir`, e.g.
+/// `"<session-id>.jsonl"`) from `dir`'s catalog, durably: the catalog is rewritten
+/// atomically (`0600`, synced, renamed, directory synced). A catalog that cannot be
+/// decoded (damaged, another version) is removed instead, since it may still hold the
+/// session's text; it is rebuilt by the next listing. No catalog, or no record for the
+/// journal, is not an error. For deleting a session: call it after the journal is gone.
+pub fn forget(vfs: &dyn Vfs, dir: &Path, journal_file: &str) -> Result<(), ForgetError> {
+    let path = dir.join(CATALOG_FILE);
+    let io = |op: &'static str| {
+        let path = path.clone();
+        move |source| ForgetError::Io { path, op, source }
+    };
+    // A catalog is read whole to be rewritten; the bound is generous, not tied to
+    // the directory (whose journals are not counted here).
+    let bytes = match read_file(vfs, &path, 1 << 30) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            // Unreadable (too large, not a regular file): remove it all the same.
+            let _ = e;
+            return remove_catalog(vfs, dir, &path).map_err(io("remove"));
+        }
+    };
+    match decode_catalog(&bytes) {
+        Ok(mut body) => {
+            let before = body.records.len();
+            body.records.retain(|r| r.file != journal_file);
+            if body.records.len() == before {
+                return Ok(());
+            }
+            crate::index::write_atomic(vfs, &path, &encode_catalog(&body))?;
+            Ok(())
+        }
+        Err(_) => remove_catalog(vfs, dir, &path).map_err(io("remove")),
+    }
+}
+
+fn remove_catalog(vfs: &dyn Vfs, dir: &Path, path: &Path) -> std::io::Result<()> {
+    match vfs.remove_file(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        r => r?,
+    }
+    vfs.sync_dir(dir)
 }
 
 fn sort_infos(infos: &mut [SessionInfo]) {
@@ -187,19 +301,33 @@ pub fn list_sessions(
     dir: &Path,
     options: &ListOptions,
 ) -> Result<(Vec<SessionInfo>, ListReport), ListError> {
-    let rd = std::fs::read_dir(dir).map_err(|source| ListError::ReadDir {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let entries = options
+        .vfs
+        .read_dir(dir)
+        .map_err(|source| ListError::ReadDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     let mut files: Vec<(String, u64, Option<i64>)> = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for e in entries {
+        // Regular files only: a link, a FIFO or a directory named `*.jsonl` is not a
+        // session (and is never opened). Non-UTF-8 names are not session names.
+        if e.kind != EntryKind::File {
+            continue;
+        }
+        let Some(name) = e.name.to_str().map(str::to_owned) else {
+            continue;
+        };
         // Hidden files are derived or temporary (the imports registry
         // `.imports.jsonl`, an import's `.<name>.import-*.tmp`), never sessions.
         if !name.ends_with(".jsonl") || name.starts_with('.') {
             continue;
         }
-        let Ok(md) = e.metadata() else { continue };
+        // TODO(vfs): the Vfs has no `stat` with a modification time; `lstat` through
+        // std (never following a link) gives the length and the mtime fallback.
+        let Ok(md) = std::fs::symlink_metadata(dir.join(&name)) else {
+            continue;
+        };
         if !md.is_file() {
             continue;
         }
@@ -221,7 +349,11 @@ pub fn list_sessions(
     let mut old: HashMap<String, CatalogRecord> = HashMap::new();
     let mut rebuilt_reason = None;
     if options.use_catalog {
-        match read_file(options.vfs.as_ref(), &cat_path) {
+        match read_file(
+            options.vfs.as_ref(),
+            &cat_path,
+            catalog_read_limit(files.len()),
+        ) {
             Ok(bytes) => match decode_catalog(&bytes) {
                 Ok(body) => {
                     old = body
@@ -245,7 +377,7 @@ pub fn list_sessions(
     for (name, len, mtime) in files {
         let path = dir.join(&name);
         if let Some(rec) = old.remove(&name)
-            && rec.journal_len == len
+            && rec.describes(&options.vfs, &path, len)
         {
             infos.push(SessionInfo {
                 path,
@@ -284,12 +416,18 @@ pub fn list_sessions(
             IndexStatus::Fresh => Some(index.covered_len().0),
             _ => ir.saved_coverage,
         };
-        if durable == Some(len) && index.covered_len().0 == len {
+        if durable == Some(len)
+            && index.covered_len().0 == len
+            && let Some(last) = index.witness()
+        {
             refreshed += 1;
             records.push(CatalogRecord {
                 file: name,
                 journal_id: index.journal_id().to_string(),
                 journal_len: len,
+                last_offset: last.frame.0,
+                last_seq: last.seq.0,
+                last_body_check: last.body_check.to_string(),
                 summary: summary.clone(),
             });
         }
@@ -324,14 +462,18 @@ pub fn list_all(
     root: &Path,
     options: &ListOptions,
 ) -> Result<(Vec<SessionInfo>, Vec<ListReport>), ListError> {
-    let rd = std::fs::read_dir(root).map_err(|source| ListError::ReadDir {
-        path: root.to_path_buf(),
-        source,
-    })?;
-    let mut dirs: Vec<PathBuf> = rd
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
+    let entries = options
+        .vfs
+        .read_dir(root)
+        .map_err(|source| ListError::ReadDir {
+            path: root.to_path_buf(),
+            source,
+        })?;
+    // Directories only, never through a link.
+    let mut dirs: Vec<PathBuf> = entries
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::Dir)
+        .map(|e| root.join(e.name))
         .collect();
     dirs.sort();
     let mut all = Vec::new();

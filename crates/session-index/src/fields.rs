@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use session_types::{AgentMessage, ContentBlock, Entry, Extra, UserContent};
 
-use crate::probe::{self, MessageProbe, Probe, Text};
+use crate::probe::{self, Excerpt, MessageProbe, Probe, Text};
 
 /// The top-level keys [`Probe`] reads.
 const ENTRY_KEYS: [&str; 9] = [
@@ -93,16 +93,19 @@ pub(crate) enum Content<'a> {
 }
 
 impl Content<'_> {
-    /// The reference's `extractTextContent`. Typed content can never make it throw, so
-    /// when the caller does not `want` the text it is not built.
-    pub(crate) fn extract_text(&self, want: bool) -> Text {
+    /// The reference's `extractTextContent`, kept to at most `limit` bytes (0: only
+    /// whether it throws and whether it is empty). Typed content can never make it
+    /// throw, so when the caller keeps no text it is not looked at.
+    pub(crate) fn extract_text(&self, limit: usize) -> Text {
+        let mut out = Excerpt::new(limit);
         match self {
-            Content::Json(raw) => probe::extract_text(raw),
-            _ if !want => Text::Ok(String::new()),
-            Content::User(UserContent::Text(s)) => Text::Ok(s.clone()),
-            Content::User(UserContent::Blocks(b)) => Text::Ok(joined_text(b)),
-            Content::Blocks(b) => Text::Ok(joined_text(b)),
+            Content::Json(raw) => return probe::extract_text(raw, limit),
+            _ if limit == 0 => {}
+            Content::User(UserContent::Text(s)) => out.push(s),
+            Content::User(UserContent::Blocks(b)) => joined_text(b, &mut out),
+            Content::Blocks(b) => joined_text(b, &mut out),
         }
+        Text::Ok(out)
     }
 
     /// The typed blocks, if the content is typed blocks.
@@ -116,13 +119,14 @@ impl Content<'_> {
 }
 
 /// The text blocks' text joined with one space (what `extractTextContent` gives for
-/// blocks whose JSON reads as their types say).
-fn joined_text(blocks: &[ContentBlock]) -> String {
-    blocks
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .collect::<Vec<_>>()
-        .join(" ")
+/// blocks whose JSON reads as their types say), appended to `out`.
+fn joined_text(blocks: &[ContentBlock], out: &mut Excerpt) {
+    for (k, t) in blocks.iter().filter_map(ContentBlock::as_text).enumerate() {
+        if k > 0 {
+            out.push(" ");
+        }
+        out.push(t);
+    }
 }
 
 impl<'a> Fields<'a> {

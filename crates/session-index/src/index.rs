@@ -690,10 +690,18 @@ fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loade
             });
         }
     };
-    let read = file
-        .len()
-        .map_err(sidecar::ReadFault::Io)
-        .and_then(|n| sidecar::read(file.as_ref(), n, reader.journal_id()));
+    let read = file.len().map_err(sidecar::ReadFault::Io).and_then(|n| {
+        // Every byte of a sidecar derives from the journal's (72 bytes per frame of
+        // at least 72; ids, strings and aggregates from payloads): a larger file was
+        // not written by this crate, and is not read into memory.
+        let limit = jlen.saturating_mul(4).saturating_add(1 << 20);
+        if n > limit {
+            return Err(sidecar::ReadFault::Decode(DecodeFault::Corrupt(format!(
+                "{n} bytes, more than any index of a {jlen}-byte journal"
+            ))));
+        }
+        sidecar::read(file.as_ref(), n, reader.journal_id())
+    });
     let (cp, state) = match read {
         Ok(x) => x,
         Err(sidecar::ReadFault::Io(e)) => {

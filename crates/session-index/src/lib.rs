@@ -22,7 +22,9 @@
 //! - Tree queries ([`Index::children`], [`Index::path_to_root`], [`Index::tree`]):
 //!   the reference's `getTree()` order, iterative, cycles reported ([`TreeReport`]).
 //! - [`list_sessions`] / [`list_all`] — listing through the per-directory catalog;
-//!   a fresh catalog opens no journal.
+//!   a fresh catalog reads no journal through (each record is checked against its
+//!   journal's id and last frame, O(1) bytes); [`forget`] drops a deleted session's
+//!   record.
 //! - [`CountingVfs`] — counts bytes read per file, so tests assert I/O bounds.
 //! - [`legacy`] — scaffolding that writes a native journal from a legacy JSONL text
 //!   (tests, benchmarks, conformance; not the import).
@@ -64,8 +66,8 @@ mod summary;
 mod tree;
 
 pub use catalog::{
-    CATALOG_FILE, CatalogStatus, ListError, ListOptions, ListReport, SessionInfo, list_all,
-    list_sessions,
+    CATALOG_FILE, CatalogStatus, ForgetError, ListError, ListOptions, ListReport, SessionInfo,
+    forget, list_all, list_sessions,
 };
 pub use count::CountingVfs;
 pub use error::{IndexError, LoadError, ObserveError, SaveError};
@@ -73,6 +75,7 @@ pub use index::{
     Counts, EntryIndex, EntryInfo, Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions,
     RebuildReason, sidecar_path,
 };
+pub use probe::FIRST_MESSAGE_MAX_BYTES;
 pub use sidecar::{
     HEADER_LEN as SIDECAR_HEADER_LEN, MAGIC as SIDECAR_MAGIC, TRAILER_LEN as SIDECAR_TRAILER_LEN,
     VERSION as SIDECAR_VERSION, trailer as sidecar_trailer,

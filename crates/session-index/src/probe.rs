@@ -103,22 +103,158 @@ pub(crate) fn js_trim(s: &str) -> &str {
     s.trim_matches(ws)
 }
 
+/// The most text of the first user message the index keeps (UTF-8 bytes, cut on a
+/// char boundary): the listing shows a prefix, and a whole message (hundreds of MB
+/// in the wild) would make every sidecar and catalog write, and every command that
+/// loads them, cost that much.
+pub const FIRST_MESSAGE_MAX_BYTES: usize = 4096;
+
+/// JSON string literals longer than this are decoded only as far as the excerpt
+/// needs (shorter ones are decoded whole, as before: at most this much memory).
+const WHOLE_DECODE_MAX: usize = 64 * 1024;
+
+/// A bounded prefix of an extracted text: what the reference's `extractTextContent`
+/// would return, cut to `limit` bytes, plus whether the whole text is non-empty.
+#[derive(Debug, Default)]
+pub(crate) struct Excerpt {
+    pub(crate) text: String,
+    limit: usize,
+    /// Whether the whole text has at least one character.
+    pub(crate) nonempty: bool,
+    /// Whether the whole text is longer than `text`.
+    pub(crate) truncated: bool,
+}
+
+impl Excerpt {
+    /// An empty excerpt keeping at most `limit` bytes (0: only track emptiness).
+    pub(crate) fn new(limit: usize) -> Self {
+        Excerpt {
+            limit,
+            ..Excerpt::default()
+        }
+    }
+
+    fn room(&self) -> usize {
+        if self.truncated {
+            0
+        } else {
+            self.limit.saturating_sub(self.text.len())
+        }
+    }
+
+    /// Appends `s`, keeping at most the limit (a piece that does not fit ends the
+    /// excerpt, so it stays a true prefix).
+    pub(crate) fn push(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        self.nonempty = true;
+        let room = self.room();
+        if s.len() <= room {
+            self.text.push_str(s);
+        } else {
+            self.text.push_str(&s[..floor_char_boundary(s, room)]);
+            self.truncated = true;
+        }
+    }
+
+    /// Appends the value of the JSON string literal `raw` (quotes included), decoding
+    /// no more of it than the excerpt can keep. `false` if it does not decode.
+    fn push_json_str(&mut self, raw: &str) -> bool {
+        if raw.len() <= 2 {
+            return serde_json::from_str::<Cow<'_, str>>(raw).is_ok();
+        }
+        if raw.len() <= WHOLE_DECODE_MAX {
+            return match serde_json::from_str::<Cow<'_, str>>(raw) {
+                Ok(s) => {
+                    self.push(&s);
+                    true
+                }
+                Err(_) => false,
+            };
+        }
+        // A literal longer than the decode bound: decode a prefix long enough for the
+        // room left (an escape is at most 6 bytes per decoded byte; the margin covers
+        // the escape or pair the cut backs off from), so the excerpt is the same as
+        // from the whole text. The cut splits no escape and no surrogate pair.
+        let room = self.room();
+        let cut = literal_cut(raw, room.saturating_mul(6).saturating_add(32));
+        let mut prefix = String::with_capacity(cut + 1);
+        prefix.push_str(&raw[..cut]);
+        prefix.push('"');
+        match serde_json::from_str::<String>(&prefix) {
+            Ok(s) => {
+                self.push(&s);
+                // A literal has a character; it goes on past the cut.
+                self.nonempty = true;
+                self.truncated = true;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// The largest char boundary of `s` at or below `at`.
+fn floor_char_boundary(s: &str, at: usize) -> usize {
+    let mut i = at.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// A cut of the JSON string literal `raw` at or below `target` bytes (at least 1, the
+/// opening quote) that splits no escape, no UTF-8 character and no `\uD8xx\uDCxx`
+/// pair, and never includes the closing quote.
+fn literal_cut(raw: &str, target: usize) -> usize {
+    let b = raw.as_bytes();
+    let end = b.len().saturating_sub(1).min(target.max(1));
+    let mut i = 1;
+    let mut last_good = 1;
+    while i < end {
+        if b[i] == b'\\' {
+            let len = if b.get(i + 1) == Some(&b'u') { 6 } else { 2 };
+            if i + len > end {
+                break;
+            }
+            let high = len == 6
+                && raw
+                    .get(i + 2..i + 6)
+                    .and_then(|h| u16::from_str_radix(h, 16).ok())
+                    .is_some_and(|u| (0xD800..0xDC00).contains(&u));
+            i += len;
+            if !high {
+                last_good = i;
+            }
+        } else {
+            i += 1;
+            if raw.is_char_boundary(i) {
+                last_good = i;
+            }
+        }
+    }
+    last_good
+}
+
 /// The outcome of the reference's `extractTextContent` on a message's `content`.
 pub(crate) enum Text {
-    /// The extracted text (possibly empty).
-    Ok(String),
+    /// The extracted text's excerpt (possibly empty).
+    Ok(Excerpt),
     /// The reference would throw here (and drop the session from listings).
     Throws(&'static str),
 }
 
 /// `extractTextContent`: the string content, or the `text` of `type == "text"` blocks
-/// joined with one space.
-pub(crate) fn extract_text(content: &RawValue) -> Text {
+/// joined with one space, kept to at most `limit` bytes.
+pub(crate) fn extract_text(content: &RawValue, limit: usize) -> Text {
     let raw = content.get();
+    let mut out = Excerpt::new(limit);
     if raw.starts_with('"') {
-        return match serde_json::from_str::<String>(raw) {
-            Ok(s) => Text::Ok(s),
-            Err(_) => Text::Throws("content is not a valid string"),
+        return if out.push_json_str(raw) {
+            Text::Ok(out)
+        } else {
+            Text::Throws("content is not a valid string")
         };
     }
     if !raw.starts_with('[') {
@@ -134,7 +270,7 @@ pub(crate) fn extract_text(content: &RawValue) -> Text {
         #[serde(default, borrow, deserialize_with = "present")]
         text: Option<&'a RawValue>,
     }
-    let mut parts: Vec<String> = Vec::new();
+    let mut first = true;
     for b in blocks {
         let s = b.get();
         if s == "null" {
@@ -149,9 +285,13 @@ pub(crate) fn extract_text(content: &RawValue) -> Text {
         if as_str(block.t).as_deref() != Some("text") {
             continue;
         }
-        parts.push(js_string(block.text, 0));
+        if !first {
+            out.push(" ");
+        }
+        first = false;
+        js_string(block.text, 0, &mut out);
     }
-    Text::Ok(parts.join(" "))
+    Text::Ok(out)
 }
 
 /// How deep [`js_string`] follows nested arrays; deeper ones join as `""`. (JSON this
@@ -159,33 +299,39 @@ pub(crate) fn extract_text(content: &RawValue) -> Text {
 /// the reference's `join` throws a RangeError long before our stack would overflow.)
 const MAX_JOIN_DEPTH: usize = 128;
 
-/// `Array.prototype.join`'s view of one element: `""` for null/undefined, the string
-/// itself, JavaScript number text, `true`/`false`, `[object Object]`. `depth` counts
-/// the arrays around it.
-fn js_string(v: Option<&RawValue>, depth: usize) -> String {
+/// Appends `Array.prototype.join`'s view of one element to `out`: `""` for
+/// null/undefined, the string itself, JavaScript number text, `true`/`false`,
+/// `[object Object]`. `depth` counts the arrays around it.
+fn js_string(v: Option<&RawValue>, depth: usize, out: &mut Excerpt) {
     let Some(raw) = v else {
-        return String::new();
+        return;
     };
     let s = raw.get();
     match s.as_bytes().first() {
-        None => String::new(),
-        Some(b'n') => String::new(),
-        Some(b'"') => as_str(v).map(Cow::into_owned).unwrap_or_default(),
-        Some(b'{') => "[object Object]".to_owned(),
-        Some(b't') => "true".to_owned(),
-        Some(b'f') => "false".to_owned(),
-        Some(b'[') if depth >= MAX_JOIN_DEPTH => String::new(),
+        None => {}
+        Some(b'n') => {}
+        Some(b'"') => {
+            // A literal the probe accepted; one that does not decode joins as "".
+            let _ = out.push_json_str(s);
+        }
+        Some(b'{') => out.push("[object Object]"),
+        Some(b't') => out.push("true"),
+        Some(b'f') => out.push("false"),
+        Some(b'[') if depth >= MAX_JOIN_DEPTH => {}
         Some(b'[') => {
             // Arrays join their elements with ","; nested values follow the same rules.
             let items: Vec<&RawValue> = serde_json::from_str(s).unwrap_or_default();
-            items
-                .into_iter()
-                .map(|i| js_string(Some(i), depth + 1))
-                .collect::<Vec<_>>()
-                .join(",")
+            for (k, item) in items.into_iter().enumerate() {
+                if k > 0 {
+                    out.push(",");
+                }
+                js_string(Some(item), depth + 1, out);
+            }
         }
-        Some(_) => as_number(v)
-            .map(|x| session_types::json::js_number(x).to_string())
-            .unwrap_or_default(),
+        Some(_) => {
+            if let Some(x) = as_number(v) {
+                out.push(&session_types::json::js_number(x).to_string());
+            }
+        }
     }
 }

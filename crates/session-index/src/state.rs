@@ -12,7 +12,7 @@ use session_types::{Entry, parse_js_date};
 
 use crate::fields::{Fields, Message};
 use crate::kinds::{ENTRY_KIND, SESSION_HEADER_KIND};
-use crate::probe::{self, Probe, Text};
+use crate::probe::{self, FIRST_MESSAGE_MAX_BYTES, Probe, Text};
 
 /// Sentinel for "no string" in a span.
 pub(crate) const NO_SPAN: u32 = u32::MAX;
@@ -97,7 +97,11 @@ pub(crate) struct Aggregates {
     pub(crate) usage_latest: IndexMap<String, u32>,
     pub(crate) message_count: u64,
     pub(crate) last_activity: Option<f64>,
+    /// An excerpt: at most [`FIRST_MESSAGE_MAX_BYTES`] of the text.
     pub(crate) first_message: Option<String>,
+    /// Whether the first message is longer than its excerpt.
+    #[serde(default)]
+    pub(crate) first_message_truncated: bool,
     pub(crate) reference_would_drop: Option<String>,
     pub(crate) entries: u64,
     pub(crate) unparsable: u64,
@@ -583,13 +587,16 @@ impl State {
         {
             self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(t as f64));
         }
-        // firstMessage (assistant text is extracted too: a throw there drops the session)
+        // firstMessage (assistant text is extracted too: a throw there drops the
+        // session), kept as a bounded excerpt.
         let want = role == "user" && self.agg.first_message.is_none();
-        match content.extract_text(want) {
+        let limit = if want { FIRST_MESSAGE_MAX_BYTES } else { 0 };
+        match content.extract_text(limit) {
             Text::Throws(why) => self.note_drop(why),
             Text::Ok(text) => {
-                if want && !text.is_empty() {
-                    self.agg.first_message = Some(text);
+                if want && text.nonempty {
+                    self.agg.first_message = Some(text.text);
+                    self.agg.first_message_truncated = text.truncated;
                 }
             }
         }

@@ -43,8 +43,13 @@ pub struct SessionSummary {
     pub modified: Modified,
     /// `message` entries, any role, all branches.
     pub message_count: u64,
-    /// The first non-empty user message text in append order, or `"(no messages)"`.
+    /// The first non-empty user message text in append order, or `"(no messages)"`:
+    /// at most its first [`FIRST_MESSAGE_MAX_BYTES`](crate::FIRST_MESSAGE_MAX_BYTES)
+    /// bytes, cut on a char boundary (the index never keeps a whole message).
     pub first_message: String,
+    /// Whether the first message is longer than [`first_message`](Self::first_message).
+    #[serde(default)]
+    pub first_message_truncated: bool,
     /// Set when the reference's listing would throw on this session and drop it (we
     /// list it anyway): the first reason.
     pub reference_would_drop: Option<String>,
@@ -87,6 +92,7 @@ impl SessionSummary {
                 .first_message
                 .clone()
                 .unwrap_or_else(|| "(no messages)".to_owned()),
+            first_message_truncated: a.first_message.is_some() && a.first_message_truncated,
             reference_would_drop: a.reference_would_drop.clone(),
         }
     }

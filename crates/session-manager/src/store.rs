@@ -427,7 +427,8 @@ impl Store {
     // ----- listing -----
 
     /// `SessionManager.list(cwd)`: the sessions whose header cwd is `cwd`, newest
-    /// first, from derived summaries (a fresh catalog opens no journal).
+    /// first, from derived summaries (a fresh catalog reads no journal through: each record
+    /// is checked against its journal's header and last frame).
     pub fn list(
         &self,
         cwd: &str,
@@ -482,7 +483,10 @@ impl Store {
         Ok(session_import::import(
             legacy,
             &Destination::Dir(dir.to_path_buf()),
-            &ImportOptions::default(),
+            &ImportOptions {
+                vfs: self.vfs.clone(),
+                ..ImportOptions::default()
+            },
         )?)
     }
 
@@ -526,7 +530,7 @@ impl Store {
             vfs.remove_file(&derived).map_err(io(&derived, "remove"))?;
             report.removed.push(derived);
         }
-        if let Some(p) = remove_registry_line(&dir, &journal) {
+        if let Some(p) = remove_registry_line(vfs, &dir, &journal) {
             report.removed.push(p);
         }
         let artifacts = self.layout.artifact_dir(&id);
@@ -603,31 +607,13 @@ fn derived_files(vfs: &dyn Vfs, dir: &Path, journal: &Path) -> Result<Vec<PathBu
     Ok(out)
 }
 
-/// Drops the imports-registry lines naming `journal` (atomic rewrite); returns the
-/// registry path when a line was removed.
-fn remove_registry_line(dir: &Path, journal: &Path) -> Option<PathBuf> {
-    let reg = dir.join(session_import::format::REGISTRY_FILE);
-    let text = std::fs::read_to_string(&reg).ok()?;
-    let name = journal.file_name()?.to_string_lossy().into_owned();
-    let mut kept = String::new();
-    let mut removed = false;
-    for line in text.lines() {
-        let names_it = serde_json::from_str::<session_import::format::RegistryLine>(line)
-            .is_ok_and(|l| l.journal == name || Path::new(&l.journal) == journal);
-        if names_it {
-            removed = true;
-        } else {
-            kept.push_str(line);
-            kept.push('\n');
-        }
-    }
-    if !removed {
-        return None;
-    }
-    let tmp = dir.join(format!("{}.tmp", session_import::format::REGISTRY_FILE));
-    std::fs::write(&tmp, kept).ok()?;
-    std::fs::rename(&tmp, &reg).ok()?;
-    Some(reg)
+/// Drops the imports-registry lines naming `journal` (`session_import::registry`'s
+/// atomic rewrite: `0600`, synced); returns the registry path when a line was removed.
+fn remove_registry_line(vfs: &dyn Vfs, dir: &Path, journal: &Path) -> Option<PathBuf> {
+    let name = journal.file_name()?.to_str()?;
+    session_import::registry::remove(vfs, dir, name)
+        .ok()?
+        .then(|| dir.join(session_import::registry::REGISTRY_FILE))
 }
 
 /// Reads and parses the session header record (the first `SESSION_HEADER` frame).

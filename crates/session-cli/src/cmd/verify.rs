@@ -275,8 +275,9 @@ pub fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
     Ok(())
 }
 
-/// Temporary journals in the sessions directory that no running creation holds: what a
-/// process killed inside `create` or `import` leaves (regular files only).
+/// Temporary journals in the sessions directory that no running creation or import
+/// holds: what a process killed inside `create` or `import` leaves (regular files
+/// only), with the holder records of import temporaries that are gone.
 fn leftovers(store: &Store) -> Result<Vec<std::path::PathBuf>> {
     let dir = store.sessions_dir();
     let rd = match std::fs::read_dir(dir) {
@@ -298,6 +299,19 @@ fn leftovers(store: &Store) -> Result<Vec<std::path::PathBuf>> {
             if session_journal::lock::Hold::take(&session_journal::vfs::StdVfs, &path).is_ok() {
                 out.push(path);
             }
+        }
+    }
+    // An import's temporary (`.<name>.import-<id>.tmp`) stays locked by its importer
+    // until it is published; its holder record is a leftover once the temporary is gone.
+    let imports = session_import::leftover_imports(&session_journal::vfs::StdVfs, dir)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read the directory: {e}", dir.display()))?;
+    for path in imports {
+        let leftover = match path.to_str().and_then(|p| p.strip_suffix(".lock")) {
+            Some(tmp) => !Path::new(tmp).exists(),
+            None => session_journal::lock::Hold::take(&session_journal::vfs::StdVfs, &path).is_ok(),
+        };
+        if leftover {
+            out.push(path);
         }
     }
     out.sort();

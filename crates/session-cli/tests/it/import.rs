@@ -85,3 +85,44 @@ fn export_to_stdout_and_to_a_file() {
         err.stderr
     );
 }
+
+/// Several `bcs import` processes of one file at once: all succeed, one journal.
+#[test]
+fn concurrent_import_processes_of_one_file_converge() {
+    let bcs = Bcs::new();
+    let src = bcs.home().join("src.jsonl");
+    std::fs::copy(fixtures().join("legacy/v2-hookmessage.jsonl"), &src).unwrap();
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            bcs.cmd(&["import", "--json", src.to_str().unwrap()])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut imported = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let v: serde_json::Value =
+            serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
+        if v["alreadyImported"] == false {
+            imported += 1;
+        }
+    }
+    assert_eq!(imported, 1);
+    let journals: Vec<_> = std::fs::read_dir(bcs.sessions())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".jsonl") && !n.starts_with('.'))
+        .collect();
+    assert_eq!(journals.len(), 1, "{journals:?}");
+    assert!(std::fs::read_dir(bcs.sessions()).unwrap().all(|e| {
+        !e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".import-")
+    }));
+}

@@ -102,3 +102,44 @@ fn verify_of_an_empty_store_is_clean() {
         serde_json::json!([])
     );
 }
+
+/// What a killed import leaves (a hidden temporary journal and its holder record) is
+/// reported by `verify --all` and removed by `--repair`.
+#[test]
+fn leftovers_of_a_killed_import_are_reported_and_repaired() {
+    let b = Bcs::new();
+    b.import("legacy/v3-control.jsonl");
+    let tmp = b.sessions().join(".s.jsonl.import-0123456789abcdef.tmp");
+    let record = b
+        .sessions()
+        .join(".u.jsonl.import-0123456789abcdef.tmp.lock");
+    std::fs::write(&tmp, b"\x89partial").expect("plant");
+    std::fs::write(&record, b"pid=1\n").expect("plant");
+    let r = b.run(&["verify", "--all"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("leftover") && l.contains(".s.jsonl.import-")),
+        "{}",
+        r.stdout
+    );
+    let v = b.run(&["verify", "--all", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&v.stdout).expect("json");
+    let leftovers: Vec<_> = v
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter(|x| x["status"] == "leftover")
+        .map(|x| x["path"].as_str().expect("path").to_owned())
+        .collect();
+    assert_eq!(
+        leftovers,
+        [tmp.to_string_lossy(), record.to_string_lossy()],
+        "{v}"
+    );
+    let fixed = b.run(&["verify", "--all", "--repair"]);
+    assert_eq!(fixed.code, 0, "{}", fixed.stdout);
+    assert!(!tmp.exists() && !record.exists());
+    assert_eq!(b.run(&["verify", "--all"]).code, 0);
+}

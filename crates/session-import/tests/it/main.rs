@@ -7,5 +7,6 @@ mod campaign;
 mod export;
 mod format;
 mod import;
+mod registry;
 mod retention;
 mod support;

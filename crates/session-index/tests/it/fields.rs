@@ -256,3 +256,47 @@ fn the_typed_path_reads_no_payload_and_declines_what_only_the_text_tells() {
     // Unknown types and roles, an unknown block in a user message, repeated keys.
     assert_eq!(declined, ["h1", "f1", "f2", "x1", "x2", "d1", "d2", "d3"]);
 }
+
+#[test]
+fn a_huge_first_message_is_kept_as_the_same_bounded_excerpt_typed_and_parsed() {
+    use session_index::FIRST_MESSAGE_MAX_BYTES as MAX;
+    // Escapes (control characters, quotes), multi-byte characters and a surrogate
+    // pair around the cut; strings longer than the whole-decode bound (64 KiB) too.
+    let unit = "ab\u{1}\"\\é😀\n";
+    let cases = [
+        json!(unit.repeat(20_000)),
+        json!("x".repeat(MAX - 1) + "😀" + &"y".repeat(100_000)),
+        json!("\u{2}".repeat(MAX * 3)),
+        json!([{"type":"text","text":"a".repeat(MAX - 1)},{"type":"text","text":"b".repeat(200_000)}]),
+        json!([{"type":"text","text":["é".repeat(MAX), ["z", null]]}]),
+        json!("short"),
+    ];
+    for (k, content) in cases.into_iter().enumerate() {
+        let path = format!("/s/huge-{k}.jsonl");
+        let path = Path::new(&path);
+        let whole = match &content {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .map(|b| match &b["text"] {
+                    Value::String(s) => s.clone(),
+                    _ => "é".repeat(MAX) + ",z,",
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => unreachable!(),
+        };
+        let entries = [user("u", None, 0, content)];
+        let (parsed, typed, fs) = observe_both(&entries, path);
+        assert_eq!(fingerprint(&typed), fingerprint(&parsed), "case {k}");
+        let (rebuilt, _) = open(fs.clone(), path);
+        assert_eq!(fingerprint(&typed), fingerprint(&rebuilt), "case {k}");
+        let s = rebuilt.summary();
+        let mut cut = MAX.min(whole.len());
+        while !whole.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        assert_eq!(s.first_message, whole[..cut], "case {k}");
+        assert_eq!(s.first_message_truncated, whole.len() > MAX, "case {k}");
+    }
+}

@@ -349,3 +349,25 @@ fn deeply_nested_text_in_a_message_is_indexed_without_deep_recursion() {
     assert_eq!(index.summary().first_message, "y ");
     assert_eq!(index.counts().entries, 1);
 }
+
+/// A sidecar far larger than any index of its journal (a planted file, or one padded
+/// by damage) is rebuilt without being read into memory.
+#[test]
+fn a_sidecar_larger_than_its_journal_allows_is_not_read() {
+    let fs = sim();
+    let path = Path::new("/s/padded.jsonl");
+    write(fs.clone(), path, &synthetic(10));
+    let (built, _) = open(fs.clone(), path);
+    let side = session_index::sidecar_path(path);
+    let mut bytes = fs.read_raw(&side).unwrap();
+    bytes.resize(bytes.len() + (8 << 20), 0);
+    fs.write_raw(&side, &bytes);
+    let (ix, report) = open(fs.clone(), path);
+    match &report.status {
+        IndexStatus::Rebuilt {
+            reason: RebuildReason::Corrupt { detail },
+        } => assert!(detail.contains("more than any index"), "{detail}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(fingerprint(&ix), fingerprint(&built));
+}

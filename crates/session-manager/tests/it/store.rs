@@ -181,19 +181,25 @@ fn continue_recent_picks_the_latest_activity_from_summaries_only() {
     counting.reset();
     let recent = store.list("/p", &mut ()).expect("list");
     assert_eq!(recent[0].path, paths[1]);
-    assert_eq!(
-        counting.bytes_read_matching(".jsonl"),
-        0,
-        "no journal byte read to choose"
+    // Each catalog record is checked against its journal (header and last frame);
+    // no journal is read through to choose.
+    assert!(
+        counting.bytes_read_matching(".jsonl") <= 4 * 16 * 1024,
+        "journals read through to choose"
     );
-    assert_eq!(counting.opens_matching(".jsonl"), 0);
+    assert_eq!(counting.opens_matching(".jsonl"), 4);
     counting.reset();
     let s = store.continue_recent("/p").expect("continue");
     assert_eq!(s.session_file(), Some(paths[1].as_path()));
-    // Only the chosen journal was read (to open it); no other journal byte.
+    // Only the chosen journal was read (to open it); of the others only what checks
+    // their catalog records.
     for (i, p) in paths.iter().enumerate() {
         if i != 1 {
-            assert_eq!(counting.bytes_read(p), 0, "{} was read", p.display());
+            assert!(
+                counting.bytes_read(p) <= 16 * 1024,
+                "{} was read",
+                p.display()
+            );
         }
     }
     assert!(counting.bytes_read(&paths[1]) > 0);
