@@ -12,7 +12,7 @@ use crate::format::{
 };
 use crate::frame::{FrameInfo, FrameKey};
 use crate::header::{JournalHeader, encode_header_payload, read_prefix};
-use crate::lock::{lock_error, lock_journal, open_for_lock, record_holder};
+use crate::lock::{HolderRecord, lock_error, lock_journal, open_for_lock, record_holder};
 use crate::recover::{
     RecoveryMode, RecoveryReport, TailState, Verdict, Witness, WitnessOutcome, classify,
     quarantine, scan, scan_from, trust,
@@ -189,6 +189,8 @@ impl std::io::Write for PayloadBuf<'_> {
 #[derive(Debug)]
 pub struct Writer {
     path: PathBuf,
+    /// Emptied when the writer is dropped, before `file` releases the lock.
+    _record: HolderRecord,
     /// The journal, opened and locked by this writer (the lock lives as long as it).
     file: Box<dyn VfsFile>,
     key: FrameKey,
@@ -373,10 +375,11 @@ impl Writer {
         removed.map_err(|e| create_io(&tmp, "remove temporary journal", e))?;
         vfs.sync_dir(&dir)
             .map_err(|e| create_io(&dir, "sync directory", e))?;
-        record_holder(vfs, path);
+        let record = record_holder(vfs, path);
         let end = buf.len() as u64;
         Ok(Writer {
             path: path.to_path_buf(),
+            _record: record,
             file,
             key,
             header,
@@ -403,7 +406,7 @@ impl Writer {
         let prefix = read_prefix(file.as_ref(), path, len)?;
         // A journal, and ours: only now is the holder record beside it written (a
         // plain JSONL file or a missing one leaves nothing behind).
-        record_holder(vfs, path);
+        let record = record_holder(vfs, path);
         let (s, witness) = match &options.trusted {
             None => (
                 scan(file.as_ref(), path, &prefix, len)?,
@@ -488,6 +491,7 @@ impl Writer {
         };
         let writer = Writer {
             path: path.to_path_buf(),
+            _record: record,
             file,
             key: prefix.key,
             header: prefix.header,

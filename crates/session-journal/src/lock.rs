@@ -98,19 +98,35 @@ pub(crate) fn lock_journal(
     Ok(status.id)
 }
 
+/// This process's holder record, emptied again when dropped — before the lock it
+/// describes is released, so the next refused opener never reads a former holder's
+/// record as the current one's (it waits briefly for an empty record to fill).
+#[derive(Debug)]
+pub(crate) struct HolderRecord(Option<Box<dyn VfsFile>>);
+
+impl Drop for HolderRecord {
+    fn drop(&mut self) {
+        if let Some(f) = &self.0 {
+            let _ = f.set_len(0);
+        }
+    }
+}
+
 /// Records this process as the holder of the journal at `path`. Diagnostics only: a
 /// record that cannot be written (a link or a FIFO planted at its name, a read-only
 /// directory) leaves the lock as it is and only makes a refused writer's error name
 /// "an unknown process".
-pub(crate) fn record_holder(vfs: &dyn Vfs, path: &Path) {
+pub(crate) fn record_holder(vfs: &dyn Vfs, path: &Path) -> HolderRecord {
     let record = lock_path(path);
-    if let Ok(f) = vfs.open(&record, OpenMode::CreateOrOpen) {
-        let holder = holder_record();
-        let _ = f
-            .set_len(0)
-            .and_then(|()| f.write_all_at(0, &holder))
-            .and_then(|()| f.set_len(holder.len() as u64));
-    }
+    let Ok(f) = vfs.open(&record, OpenMode::CreateOrOpen) else {
+        return HolderRecord(None);
+    };
+    let holder = holder_record();
+    let written = f
+        .set_len(0)
+        .and_then(|()| f.write_all_at(0, &holder))
+        .and_then(|()| f.set_len(holder.len() as u64));
+    HolderRecord(written.is_ok().then_some(f))
 }
 
 /// What the holder record of the journal at `path` says, waiting briefly for a holder
@@ -144,6 +160,7 @@ fn read_holder(vfs: &dyn Vfs, path: &Path) -> LockHolder {
 /// writer can own the session while its parts are removed. Released when dropped.
 #[derive(Debug)]
 pub struct Hold {
+    _record: HolderRecord,
     _file: Box<dyn VfsFile>,
     id: FileId,
 }
@@ -154,7 +171,11 @@ impl Hold {
     pub fn take(vfs: &dyn Vfs, path: &Path) -> Result<Hold, crate::OpenError> {
         let file = open_for_lock(vfs, path)?;
         let id = lock_journal(vfs, path, file.as_ref()).map_err(|f| lock_error(path, f))?;
-        Ok(Hold { _file: file, id })
+        Ok(Hold {
+            _record: HolderRecord(None),
+            _file: file,
+            id,
+        })
     }
 
     /// The held file's identity.

@@ -526,24 +526,57 @@ impl Store {
         vfs.remove_file(&journal).map_err(io(&journal, "remove"))?;
         vfs.sync_dir(&dir).map_err(io(&dir, "sync directory"))?;
         report.removed.push(journal.clone());
+        // The session is gone; every part of it is removed even if one fails, and the
+        // first failure is returned.
+        let mut failed: Option<OpenError> = None;
+        let mut keep = |r: Result<(), OpenError>| {
+            if let Err(e) = r
+                && failed.is_none()
+            {
+                failed = Some(e);
+            }
+        };
         for derived in derived_files(vfs, &dir, &journal)? {
-            vfs.remove_file(&derived).map_err(io(&derived, "remove"))?;
+            keep(vfs.remove_file(&derived).map_err(io(&derived, "remove")));
             report.removed.push(derived);
         }
-        if let Some(p) = remove_registry_line(vfs, &dir, &journal) {
-            report.removed.push(p);
+        let name = journal
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        keep(
+            session_index::forget(vfs, &dir, &name).map_err(|e| OpenError::Index {
+                path: journal.clone(),
+                detail: e.to_string(),
+            }),
+        );
+        match session_import::registry::remove(vfs, &dir, &name) {
+            Ok(true) => report
+                .removed
+                .push(dir.join(session_import::registry::REGISTRY_FILE)),
+            Ok(false) => {}
+            Err(e) => keep(Err(OpenError::Index {
+                path: journal.clone(),
+                detail: e.to_string(),
+            })),
         }
         let artifacts = self.layout.artifact_dir(&id);
         if vfs.exists(&artifacts).map_err(io(&artifacts, "stat"))? {
-            vfs.remove_dir_all(&artifacts)
-                .map_err(io(&artifacts, "remove directory"))?;
+            keep(
+                vfs.remove_dir_all(&artifacts)
+                    .map_err(io(&artifacts, "remove directory")),
+            );
             report.removed.push(artifacts);
         }
         let record = session_journal::lock::lock_path(&journal);
         match vfs.remove_file(&record) {
             Ok(()) => report.removed.push(record),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io(&record, "remove")(e)),
+            Err(e) => keep(Err(io(&record, "remove")(e))),
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         vfs.sync_dir(&dir).map_err(io(&dir, "sync directory"))?;
         drop(hold);
@@ -605,15 +638,6 @@ fn derived_files(vfs: &dyn Vfs, dir: &Path, journal: &Path) -> Result<Vec<PathBu
         .collect();
     out.sort();
     Ok(out)
-}
-
-/// Drops the imports-registry lines naming `journal` (`session_import::registry`'s
-/// atomic rewrite: `0600`, synced); returns the registry path when a line was removed.
-fn remove_registry_line(vfs: &dyn Vfs, dir: &Path, journal: &Path) -> Option<PathBuf> {
-    let name = journal.file_name()?.to_str()?;
-    session_import::registry::remove(vfs, dir, name)
-        .ok()?
-        .then(|| dir.join(session_import::registry::REGISTRY_FILE))
 }
 
 /// Reads and parses the session header record (the first `SESSION_HEADER` frame).

@@ -398,3 +398,41 @@ fn delete_refuses_what_is_not_a_journal_of_this_store() {
     store.delete(&path).expect("the real one");
     assert!(!path.exists() && !artifacts.exists());
 }
+
+/// After `delete`, no derived file of the store holds the session's text: the
+/// listing catalog's record is gone (and the catalog stays `0600`).
+#[test]
+fn delete_forgets_the_catalog_record() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.append_message(user("quagga-marker")).expect("append");
+    let path = s.session_file().expect("file").to_path_buf();
+    s.close().expect("close");
+    let mut other = store.create("/w").expect("create");
+    other.append_message(user("kept")).expect("append");
+    other.close().expect("close");
+    assert_eq!(store.list("/w", &mut ()).expect("list").len(), 2);
+    let catalog = store.layout().sessions_dir().join(".catalog");
+    let holds = |p: &std::path::Path| {
+        std::fs::read(p).is_ok_and(|c| c.windows(13).any(|w| w == b"quagga-marker"))
+    };
+    assert!(
+        holds(&catalog),
+        "the listing wrote a catalog holding the text"
+    );
+    store.delete(&path).expect("delete");
+    assert!(
+        !holds(&catalog),
+        "the catalog still holds the deleted session's text"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&catalog)
+            .expect("catalog")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert_eq!(store.list("/w", &mut ()).expect("list").len(), 1);
+}
