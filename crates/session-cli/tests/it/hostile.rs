@@ -691,3 +691,34 @@ fn a_read_only_file_system_reads_and_refuses_writes() {
     fs.remount("rw");
     assert_eq!(bcs_at(&home, &["export", "s1"], "").stdout, before);
 }
+
+/// A journal under a file name that is not UTF-8 (so never a session id) is not
+/// listed under a mangled name; `verify --all` reports it with its real path.
+#[test]
+fn non_utf8_file_names_are_never_mangled_into_sessions() {
+    use std::os::unix::ffi::OsStrExt;
+    let b = one_session();
+    let odd = b
+        .sessions()
+        .join(std::ffi::OsStr::from_bytes(b"\xff\xfe.jsonl"));
+    std::fs::copy(b.sessions().join("s1.jsonl"), &odd).expect("copy");
+    let listed = b.run(&["list", "--all", "--json"]).json();
+    let paths: Vec<&str> = listed
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|s| s["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(paths.len(), 1, "{listed}");
+    assert!(paths[0].ends_with("/s1.jsonl"), "{listed}");
+    let v = b.run(&["verify", "--all", "--json"]);
+    let out: serde_json::Value = serde_json::from_str(&v.stdout).expect("json");
+    let reported: Vec<String> = out
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| r["path"].as_str().expect("path").to_owned())
+        .collect();
+    assert_eq!(reported.len(), 2, "{out}");
+    assert_eq!(out[1]["status"], "corrupt", "{out}");
+}
