@@ -620,19 +620,26 @@ impl Store {
     }
 }
 
-/// The derived files of `journal` in `dir` that hold its content: the index sidecar
-/// and every torn-tail copy (`<name>.torn-*`), regular files only.
+/// The derived files of `journal` in `dir` that hold its content: the index sidecar,
+/// a temporary of a sidecar save that was killed, and every torn-tail copy
+/// (`<name>.torn-*`), regular files only.
 fn derived_files(vfs: &dyn Vfs, dir: &Path, journal: &Path) -> Result<Vec<PathBuf>, OpenError> {
     let name = journal.file_name().unwrap_or_default().to_string_lossy();
     let torn = format!("{name}.torn-");
     let side = session_index::sidecar_path(journal);
     let side_name = side.file_name().unwrap_or_default().to_owned();
+    // A save killed before its rename leaves `.<sidecar name, 64 chars>.save-*.tmp`.
+    let side_text: String = side_name.to_string_lossy().chars().take(64).collect();
+    let save = format!(".{side_text}.save-");
     let entries = vfs.read_dir(dir).map_err(io(dir, "read directory"))?;
     let mut out: Vec<PathBuf> = entries
         .into_iter()
         .filter(|e| {
             e.kind == session_journal::vfs::EntryKind::File
-                && (e.name == side_name || e.name.to_str().is_some_and(|n| n.starts_with(&torn)))
+                && (e.name == side_name
+                    || e.name
+                        .to_str()
+                        .is_some_and(|n| n.starts_with(&torn) || n.starts_with(&save)))
         })
         .map(|e| dir.join(e.name))
         .collect();
