@@ -396,10 +396,23 @@ impl State {
         let Some((index, mut rec)) = self.begin(info) else {
             return;
         };
-        let text = std::str::from_utf8(payload).ok();
-        let probe = text
-            .filter(|t| t.trim_start().starts_with('{'))
+        // Read as the reference reads a line: invalid UTF-8 as U+FFFD (Node's
+        // decoding), JavaScript whitespace around the object ignored (`trim()`).
+        let decoded = String::from_utf8_lossy(payload);
+        let text = Some(session_types::js::trim(&decoded));
+        let mut probe = text
+            .filter(|t| t.starts_with('{'))
             .and_then(|t| serde_json::from_str::<Probe<'_>>(t).ok());
+        // A repeated key (JSON.parse keeps the last value) or a number beyond a
+        // double's range: probe the object as `JSON.parse` reads it instead.
+        let reread;
+        if probe.is_none()
+            && let Some(t) = text.filter(|t| t.starts_with('{'))
+            && let Some(r) = reread_as_javascript(t)
+        {
+            reread = r;
+            probe = serde_json::from_str::<Probe<'_>>(&reread).ok();
+        }
         let Some(p) = probe else {
             rec.flags |= REC_UNPARSABLE;
             if rec.kind == ENTRY_KIND {
@@ -593,5 +606,15 @@ impl State {
                 }
             }
         }
+    }
+}
+
+/// The object in `text` re-serialized as `JSON.parse` reads it (the last of repeated
+/// keys, numbers beyond a double's range as `null`), or `None` if it is no object.
+fn reread_as_javascript(text: &str) -> Option<String> {
+    let view = session_types::js::finite_view(text);
+    match serde_json::from_str::<serde_json::Value>(&view).ok()? {
+        v @ serde_json::Value::Object(_) => serde_json::to_string(&v).ok(),
+        _ => None,
     }
 }

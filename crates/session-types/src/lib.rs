@@ -14,7 +14,11 @@
 //!   implementation's key order.
 //! - [`Envelope`] reads just the tree fields (`type`, `id`, `parentId`, `timestamp`,
 //!   `message.role`) without building the entry.
-//! - [`json`] holds the JavaScript-number and lone-surrogate helpers.
+//! - [`json`] holds the JavaScript-number and lone-surrogate helpers; [`js`] reads
+//!   JSON values as the reference's JavaScript does (whitespace, truthiness, dates).
+//! - [`Record::parse`] and [`Entry::read`] read any JSON object: a known `type` whose
+//!   fields are missing or of other JSON types is kept whole as [`Entry::Unknown`];
+//!   [`Entry::parse`] is the strict reading, for what we write.
 //!
 //! Round trips are by value: `parse → to_json → parse` gives an equal value. Byte
 //! exactness is the journal's job (it keeps payloads verbatim).
@@ -38,6 +42,7 @@ pub mod entry;
 pub mod envelope;
 pub mod header;
 pub mod ids;
+pub mod js;
 pub mod json;
 pub mod message;
 pub mod record;
