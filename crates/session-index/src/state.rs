@@ -65,6 +65,10 @@ pub(crate) const NO_POS: u32 = u32::MAX;
 /// The payload was not a JSON object (kept as a location, not a tree node).
 pub(crate) const REC_UNPARSABLE: u8 = 1;
 
+/// The record's parent span holds its `parentId` as JSON text (`""`, `5`, `{…}`):
+/// shown in the tree as is, naming no parent.
+pub(crate) const REC_PARENT_JSON: u8 = 2;
+
 /// What the header record says, kept as raw JSON values.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct HeaderInfo {
@@ -78,8 +82,12 @@ pub(crate) struct HeaderInfo {
 /// A current label.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct LabelState {
+    /// The label string, or the label's JSON text when `json` is set.
     pub(crate) label: String,
     pub(crate) entry: u32,
+    /// The label is a truthy non-string JSON value (`42`, `{…}`), kept as JSON text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) json: bool,
 }
 
 /// Everything the replay accumulates besides the per-frame records.
@@ -340,7 +348,19 @@ impl State {
     }
 
     pub(crate) fn parent_id_of(&self, i: u32) -> Option<&str> {
-        self.str_at(self.recs[i as usize].parent)
+        let r = &self.recs[i as usize];
+        if r.flags & REC_PARENT_JSON != 0 {
+            return None;
+        }
+        self.str_at(r.parent)
+    }
+
+    /// The `parentId` as JSON text when it is neither `null` nor a non-empty string.
+    pub(crate) fn parent_json_of(&self, i: u32) -> Option<&str> {
+        let r = &self.recs[i as usize];
+        (r.flags & REC_PARENT_JSON != 0)
+            .then(|| self.str_at(r.parent))
+            .flatten()
     }
 
     /// Restores the interning maps after a load.
@@ -500,7 +520,10 @@ impl State {
             }
             None => self.agg.no_id += 1,
         }
-        if let Some(parent) = f.parent_id.as_deref()
+        if let Some(json) = f.parent_json.as_deref() {
+            rec.parent = self.push_str(json);
+            rec.flags |= REC_PARENT_JSON;
+        } else if let Some(parent) = f.parent_id.as_deref()
             && !parent.is_empty()
         {
             rec.parent = self.push_str(parent);
@@ -524,11 +547,17 @@ impl State {
             Some("label") => {
                 self.agg.label_entries += 1;
                 if let Some(target) = f.target_id {
-                    match f.label {
-                        Some(l) => {
+                    let label = match (f.label, f.label_json) {
+                        (Some(l), _) => Some((l.into_owned(), false)),
+                        (None, Some(j)) => Some((j, true)),
+                        (None, None) => None,
+                    };
+                    match label {
+                        Some((label, json)) => {
                             let st = LabelState {
-                                label: l.into_owned(),
+                                label,
                                 entry: index,
+                                json,
                             };
                             if let Some(cur) = self.agg.labels.get_mut(&*target) {
                                 *cur = st;

@@ -169,3 +169,60 @@ fn parents_resolve_to_the_last_entry_with_the_id_before_and_after_a_reload() {
     assert_eq!(parent_ids(&loaded), expected);
     assert_eq!(loaded.find("x"), Some(EntryIndex(4)));
 }
+
+/// Issue 14: fields of other JSON types are read as the reference reads them. A
+/// `parentId` that is `""`, a number or an object names no parent (an orphan root) and
+/// is kept to be shown as is; a truthy non-string label is a label (`0` clears one);
+/// a line with a repeated key keeps its last value.
+#[test]
+fn odd_parent_ids_and_labels_read_as_the_reference_reads_them() {
+    let text = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x","timestamp":1}}"#,
+        r#"{"type":"message","id":"b","parentId":5,"timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"x","timestamp":2}}"#,
+        r#"{"type":"message","id":"c","parentId":"","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"x","timestamp":3}}"#,
+        r#"{"type":"message","id":"d","parentId":{"id":"a"},"timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"user","content":"x","timestamp":4}}"#,
+        r#"{"type":"message","id":"e","parentId":"zzz","timestamp":"2025-01-01T00:00:05.000Z","parentId":"a","message":{"role":"user","content":"x","timestamp":5}}"#,
+        r#"{"type":"label","id":"l1","parentId":"e","timestamp":"2025-01-01T00:00:06.000Z","targetId":"a","label":42}"#,
+        r#"{"type":"label","id":"l2","parentId":"l1","timestamp":"2025-01-01T00:00:07.000Z","targetId":"b","label":{"k":[1]}}"#,
+        r#"{"type":"label","id":"l3","parentId":"l2","timestamp":"2025-01-01T00:00:08.000Z","targetId":"c","label":"s"}"#,
+        r#"{"type":"label","id":"l4","parentId":"l3","timestamp":"2025-01-01T00:00:09.000Z","targetId":"c","label":0}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let path = Path::new("/s/odd.jsonl");
+    let fs = sim();
+    write(fs.clone(), path, &text);
+    let (ix, _) = open(fs.clone(), path);
+    let info = |id: &str| ix.info(ix.find(id).expect(id)).expect(id);
+    let parents: Vec<_> = ["b", "c", "d", "e"]
+        .iter()
+        .map(|id| (info(id).parent_id, info(id).parent_json))
+        .collect();
+    assert_eq!(
+        parents,
+        [
+            (None, Some("5")),
+            (None, Some(r#""""#)),
+            (None, Some(r#"{"id":"a"}"#)),
+            (Some("a"), None)
+        ]
+    );
+    let t = ix.tree();
+    let roots: Vec<_> = t.roots.iter().map(|r| info_id(&ix, *r)).collect();
+    assert_eq!(roots, ["a", "b", "c", "d"]);
+    assert_eq!(ix.label_value("a"), Some(serde_json::json!(42)));
+    assert_eq!(ix.label_value("b"), Some(serde_json::json!({"k": [1]})));
+    assert_eq!(ix.label_value("c"), None);
+    assert_eq!(ix.label("a"), None, "label() gives string labels only");
+    assert_eq!(ix.counts().unparsable, 0);
+    // A rebuild from the saved sidecar answers the same.
+    let (again, _) = open(fs, path);
+    assert_eq!(again.label_value("b"), ix.label_value("b"));
+    let i = again.find("d").expect("d");
+    assert_eq!(again.info(i).expect("d").parent_json, Some(r#"{"id":"a"}"#));
+}
+
+fn info_id(ix: &Index, i: EntryIndex) -> String {
+    ix.info(i).and_then(|x| x.id).unwrap_or("").to_owned()
+}
