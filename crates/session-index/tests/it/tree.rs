@@ -65,6 +65,33 @@ fn a_two_cycle_terminates_and_is_reported() {
     assert_eq!(ids(&ix, &p.path), ["b", "a", "c"]);
 }
 
+/// Issue 14: `a` (root), `x` (parent `y`), `y` (parent `x`), `x` again (parent `a`).
+/// The reference's `getTree()` keys nodes by id, so the node of `x` is the second
+/// `x` entry's and the first `x` entry attaches it under `y`: a → x → y → x → …, a
+/// cycle of nodes its timestamp sort walks forever. Ours terminates and shows each
+/// node once (`y` still counts the repeated child, as the reference's node does).
+#[test]
+fn the_duplicated_id_pattern_that_hangs_the_reference_terminates() {
+    let ix = index_of(&[
+        entry("a", None, &format!("{T}1.000Z")),
+        entry("x", Some("y"), &format!("{T}2.000Z")),
+        entry("y", Some("x"), &format!("{T}3.000Z")),
+        entry("x", Some("a"), &format!("{T}4.000Z")),
+    ]);
+    let t = ix.tree();
+    assert_eq!(render(&ix), "a\n  x\n    y");
+    let counts: Vec<u32> = t.preorder().iter().map(|n| n.children).collect();
+    assert_eq!(counts, [1, 1, 1]);
+    assert_eq!(t.report.repeated, 1);
+    assert!(t.report.cycles.is_empty(), "no entry is its own ancestor");
+    // The path from the leaf (the second `x`) is the reference's: a, x.
+    let p = ix.path_to_root(ix.leaf().unwrap());
+    assert_eq!(
+        (ids(&ix, &p.path), p.cycle),
+        (vec!["a".to_owned(), "x".to_owned()], None)
+    );
+}
+
 #[test]
 fn a_self_parent_is_a_root_and_its_path_ends_with_a_reported_cycle() {
     let ix = index_of(&[
