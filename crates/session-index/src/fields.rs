@@ -50,6 +50,9 @@ pub(crate) struct Fields<'a> {
     pub(crate) parent_json: Option<String>,
     /// `timestamp`, if a string.
     pub(crate) timestamp: Option<Cow<'a, str>>,
+    /// `new Date(timestamp).getTime()` when `timestamp` is present but not a string
+    /// (`null` is 0, `true` 1, a number itself; NaN as `None`): the tree sorts by it.
+    pub(crate) timestamp_other: Option<i64>,
     /// `targetId`, if a string.
     pub(crate) target_id: Option<Cow<'a, str>>,
     /// `label`, if a non-empty string.
@@ -162,6 +165,11 @@ impl<'a> Fields<'a> {
                 .filter(|r| !r.get().starts_with('"') && !probe::is_falsy(Some(r)))
                 .and_then(compact),
             timestamp: probe::as_str(p.timestamp),
+            timestamp_other: p
+                .timestamp
+                .filter(|r| !r.get().starts_with('"'))
+                .and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok())
+                .and_then(|v| session_types::js::date_of(Some(&v))),
             target_id: probe::as_str(p.target_id),
             label: probe::as_str(p.label).filter(|l| !l.is_empty() && !probe::is_falsy(p.label)),
             name: probe::as_str(p.name),

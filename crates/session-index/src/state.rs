@@ -500,6 +500,8 @@ impl State {
         self.agg.leaf = Some(index);
         if let Some(ts) = f.timestamp.as_deref() {
             rec.ts = parse_js_date(ts).map_or(f64::NAN, |ms| ms as f64);
+        } else if let Some(ms) = f.timestamp_other {
+            rec.ts = ms as f64;
         }
         match f.id.as_deref() {
             Some(id) => {
