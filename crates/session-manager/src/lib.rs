@@ -41,7 +41,7 @@
 //!
 //! let resumed = store.open(&path)?;
 //! let ctx = resumed.build_session_context()?;
-//! assert_eq!(ctx.settings.thinking_level, "high");
+//! assert_eq!(ctx.settings.thinking_level_str(), Some("high"));
 //! assert_eq!(resumed.read_label(a.as_str(), ReadLimits::default())?.as_deref(), Some("start"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

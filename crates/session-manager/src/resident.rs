@@ -32,7 +32,7 @@ use crate::store::NewSessionOptions;
 /// assert_eq!(s.get_leaf_id(), Some(&b));
 /// assert_eq!(s.get_label(a.as_str()), Some("start"));
 /// assert_eq!(s.get_branch(None).len(), 2);
-/// assert_eq!(s.build_session_context()?.settings.thinking_level, "high");
+/// assert_eq!(s.build_session_context()?.settings.thinking_level_str(), Some("high"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
