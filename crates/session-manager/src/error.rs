@@ -13,7 +13,7 @@ use crate::layout::{InvalidSessionId, LayoutError};
 #[non_exhaustive]
 pub enum OpenError {
     /// Another process (or another handle in this one) owns the session.
-    #[error("{path}: session is owned by {holder} (lock file {lock_path})")]
+    #[error("{path}: session is owned by {holder} (holder record {})", crate::error::file_name(.lock_path))]
     Locked {
         /// The journal.
         path: PathBuf,
@@ -318,4 +318,12 @@ pub enum ReadError {
     /// Provenance could not be read.
     #[error(transparent)]
     Retention(#[from] session_import::RetentionError),
+}
+
+/// A path's file name, for messages that already name its directory.
+pub(crate) fn file_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }

@@ -62,6 +62,22 @@ pub struct OwnedSession {
     pub(crate) leaf: Option<EntryId>,
     pub(crate) durability: Durability,
     pub(crate) unsaved: u32,
+    pub(crate) repaired: Option<TailRepair>,
+}
+
+/// A torn tail that opening the session cut: the bytes of an append that was never
+/// acknowledged (a writer killed inside it), copied aside before the cut. Opening
+/// repairs a torn tail and reports it here; it is never an error (corruption of
+/// acknowledged data is: [`OpenError::Journal`](crate::OpenError::Journal)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TailRepair {
+    /// Where the torn frame began (the journal's length now).
+    pub offset: u64,
+    /// How many bytes were cut.
+    pub bytes: u64,
+    /// Where they were copied (`<journal>.torn-<ms>`); `None` when they were all zero.
+    pub copied_to: Option<PathBuf>,
 }
 
 impl OwnedSession {
@@ -541,6 +557,11 @@ impl OwnedSession {
     /// `getSessionId()`: the header's id.
     pub fn session_id(&self) -> &str {
         self.header.id.as_str()
+    }
+
+    /// The torn tail opening this session cut, if it cut one.
+    pub fn repaired_tail(&self) -> Option<&TailRepair> {
+        self.repaired.as_ref()
     }
 
     /// How errors name this session: its journal.

@@ -271,6 +271,7 @@ impl Store {
             leaf,
             durability: Durability::Durable,
             unsaved: 0,
+            repaired: None,
         })
     }
 
@@ -295,7 +296,7 @@ impl Store {
         .ok()
         .map(|(index, report)| (index, report.status == IndexStatus::Fresh));
         let trusted = pre_opened.as_ref().and_then(|(index, _)| index.witness());
-        let (writer, _report) = Writer::open(
+        let (writer, report) = Writer::open(
             &path,
             OpenOptions {
                 vfs: self.vfs.clone(),
@@ -304,7 +305,21 @@ impl Store {
             },
         )
         .map_err(journal_open_error)?;
-        self.own_with(path, writer, pre_opened)
+        let mut session = self.own_with(path, writer, pre_opened)?;
+        if let session_journal::TailState::TornTail {
+            offset,
+            bytes,
+            quarantine,
+            ..
+        } = report.tail
+        {
+            session.repaired = Some(crate::owned::TailRepair {
+                offset: offset.0,
+                bytes,
+                copied_to: quarantine,
+            });
+        }
+        Ok(session)
     }
 
     /// Opens the session with this id in the sessions directory.
