@@ -110,7 +110,7 @@ impl Store {
     }
 
     /// The same store over another file system (e.g. a
-    /// [`CountingVfs`](session_index::CountingVfs)). Listing reads directories through
+    /// `session_testkit::CountingVfs`). Listing reads directories through
     /// std; import and provenance reads go through std too.
     pub fn with_vfs(mut self, vfs: Arc<dyn Vfs>) -> Self {
         self.vfs = vfs;
