@@ -1,6 +1,6 @@
 //! `cargo xtask conformance-import`: import → export → the reference.
 //!
-//! Every legacy and edge fixture of the golden corpus is imported with
+//! Every legacy, edge and leniency fixture of the golden corpus is imported with
 //! `session-import` into a scratch store, exported back to v3 JSONL, and the export
 //! is opened by the reference implementation (`peer/context.mjs`, node +
 //! `@mariozechner/pi-coding-agent` 0.73.1). Its context, session name, entry count
@@ -31,7 +31,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let corpus = root.join("tests/fixtures");
     let mut rows = Vec::new();
     let mut failures = 0;
-    for dir in ["legacy", "edge"] {
+    for dir in ["legacy", "edge", "leniency"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(corpus.join(dir))?
             .map(|e| e.map(|e| e.path()))
             .collect::<Result<_, _>>()?;

@@ -68,11 +68,17 @@ pub fn content_text(content: &Value) -> String {
 /// The human rendering of a context JSON (`{messages, thinkingLevel, model}`).
 pub fn context(ctx: &Value) -> String {
     let mut out = String::new();
+    // Fields of odd entries can be any JSON value, or absent: shown as such.
+    let shown = |v: Option<&Value>, absent: &str| match v {
+        None => absent.to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    };
     let model = match ctx.get("model") {
         Some(Value::Object(m)) => format!(
             "{}/{}",
-            m.get("provider").and_then(Value::as_str).unwrap_or("?"),
-            m.get("modelId").and_then(Value::as_str).unwrap_or("?")
+            shown(m.get("provider"), "?"),
+            shown(m.get("modelId"), "?")
         ),
         _ => "none".to_owned(),
     };
@@ -83,9 +89,7 @@ pub fn context(ctx: &Value) -> String {
         .unwrap_or(&[]);
     out.push_str(&format!(
         "model {model}  thinking {}  {} messages\n",
-        ctx.get("thinkingLevel")
-            .and_then(Value::as_str)
-            .unwrap_or("off"),
+        shown(ctx.get("thinkingLevel"), "?"),
         msgs.len()
     ));
     for (i, m) in msgs.iter().enumerate() {
@@ -130,4 +134,27 @@ pub fn tree_line(depth: u32, id: &str, kind: &str, label: Option<&str>, leaf: bo
         out.push_str("  <- leaf");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// Issue 14: settings read from odd entries can be any JSON value or absent.
+    #[test]
+    fn odd_settings_are_shown_as_they_are() {
+        let first = |v| super::context(&v).lines().next().unwrap_or("").to_owned();
+        assert_eq!(
+            first(json!({"messages": [], "thinkingLevel": 3, "model": {"provider": 42}})),
+            "model 42/?  thinking 3  0 messages"
+        );
+        assert_eq!(
+            first(json!({"messages": [], "model": {}})),
+            "model ?/?  thinking ?  0 messages"
+        );
+        assert_eq!(
+            first(json!({"messages": [], "thinkingLevel": "high", "model": null})),
+            "model none  thinking high  0 messages"
+        );
+    }
 }

@@ -41,34 +41,68 @@ impl ContextOptions {
     }
 }
 
-/// The model a context runs with: `{provider, modelId}`.
+/// The model a context runs with: `{provider, modelId}`, each as the reference reads
+/// it from the entry (`None` where JavaScript has `undefined`, which leaves the key
+/// out of JSON: an assistant message without `provider` and `model` gives `{}`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelRef {
-    /// Provider, e.g. `anthropic`.
-    pub provider: String,
-    /// Model id, e.g. `claude-sonnet-4-5`.
-    pub model_id: String,
+    /// Provider, e.g. `"anthropic"` (any JSON value in an odd entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<Value>,
+    /// Model id, e.g. `"claude-sonnet-4-5"` (any JSON value in an odd entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_id: Option<Value>,
+}
+
+impl ModelRef {
+    /// A model from two strings.
+    pub fn new(provider: impl Into<String>, model_id: impl Into<String>) -> Self {
+        Self {
+            provider: Some(Value::String(provider.into())),
+            model_id: Some(Value::String(model_id.into())),
+        }
+    }
+
+    /// The provider, if it is a string.
+    pub fn provider_str(&self) -> Option<&str> {
+        self.provider.as_ref().and_then(Value::as_str)
+    }
+
+    /// The model id, if it is a string.
+    pub fn model_id_str(&self) -> Option<&str> {
+        self.model_id.as_ref().and_then(Value::as_str)
+    }
 }
 
 /// The settings in force at a leaf, taken from the whole path (compacted part included).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// The latest `thinking_level_change`, else `"off"`.
-    pub thinking_level: String,
+    /// The latest `thinking_level_change`'s `thinkingLevel` as the reference reads it,
+    /// else `"off"`. `None` when that entry has no `thinkingLevel` (JavaScript's
+    /// `undefined`: the reference JSON then has no `thinkingLevel` key); any JSON
+    /// value in an odd entry.
+    pub thinking_level: Option<Value>,
     /// The latest `model_change` or assistant message, else `None`.
     pub model: Option<ModelRef>,
-    /// The latest `service_tier_change`, else `None`.
+    /// The latest `service_tier_change` with a string `serviceTier`, else `None`.
     pub service_tier: Option<String>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            thinking_level: "off".to_owned(),
+            thinking_level: Some(Value::String("off".to_owned())),
             model: None,
             service_tier: None,
         }
+    }
+}
+
+impl Settings {
+    /// The thinking level, if it is a string (`"off"` by default).
+    pub fn thinking_level_str(&self) -> Option<&str> {
+        self.thinking_level.as_ref().and_then(Value::as_str)
     }
 }
 
@@ -152,10 +186,9 @@ impl SessionContext<'_> {
             "messages".to_owned(),
             serde_json::to_value(&self.messages).unwrap_or(Value::Null),
         );
-        m.insert(
-            "thinkingLevel".to_owned(),
-            Value::String(self.settings.thinking_level.clone()),
-        );
+        if let Some(level) = &self.settings.thinking_level {
+            m.insert("thinkingLevel".to_owned(), level.clone());
+        }
         m.insert(
             "model".to_owned(),
             serde_json::to_value(&self.settings.model).unwrap_or(Value::Null),
@@ -209,14 +242,22 @@ fn each_entry<'s, S: ContextSource>(
             continue;
         }
         let entry = load(source, p.handle, p.kind)?;
-        if let Entry::BranchSummary(b) = &*entry
-            && b.summary.is_empty()
-        {
+        if p.kind == EntryKind::BranchSummary && !branch_summary_counts(&entry) {
             continue;
         }
         f(entry);
     }
     Ok(())
+}
+
+/// Whether a branch summary adds a message: its `summary` is truthy (an empty or
+/// absent summary, or `0`, adds nothing; the reference tests `entry.summary`).
+fn branch_summary_counts(entry: &Entry) -> bool {
+    match entry {
+        Entry::BranchSummary(b) => !b.summary.is_empty(),
+        Entry::Unknown(m) => session_types::js::truthy(m.get("summary")),
+        _ => true,
+    }
 }
 
 /// Builds the messages view for `leaf`.
@@ -327,9 +368,53 @@ fn message_of<'s, S: ContextSource>(
                     extra: Extra::new(),
                 }))
             }
+            Entry::Unknown(m) => {
+                js_message_of(m, ts(&e)).map(|m| ContextMessage::Owned(Box::new(m)))
+            }
             _ => None,
         },
     }
+}
+
+/// The message of an entry read whole (a known type whose fields do not fit the typed
+/// model), built as the reference builds it: the same keys in the same order, each
+/// the entry's value whatever its JSON type, a key left out where the entry has none
+/// (JavaScript's `undefined` vanishes from JSON). A stored `message` that is not an
+/// object adds nothing (the reference pushes the value itself, or throws on `null`).
+fn js_message_of(m: &Extra, timestamp: Option<Number>) -> Option<AgentMessage> {
+    let role = |r: &str| (String::from("role"), Value::String(r.to_owned()));
+    let mut out = Extra::new();
+    let copy = |out: &mut Extra, key: &str| {
+        if let Some(v) = m.get(key) {
+            out.insert(key.to_owned(), v.clone());
+        }
+    };
+    let ts = Value::from(timestamp);
+    match m.get("type").and_then(Value::as_str)? {
+        "message" => match m.get("message") {
+            Some(Value::Object(msg)) => return Some(AgentMessage::Unknown(msg.clone())),
+            _ => return None,
+        },
+        "custom_message" => {
+            out.extend([role("custom")]);
+            for k in ["customType", "content", "display", "details"] {
+                copy(&mut out, k);
+            }
+        }
+        "branch_summary" => {
+            out.extend([role("branchSummary")]);
+            copy(&mut out, "summary");
+            copy(&mut out, "fromId");
+        }
+        "compaction" => {
+            out.extend([role("compactionSummary")]);
+            copy(&mut out, "summary");
+            copy(&mut out, "tokensBefore");
+        }
+        _ => return None,
+    }
+    out.insert("timestamp".to_owned(), ts);
+    Some(AgentMessage::Unknown(out))
 }
 
 /// The aggregate usage to give an assistant message, when attribution applies.
@@ -368,9 +453,10 @@ fn settings<S: ContextSource>(
     let (thinking, model, tier) = plan.settings_sources();
     if let Some(i) = thinking {
         let p = &plan.path[i];
-        if let Entry::ThinkingLevelChange(t) = &*load(source, p.handle, p.kind)? {
-            s.thinking_level = t.thinking_level.clone();
-        }
+        s.thinking_level = match &*load(source, p.handle, p.kind)? {
+            Entry::ThinkingLevelChange(t) => Some(Value::String(t.thinking_level.clone())),
+            other => other.js_property("thinkingLevel"),
+        };
     }
     if let Some(i) = model {
         let p = &plan.path[i];
@@ -378,33 +464,41 @@ fn settings<S: ContextSource>(
     }
     if let Some(i) = tier {
         let p = &plan.path[i];
-        if let Entry::ServiceTierChange(t) = &*load(source, p.handle, p.kind)? {
-            s.service_tier = Some(t.service_tier.clone());
-        }
+        s.service_tier = match &*load(source, p.handle, p.kind)? {
+            Entry::ServiceTierChange(t) => Some(t.service_tier.clone()),
+            other => other
+                .js_property("serviceTier")
+                .and_then(|v| v.as_str().map(str::to_owned)),
+        };
     }
     Ok(s)
 }
 
+/// `{provider, modelId}` of a model source, read as the reference reads it.
 fn model_of(entry: &Entry) -> Option<ModelRef> {
+    // `{provider: x.provider, modelId: x.model}` of an object read by property access.
+    let of_map = |m: &Extra, model_key: &str| ModelRef {
+        provider: m.get("provider").cloned(),
+        model_id: m.get(model_key).cloned(),
+    };
     match entry {
-        Entry::ModelChange(m) => Some(ModelRef {
-            provider: m.provider.clone(),
-            model_id: m.model_id.clone(),
-        }),
+        Entry::ModelChange(m) => Some(ModelRef::new(m.provider.clone(), m.model_id.clone())),
         Entry::Message(m) => match &m.message {
-            AgentMessage::Assistant(a) => Some(ModelRef {
-                provider: a.provider.clone(),
-                model_id: a.model.clone(),
+            AgentMessage::Assistant(a) => Some(ModelRef::new(a.provider.clone(), a.model.clone())),
+            // An assistant message in a shape the typed model does not hold.
+            AgentMessage::Unknown(map) => Some(of_map(map, "model")),
+            _ => None,
+        },
+        Entry::Unknown(m) => match m.get("type").and_then(Value::as_str) {
+            Some("model_change") => Some(of_map(m, "modelId")),
+            Some("message") => Some(match m.get("message") {
+                Some(Value::Object(msg)) => of_map(msg, "model"),
+                // A string's (or number's) `.provider` is `undefined`.
+                _ => ModelRef {
+                    provider: None,
+                    model_id: None,
+                },
             }),
-            // An assistant message in a shape the typed model does not hold: read the
-            // two fields the reference reads (non-strings read as empty).
-            AgentMessage::Unknown(map) => {
-                let s = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-                Some(ModelRef {
-                    provider: s("provider"),
-                    model_id: s("model"),
-                })
-            }
             _ => None,
         },
         _ => None,

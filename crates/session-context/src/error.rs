@@ -42,6 +42,33 @@ pub enum ContextError<E: std::error::Error + 'static> {
     },
 }
 
+impl<E: std::error::Error + 'static> ContextError<E> {
+    /// The same error with the source's load error converted by `f`.
+    pub fn map_source<F: std::error::Error + 'static>(
+        self,
+        f: impl FnOnce(E) -> F,
+    ) -> ContextError<F> {
+        match self {
+            ContextError::Cycle { at, leaf, path_len } => {
+                ContextError::Cycle { at, leaf, path_len }
+            }
+            ContextError::Load { id, source } => ContextError::Load {
+                id,
+                source: f(source),
+            },
+            ContextError::KindMismatch {
+                id,
+                expected,
+                found,
+            } => ContextError::KindMismatch {
+                id,
+                expected,
+                found,
+            },
+        }
+    }
+}
+
 /// Something context building noticed and handled the reference's way.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -48,7 +48,14 @@ impl EntryKind {
     pub fn of(entry: &Entry) -> EntryKind {
         match entry {
             Entry::Message(m) => EntryKind::Message(MessageRole::of(m.message.role())),
-            Entry::Unknown(_) => EntryKind::Unknown,
+            // An unknown type, or a known type read whole because its fields do not fit
+            // the typed model: its `type` and `message.role` decide, as in an envelope.
+            Entry::Unknown(m) => EntryKind::of_type(
+                m.get("type").and_then(serde_json::Value::as_str),
+                m.get("message")
+                    .and_then(|msg| msg.get("role"))
+                    .and_then(serde_json::Value::as_str),
+            ),
             other => EntryKind::of_type(other.entry_type(), None),
         }
     }

@@ -29,7 +29,7 @@
 //! let ctx = build_context(&source, Leaf::Default, &ContextOptions::default()).unwrap();
 //! let roles: Vec<_> = ctx.messages.iter().map(|m| m.role().unwrap()).collect();
 //! assert_eq!(roles, ["compactionSummary", "user"]);
-//! assert_eq!(ctx.settings.thinking_level, "off");
+//! assert_eq!(ctx.settings.thinking_level_str(), Some("off"));
 //! ```
 
 pub mod build;

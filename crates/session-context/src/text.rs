@@ -59,7 +59,7 @@ impl<'a> TextSource<'a> {
             };
             if attribution {
                 let (clean, _) = replace_lone_surrogates(text);
-                if let Ok(Entry::ChildUsageAttributed(c)) = Entry::parse(&clean) {
+                if let Ok(Entry::ChildUsageAttributed(c)) = Entry::read(&clean) {
                     src.attributions
                         .entry(c.target_id.0.clone())
                         .and_modify(|a| a.record(&c.child_usage, &c.aggregate_usage))
@@ -188,7 +188,7 @@ impl ContextSource for TextSource<'_> {
             .get(entry)
             .ok_or(TextLoadError::NotFound { position: entry })?;
         let (clean, _) = replace_lone_surrogates(r.text);
-        Entry::parse(&clean)
+        Entry::read(&clean)
             .map(Cow::Owned)
             .map_err(|source| TextLoadError::Decode {
                 id: r.id.as_deref().unwrap_or("").to_owned(),

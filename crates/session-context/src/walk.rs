@@ -164,9 +164,18 @@ pub fn plan<'s, S: ContextSource>(
         // As the reference: the kept window starts at the first path entry before the
         // compaction whose id is `firstKeptEntryId` (compared on the path, so no id
         // lookup is needed and a duplicate id off the path cannot hide it).
-        if let Entry::Compaction(c) = &*entry
-            && let Some(first) = &c.first_kept_entry_id
-        {
+        // A compaction read whole (odd fields) compares its `firstKeptEntryId` the same
+        // way; one that is not a string equals no id.
+        let first = match &*entry {
+            Entry::Compaction(c) => c
+                .first_kept_entry_id
+                .as_ref()
+                .map(|f| f.as_str().to_owned()),
+            other => other
+                .js_property("firstKeptEntryId")
+                .and_then(|v| v.as_str().map(str::to_owned)),
+        };
+        if let Some(first) = first {
             plan.first_kept = plan.path[..k]
                 .iter()
                 .position(|p| source.id(p.handle) == first.as_str());

@@ -128,26 +128,43 @@ fn stream(
         stopped: None,
     };
     let mut frames = reader.frames(None);
+    // Each record is written once the next one is known: JavaScript whitespace that
+    // JSON refuses (an imported BOM, a trailing U+00A0) is kept only where the
+    // reference's `trim()` of the whole file removes it, before the first record and
+    // after the last; anywhere else it would make the reference skip the line.
+    let mut held: Option<Vec<u8>> = None;
+    let mut put = |payload: &[u8], outcome: &mut ExportOutcome| {
+        out.write_all(payload)
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(io(dest, "write"))?;
+        outcome.records += 1;
+        outcome.bytes += payload.len() as u64 + 1;
+        Ok::<(), ExportError>(())
+    };
     for frame in frames.by_ref() {
         let frame = frame?;
         if !is_record(frame.info.kind) {
             continue;
         }
         let offset = frame.info.offset.get();
-        if outcome.records == 0 {
+        let first = outcome.records == 0 && held.is_none();
+        if first {
             check_header(journal, offset, &frame.payload)?;
         }
         let payload = if memchr::memchr(b'\n', &frame.payload).is_some() {
             outcome.compacted.push(offset);
             compact(journal, offset, &frame.payload)?.into_bytes()
-        } else {
+        } else if first {
             frame.payload
+        } else {
+            strip_start(frame.payload)
         };
-        out.write_all(&payload)
-            .and_then(|()| out.write_all(b"\n"))
-            .map_err(io(dest, "write"))?;
-        outcome.records += 1;
-        outcome.bytes += payload.len() as u64 + 1;
+        if let Some(prev) = held.replace(payload) {
+            put(without_odd_end(&prev), &mut outcome)?;
+        }
+    }
+    if let Some(last) = held {
+        put(&last, &mut outcome)?;
     }
     outcome.stopped = frames
         .stop()
@@ -162,17 +179,40 @@ fn stream(
     Ok(outcome)
 }
 
+fn is_json_whitespace(b: &u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// The payload without leading JavaScript whitespace when some of it is whitespace
+/// JSON refuses; usually unchanged (and not copied).
+fn strip_start(payload: Vec<u8>) -> Vec<u8> {
+    let n = payload.len() - session_types::js::trim_start_bytes(&payload).len();
+    if payload[..n].iter().all(is_json_whitespace) {
+        payload
+    } else {
+        payload[n..].to_vec()
+    }
+}
+
+/// The payload without trailing JavaScript whitespace when some of it is whitespace
+/// JSON refuses; otherwise unchanged.
+fn without_odd_end(payload: &[u8]) -> &[u8] {
+    let kept = session_types::js::trim_end_bytes(payload);
+    if payload[kept.len()..].iter().all(is_json_whitespace) {
+        payload
+    } else {
+        kept
+    }
+}
+
 fn check_header(journal: &Path, offset: u64, payload: &[u8]) -> Result<(), ExportError> {
-    let found = match std::str::from_utf8(payload) {
-        Err(_) => "invalid UTF-8".to_owned(),
-        Ok(text) => {
-            let (view, _) = replace_lone_surrogates(text);
-            match Envelope::parse(&view) {
-                Ok(env) if env.entry_type.as_deref() == Some("session") => return Ok(()),
-                Ok(env) => format!("type {:?}", env.entry_type),
-                Err(e) => e.to_string(),
-            }
-        }
+    // Read as the reference reads it: invalid UTF-8 as U+FFFD.
+    let text = String::from_utf8_lossy(payload);
+    let (view, _) = replace_lone_surrogates(&text);
+    let found = match Envelope::parse(&view) {
+        Ok(env) if env.entry_type.as_deref() == Some("session") => return Ok(()),
+        Ok(env) => format!("type {:?}", env.entry_type),
+        Err(e) => e.to_string(),
     };
     Err(ExportError::NoHeader {
         path: journal.to_path_buf(),
@@ -187,7 +227,8 @@ fn compact(journal: &Path, offset: u64, payload: &[u8]) -> Result<String, Export
         offset,
         reason,
     };
-    let text = std::str::from_utf8(payload).map_err(|e| bad(e.to_string()))?;
-    let value: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    let text = String::from_utf8_lossy(payload);
+    let value: Value =
+        serde_json::from_str(session_types::js::trim(&text)).map_err(|e| bad(e.to_string()))?;
     serde_json::to_string(&value).map_err(|e| bad(e.to_string()))
 }

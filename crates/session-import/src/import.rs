@@ -442,12 +442,28 @@ pub(crate) struct Header {
     line: LineMeta,
     payload: Vec<u8>,
     changed: bool,
+    /// JavaScript whitespace after the header record: only the file's end may hold it.
+    trail: bool,
 }
 
 /// How a line reads as JSON.
 enum Parsed<'a> {
-    Object(Envelope<'a>, Option<usize>),
+    Object(Line<'a>),
     Bad(IssueKind),
+}
+
+/// A line that reads as a JSON object, and what is odd about its bytes.
+struct Line<'a> {
+    env: Envelope<'a>,
+    /// Column of the first lone surrogate escape.
+    surrogate: Option<usize>,
+    /// Column of the first invalid UTF-8 byte.
+    invalid_utf8: Option<usize>,
+    /// JavaScript whitespace JSON refuses before the object (only allowed on the
+    /// file's first record: the reference trims the whole file).
+    lead: bool,
+    /// The same after the object (only allowed on the file's last record).
+    trail: bool,
 }
 
 struct Run<'a> {
@@ -512,14 +528,20 @@ impl<'a> Run<'a> {
             if meta.crlf {
                 self.crlf_lines += 1;
             }
-            let parsed = parse_line(buf, meta);
-            let (env, surrogate) = match parsed {
+            let parsed = parse_line(buf, meta, first_bad.is_none());
+            let Line {
+                env,
+                surrogate,
+                invalid_utf8,
+                lead,
+                trail,
+            } = match parsed {
                 Parsed::Bad(kind) => {
                     first_bad.get_or_insert((meta.number, kind.to_string()));
                     self.issue(meta.number, kind);
                     continue;
                 }
-                Parsed::Object(env, s) => (env, s),
+                Parsed::Object(line) => line,
             };
             let found = describe(&env);
             let header_id = match (env.entry_type.as_deref(), env.id.as_deref()) {
@@ -533,6 +555,12 @@ impl<'a> Run<'a> {
                 }
             };
             drop(env);
+            if lead {
+                self.issue(meta.number, IssueKind::OuterWhitespace { place: "before" });
+            }
+            if let Some(column) = invalid_utf8 {
+                self.issue(meta.number, IssueKind::InvalidUtf8 { column });
+            }
             let Some(mut map) = parse_map(buf) else {
                 return Err(ImportError::NoHeader {
                     path: self.path.to_path_buf(),
@@ -576,6 +604,7 @@ impl<'a> Run<'a> {
                 line: meta,
                 payload,
                 changed,
+                trail,
             });
         }
     }
@@ -616,18 +645,45 @@ impl<'a> Run<'a> {
                 .unwrap_or_default()
                 .as_bytes(),
         );
+        // A record followed by JavaScript whitespace that JSON refuses (U+00A0…) is the
+        // reference's only if nothing but whitespace follows it (its `trim()` of the
+        // whole file removes the whitespace; `JSON.parse` refuses it anywhere else): it
+        // waits here until the next non-blank line or the end of the file decides.
+        let mut pending: Option<(LineMeta, Vec<u8>)> = None;
+        let header_line = header.line.number;
+        let header_trail = header.trail;
         while let Some((meta, buf)) = reader.next_line()? {
             if is_blank(buf) {
                 self.count_blank(meta);
                 continue;
             }
+            if header_trail {
+                return Err(ImportError::NoHeader {
+                    path: self.path.to_path_buf(),
+                    line: header_line,
+                    found: "a session header followed by whitespace that JSON.parse refuses (only the file's end may hold it)".to_owned(),
+                });
+            }
+            if let Some((m, line)) = pending.take() {
+                self.issue(m.number, trailing_whitespace_refused(&line));
+            }
             if meta.crlf {
                 self.crlf_lines += 1;
+            }
+            if odd_trailing_whitespace(buf) {
+                pending = Some((meta, buf.to_vec()));
+                continue;
             }
             self.take_line(buf, meta, &mut batch);
             if batch.bytes.len() >= BATCH_BYTES {
                 batch.flush_all_but_last(&mut writer, tmp, meta.number)?;
             }
+        }
+        if header_trail {
+            self.issue(header_line, IssueKind::OuterWhitespace { place: "after" });
+        }
+        if let Some((meta, buf)) = pending {
+            self.take_line(&buf, meta, &mut batch);
         }
         batch.finish(&mut writer, tmp, reader.lines())?;
         let found = reader.hash();
@@ -655,18 +711,32 @@ impl<'a> Run<'a> {
     /// source version requires, and queues its record and retention frames.
     fn take_line(&mut self, buf: &[u8], meta: LineMeta, batch: &mut Batch) {
         let n = meta.number;
-        let (env, surrogate) = match parse_line(buf, meta) {
+        let Line {
+            env,
+            surrogate,
+            invalid_utf8,
+            trail,
+            ..
+        } = match parse_line(buf, meta, false) {
             Parsed::Bad(kind) => {
                 if let Some(v1) = &mut self.v1
-                    && reference_parses(buf, &kind)
+                    && matches!(kind, IssueKind::NotAnObject)
                 {
+                    // JSON.parse takes it: it holds a slot in the v1 index array.
                     v1.slots.push(Slot::Other);
                 }
                 self.issue(n, kind);
                 return;
             }
-            Parsed::Object(env, s) => (env, s),
+            Parsed::Object(line) => line,
         };
+        if trail {
+            // Only the file's last record gets here with it (see `write_all`).
+            self.issue(n, IssueKind::OuterWhitespace { place: "after" });
+        }
+        if let Some(column) = invalid_utf8 {
+            self.issue(n, IssueKind::InvalidUtf8 { column });
+        }
         let is_session = env.entry_type.as_deref() == Some("session");
         match env.entry_type.as_deref() {
             Some("session") => self.issue(n, IssueKind::ExtraHeader),
@@ -770,52 +840,118 @@ fn kind_and_tag(is_session: bool, id: Option<&str>) -> (FrameKind, Tag) {
     }
 }
 
+/// Whether a line is blank to the reference (`!line.trim()`: JavaScript whitespace,
+/// U+00A0 and U+3000 included).
 fn is_blank(buf: &[u8]) -> bool {
-    buf.iter().all(u8::is_ascii_whitespace)
+    match buf.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => true,
+        Some(b) if b.is_ascii() && *b != 0x0b => false,
+        Some(_) => session_types::js::is_blank(&String::from_utf8_lossy(buf)),
+    }
 }
 
-/// Reads a line's envelope; a lone surrogate is read through its U+FFFD view.
-fn parse_line(buf: &[u8], meta: LineMeta) -> Parsed<'_> {
+fn is_json_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+/// Columns (1-based, in the decoded text) of JavaScript whitespace that JSON refuses
+/// right before and right after the value.
+fn odd_edges(text: &str) -> (Option<usize>, Option<usize>) {
+    let start = text.len() - text.trim_start_matches(is_json_whitespace).len();
+    let core = text.trim_matches(is_json_whitespace);
+    let js = session_types::js::is_whitespace;
+    let lead = core.chars().next().filter(|c| js(*c)).map(|_| start + 1);
+    let trail = core
+        .chars()
+        .next_back()
+        .filter(|c| js(*c))
+        .map(|c| start + core.len() - c.len_utf8() + 1);
+    (lead, trail)
+}
+
+/// Whether a line ends in JavaScript whitespace that JSON refuses (cheap unless its
+/// last non-blank byte is not ASCII).
+fn odd_trailing_whitespace(buf: &[u8]) -> bool {
+    match buf.iter().rev().find(|b| !b.is_ascii_whitespace()) {
+        Some(b) if !b.is_ascii() || *b == 0x0b => {
+            odd_edges(&String::from_utf8_lossy(buf)).1.is_some()
+        }
+        _ => false,
+    }
+}
+
+/// What a line followed by U+00A0 (or the like) and then more records is.
+fn trailing_whitespace_refused(buf: &[u8]) -> IssueKind {
+    IssueKind::InvalidJson {
+        column: odd_edges(&String::from_utf8_lossy(buf)).1.unwrap_or(1),
+        message: "JavaScript whitespace after the value, and records after the line: JSON.parse refuses it (the reference skips the line)".to_owned(),
+    }
+}
+
+/// Reads a line's envelope as the reference reads the line: invalid UTF-8 decoded
+/// as U+FFFD, lone surrogates read through their U+FFFD view. JavaScript whitespace
+/// JSON refuses is accepted before the object only on the file's `first` record
+/// (and after it only on the last, which the caller decides).
+fn parse_line(buf: &[u8], meta: LineMeta, first: bool) -> Parsed<'_> {
     let torn = !meta.newline;
-    let text = match std::str::from_utf8(buf) {
-        Ok(t) => t,
-        Err(e) if torn => {
-            let _ = e;
-            return Parsed::Bad(IssueKind::TornLastLine { bytes: buf.len() });
-        }
-        Err(e) => {
-            return Parsed::Bad(IssueKind::InvalidUtf8 {
-                column: e.valid_up_to() + 1,
-            });
-        }
+    let decoded = String::from_utf8_lossy(buf);
+    let invalid_utf8 = match &decoded {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(_) => std::str::from_utf8(buf).err().map(|e| e.valid_up_to() + 1),
     };
     let bad = |e: session_types::ParseError| match e.kind {
         ParseErrorKind::NotAnObject => IssueKind::NotAnObject,
         _ if torn => IssueKind::TornLastLine { bytes: buf.len() },
         _ => IssueKind::InvalidJson {
             column: e.column,
-            message: e.message,
+            message: match invalid_utf8 {
+                Some(c) => format!("{} (and invalid UTF-8 at column {c})", e.message),
+                None => e.message,
+            },
         },
     };
-    match Envelope::parse(text) {
+    let (lead, trail) = odd_edges(&decoded);
+    if let Some(column) = lead
+        && !first
+    {
+        return Parsed::Bad(IssueKind::InvalidJson {
+            column,
+            message: "JavaScript whitespace before the value: JSON.parse refuses it (only the file's start is trimmed)".to_owned(),
+        });
+    }
+    let line = |env, surrogate| {
+        Parsed::Object(Line {
+            env,
+            surrogate,
+            invalid_utf8,
+            lead: lead.is_some(),
+            trail: trail.is_some(),
+        })
+    };
+    let text: &str = &decoded;
+    let parsed = match Envelope::parse(text) {
         // The envelope skips most of the line without decoding its strings: look for
         // lone surrogates only where a `\u` escape exists at all.
         Ok(env) if memchr::memmem::find(buf, b"\\u").is_some() => {
             let column = find_lone_surrogates(text).first().map(|s| s.offset + 1);
-            Parsed::Object(env, column)
+            Ok((owned(env), column))
         }
-        Ok(env) => Parsed::Object(env, None),
+        Ok(env) => Ok((owned(env), None)),
         Err(e) if e.kind == ParseErrorKind::LoneSurrogate => {
             let column = find_lone_surrogates(text)
                 .first()
                 .map_or(1, |s| s.offset + 1);
             let (view, _) = replace_lone_surrogates(text);
             match Envelope::parse(&view) {
-                Ok(env) => Parsed::Object(owned(env), Some(column)),
-                Err(e) => Parsed::Bad(bad(e)),
+                Ok(env) => Ok((owned(env), Some(column))),
+                Err(e) => Err(bad(e)),
             }
         }
-        Err(e) => Parsed::Bad(bad(e)),
+        Err(e) => Err(bad(e)),
+    };
+    match parsed {
+        Ok((env, surrogate)) => line(env, surrogate),
+        Err(kind) => Parsed::Bad(kind),
     }
 }
 
@@ -834,24 +970,13 @@ fn owned(e: Envelope<'_>) -> Envelope<'static> {
     }
 }
 
-/// Whether the reference's `JSON.parse` (after Node's lossy UTF-8 decoding) accepts a
-/// line this import skips: such a line still takes a slot in the v1 index array.
-fn reference_parses(buf: &[u8], kind: &IssueKind) -> bool {
-    match kind {
-        IssueKind::NotAnObject => true,
-        IssueKind::InvalidUtf8 { .. } => {
-            let text = String::from_utf8_lossy(buf);
-            serde_json::from_str::<serde::de::IgnoredAny>(&replace_lone_surrogates(&text).0).is_ok()
-        }
-        _ => false,
-    }
-}
-
-/// The object of a line whose envelope parsed (lone surrogates read as U+FFFD).
+/// The object of a line whose envelope parsed, as `JSON.parse` reads it: invalid
+/// UTF-8 and lone surrogates as U+FFFD, surrounding JavaScript whitespace ignored,
+/// the last of repeated keys, numbers beyond a double's range as `null`.
 fn parse_map(buf: &[u8]) -> Option<Map<String, Value>> {
-    let text = std::str::from_utf8(buf).ok()?;
-    let (view, _) = replace_lone_surrogates(text);
-    serde_json::from_str(&view).ok()
+    let text = String::from_utf8_lossy(buf);
+    let (view, _) = replace_lone_surrogates(session_types::js::trim(&text));
+    serde_json::from_str(&session_types::js::finite_view(&view)).ok()
 }
 
 fn session_state(buf: &[u8]) -> Option<String> {

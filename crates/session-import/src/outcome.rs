@@ -77,10 +77,18 @@ pub enum IssueKind {
     },
     /// Valid JSON that is not an object (skipped).
     NotAnObject,
-    /// Not valid UTF-8 (skipped).
+    /// Not valid UTF-8: kept byte-exact; readers decode it as the reference's
+    /// `readFileSync(path, "utf8")` does, each invalid sequence as U+FFFD.
     InvalidUtf8 {
         /// 1-based byte column of the first invalid byte.
         column: usize,
+    },
+    /// JavaScript whitespace that JSON does not allow (a UTF-8 BOM, U+00A0, U+3000,
+    /// U+2028…) before the first record or after the last: the reference's `trim()` of
+    /// the whole file removes it. Kept byte-exact; readers ignore it as the reference does.
+    OuterWhitespace {
+        /// `"before"` (the file's start) or `"after"` (the file's end).
+        place: &'static str,
     },
     /// The last line has no `\n` and is not valid JSON: an interrupted write (skipped).
     TornLastLine {
@@ -171,7 +179,6 @@ impl IssueKind {
         match self {
             IssueKind::InvalidJson { .. }
             | IssueKind::NotAnObject
-            | IssueKind::InvalidUtf8 { .. }
             | IssueKind::TornLastLine { .. } => Disposition::Skipped,
             IssueKind::LoneSurrogateReplaced { .. }
             | IssueKind::HeaderVersionSet { .. }
@@ -194,9 +201,14 @@ impl fmt::Display for IssueKind {
                 "session id {id:?} is taken by another source in this directory; imported as {used:?}"
             ),
             IssueKind::NotAnObject => f.write_str("JSON value is not an object"),
-            IssueKind::InvalidUtf8 { column } => {
-                write!(f, "invalid UTF-8 at column {column}")
-            }
+            IssueKind::InvalidUtf8 { column } => write!(
+                f,
+                "invalid UTF-8 at column {column} kept byte-exact; readers see U+FFFD, as the reference does"
+            ),
+            IssueKind::OuterWhitespace { place } => write!(
+                f,
+                "Unicode whitespace {place} the record kept byte-exact; the reference's trim() removes it, readers ignore it"
+            ),
             IssueKind::TornLastLine { bytes } => write!(
                 f,
                 "torn last line ({bytes} bytes, no newline, not valid JSON): an interrupted write"

@@ -44,12 +44,22 @@ pub(crate) struct Fields<'a> {
     pub(crate) id: Option<Cow<'a, str>>,
     /// `parentId`, if a string.
     pub(crate) parent_id: Option<Cow<'a, str>>,
+    /// `parentId` as compact JSON text when it is present but neither `null` nor a
+    /// non-empty string (`""`, `5`, `{…}`): the reference shows it as is in the tree,
+    /// and it names no parent.
+    pub(crate) parent_json: Option<String>,
     /// `timestamp`, if a string.
     pub(crate) timestamp: Option<Cow<'a, str>>,
+    /// `new Date(timestamp).getTime()` when `timestamp` is present but not a string
+    /// (`null` is 0, `true` 1, a number itself; NaN as `None`): the tree sorts by it.
+    pub(crate) timestamp_other: Option<i64>,
     /// `targetId`, if a string.
     pub(crate) target_id: Option<Cow<'a, str>>,
     /// `label`, if a non-empty string.
     pub(crate) label: Option<Cow<'a, str>>,
+    /// `label` as compact JSON text when it is truthy but not a string (`42`, `{…}`):
+    /// the reference's `if (entry.label)` takes it.
+    pub(crate) label_json: Option<String>,
     /// `name`, if a string (untrimmed).
     pub(crate) name: Option<Cow<'a, str>>,
     /// `state`, if a string.
@@ -149,7 +159,21 @@ impl<'a> Fields<'a> {
             entry_type: probe::as_str(p.entry_type),
             id: probe::as_str(p.id),
             parent_id: probe::as_str(p.parent_id),
+            parent_json: p
+                .parent_id
+                .filter(|r| r.get() != "null")
+                .filter(|_| probe::as_str(p.parent_id).is_none_or(|s| s.is_empty()))
+                .and_then(compact),
+            label_json: p
+                .label
+                .filter(|r| !r.get().starts_with('"') && !probe::is_falsy(Some(r)))
+                .and_then(compact),
             timestamp: probe::as_str(p.timestamp),
+            timestamp_other: p
+                .timestamp
+                .filter(|r| !r.get().starts_with('"'))
+                .and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok())
+                .and_then(|v| session_types::js::date_of(Some(&v))),
             target_id: probe::as_str(p.target_id),
             label: probe::as_str(p.label).filter(|l| !l.is_empty() && !probe::is_falsy(p.label)),
             name: probe::as_str(p.name),
@@ -191,6 +215,9 @@ impl<'a> Fields<'a> {
             timestamp: base.timestamp.as_ref().and_then(|t| s(t.as_str())),
             ..Fields::default()
         };
+        if f.parent_id.as_deref() == Some("") {
+            f.parent_json = Some("\"\"".to_owned());
+        }
         match entry {
             Entry::Message(e) => f.message = Message::Object(message_fields(&e.message)?),
             Entry::Label(e) => {
@@ -204,6 +231,13 @@ impl<'a> Fields<'a> {
         }
         Some(f)
     }
+}
+
+/// A raw JSON value as compact text.
+fn compact(raw: &RawValue) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(raw.get())
+        .ok()
+        .map(|v| v.to_string())
 }
 
 fn message_fields(m: &AgentMessage) -> Option<MessageFields<'_>> {

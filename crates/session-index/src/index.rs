@@ -187,6 +187,10 @@ pub struct EntryInfo<'a> {
     pub id: Option<&'a str>,
     /// `parentId` (`None` for null, absent, empty or not a string).
     pub parent_id: Option<&'a str>,
+    /// `parentId` as compact JSON text when it is present but neither `null` nor a
+    /// non-empty string (`""`, `5`, `{…}`): it names no parent, and the reference's
+    /// tree shows it as is.
+    pub parent_json: Option<&'a str>,
     /// `type` (`""` if absent).
     pub entry_type: &'a str,
     /// `message.role` for messages.
@@ -505,6 +509,7 @@ impl Index {
             index: i,
             id: self.state.id_of(i.0),
             parent_id: self.state.parent_id_of(i.0),
+            parent_json: self.state.parent_json_of(i.0),
             entry_type: self.state.type_of(i.0),
             role: self.state.role_of(i.0),
             timestamp_ms: (!r.ts.is_nan()).then_some(r.ts as i64),
@@ -535,12 +540,29 @@ impl Index {
             .agg
             .labels
             .iter()
+            .filter(|(_, v)| !v.json)
             .map(|(k, v)| (k.as_str(), v.label.as_str()))
     }
 
-    /// The current label of an entry id.
+    /// The current label of an entry id, if it is a string (see [`Index::label_value`]).
     pub fn label(&self, id: &str) -> Option<&str> {
-        self.state.agg.labels.get(id).map(|l| l.label.as_str())
+        self.state
+            .agg
+            .labels
+            .get(id)
+            .filter(|l| !l.json)
+            .map(|l| l.label.as_str())
+    }
+
+    /// The current label of an entry id as the reference holds it: any truthy JSON
+    /// value of the latest label entry (`"start"`, but also `42` or `{…}`), or `None`.
+    pub fn label_value(&self, id: &str) -> Option<serde_json::Value> {
+        let l = self.state.agg.labels.get(id)?;
+        if l.json {
+            serde_json::from_str(&l.label).ok()
+        } else {
+            Some(serde_json::Value::String(l.label.clone()))
+        }
     }
 
     /// The label entry that set the current label of an entry id (reference 0.73.1

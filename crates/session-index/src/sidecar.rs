@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! 0    magic            8   89 42 43 53 49 44 58 0a  ("\x89BCSIDX\n")
-//! 8    version          u32 (4)
+//! 8    version          u32 (5)
 //! 12   flags            u32 (0)
 //! 16   journal_id       16
 //! 32   covered_len      u64   journal bytes covered (a frame boundary)

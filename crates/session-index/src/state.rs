@@ -65,6 +65,10 @@ pub(crate) const NO_POS: u32 = u32::MAX;
 /// The payload was not a JSON object (kept as a location, not a tree node).
 pub(crate) const REC_UNPARSABLE: u8 = 1;
 
+/// The record's parent span holds its `parentId` as JSON text (`""`, `5`, `{…}`):
+/// shown in the tree as is, naming no parent.
+pub(crate) const REC_PARENT_JSON: u8 = 2;
+
 /// What the header record says, kept as raw JSON values.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct HeaderInfo {
@@ -78,8 +82,12 @@ pub(crate) struct HeaderInfo {
 /// A current label.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct LabelState {
+    /// The label string, or the label's JSON text when `json` is set.
     pub(crate) label: String,
     pub(crate) entry: u32,
+    /// The label is a truthy non-string JSON value (`42`, `{…}`), kept as JSON text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) json: bool,
 }
 
 /// Everything the replay accumulates besides the per-frame records.
@@ -344,7 +352,19 @@ impl State {
     }
 
     pub(crate) fn parent_id_of(&self, i: u32) -> Option<&str> {
-        self.str_at(self.recs[i as usize].parent)
+        let r = &self.recs[i as usize];
+        if r.flags & REC_PARENT_JSON != 0 {
+            return None;
+        }
+        self.str_at(r.parent)
+    }
+
+    /// The `parentId` as JSON text when it is neither `null` nor a non-empty string.
+    pub(crate) fn parent_json_of(&self, i: u32) -> Option<&str> {
+        let r = &self.recs[i as usize];
+        (r.flags & REC_PARENT_JSON != 0)
+            .then(|| self.str_at(r.parent))
+            .flatten()
     }
 
     /// Restores the interning maps after a load.
@@ -400,10 +420,23 @@ impl State {
         let Some((index, mut rec)) = self.begin(info) else {
             return;
         };
-        let text = std::str::from_utf8(payload).ok();
-        let probe = text
-            .filter(|t| t.trim_start().starts_with('{'))
+        // Read as the reference reads a line: invalid UTF-8 as U+FFFD (Node's
+        // decoding), JavaScript whitespace around the object ignored (`trim()`).
+        let decoded = String::from_utf8_lossy(payload);
+        let text = Some(session_types::js::trim(&decoded));
+        let mut probe = text
+            .filter(|t| t.starts_with('{'))
             .and_then(|t| serde_json::from_str::<Probe<'_>>(t).ok());
+        // A repeated key (JSON.parse keeps the last value) or a number beyond a
+        // double's range: probe the object as `JSON.parse` reads it instead.
+        let reread;
+        if probe.is_none()
+            && let Some(t) = text.filter(|t| t.starts_with('{'))
+            && let Some(r) = reread_as_javascript(t)
+        {
+            reread = r;
+            probe = serde_json::from_str::<Probe<'_>>(&reread).ok();
+        }
         let Some(p) = probe else {
             rec.flags |= REC_UNPARSABLE;
             if rec.kind == ENTRY_KIND {
@@ -471,6 +504,8 @@ impl State {
         self.agg.leaf = Some(index);
         if let Some(ts) = f.timestamp.as_deref() {
             rec.ts = parse_js_date(ts).map_or(f64::NAN, |ms| ms as f64);
+        } else if let Some(ms) = f.timestamp_other {
+            rec.ts = ms as f64;
         }
         match f.id.as_deref() {
             Some(id) => {
@@ -491,7 +526,10 @@ impl State {
             }
             None => self.agg.no_id += 1,
         }
-        if let Some(parent) = f.parent_id.as_deref()
+        if let Some(json) = f.parent_json.as_deref() {
+            rec.parent = self.push_str(json);
+            rec.flags |= REC_PARENT_JSON;
+        } else if let Some(parent) = f.parent_id.as_deref()
             && !parent.is_empty()
         {
             rec.parent = self.push_str(parent);
@@ -515,11 +553,17 @@ impl State {
             Some("label") => {
                 self.agg.label_entries += 1;
                 if let Some(target) = f.target_id {
-                    match f.label {
-                        Some(l) => {
+                    let label = match (f.label, f.label_json) {
+                        (Some(l), _) => Some((l.into_owned(), false)),
+                        (None, Some(j)) => Some((j, true)),
+                        (None, None) => None,
+                    };
+                    match label {
+                        Some((label, json)) => {
                             let st = LabelState {
-                                label: l.into_owned(),
+                                label,
                                 entry: index,
+                                json,
                             };
                             if let Some(cur) = self.agg.labels.get_mut(&*target) {
                                 *cur = st;
@@ -600,5 +644,15 @@ impl State {
                 }
             }
         }
+    }
+}
+
+/// The object in `text` re-serialized as `JSON.parse` reads it (the last of repeated
+/// keys, numbers beyond a double's range as `null`), or `None` if it is no object.
+fn reread_as_javascript(text: &str) -> Option<String> {
+    let view = session_types::js::finite_view(text);
+    match serde_json::from_str::<serde_json::Value>(&view).ok()? {
+        v @ serde_json::Value::Object(_) => serde_json::to_string(&v).ok(),
+        _ => None,
     }
 }

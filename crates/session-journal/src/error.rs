@@ -189,7 +189,7 @@ impl fmt::Display for LockHolder {
 #[non_exhaustive]
 pub enum CreateError {
     /// Another writer holds the lock.
-    #[error("{path}: locked by {holder} (lock file {lock_path})")]
+    #[error("{path}: locked by {holder} (holder record {})", crate::error::file_name(.lock_path))]
     Locked {
         /// The journal.
         path: PathBuf,
@@ -229,7 +229,7 @@ pub enum CreateError {
 #[non_exhaustive]
 pub enum OpenError {
     /// Another writer holds the lock.
-    #[error("{path}: locked by {holder} (lock file {lock_path})")]
+    #[error("{path}: locked by {holder} (holder record {})", crate::error::file_name(.lock_path))]
     Locked {
         /// The journal.
         path: PathBuf,
@@ -475,4 +475,12 @@ pub enum ReadError {
         /// The OS error.
         source: io::Error,
     },
+}
+
+/// A path's file name, for messages that already name its directory.
+pub(crate) fn file_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }

@@ -257,6 +257,7 @@ macro_rules! append_methods {
         ) -> Result<session_types::EntryId, crate::error::AppendError> {
             if !self.has_entry(target_id) {
                 return Err(crate::error::AppendError::EntryNotFound {
+                    session: self.error_name(),
                     id: target_id.to_owned(),
                 });
             }

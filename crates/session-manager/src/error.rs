@@ -13,7 +13,7 @@ use crate::layout::{InvalidSessionId, LayoutError};
 #[non_exhaustive]
 pub enum OpenError {
     /// Another process (or another handle in this one) owns the session.
-    #[error("{path}: session is owned by {holder} (lock file {lock_path})")]
+    #[error("{path}: session is owned by {holder} (holder record {})", crate::error::file_name(.lock_path))]
     Locked {
         /// The journal.
         path: PathBuf,
@@ -73,12 +73,13 @@ pub enum OpenError {
         path: PathBuf,
     },
     /// The session header record is not a valid header.
-    #[error("{path}: invalid session header record: {reason}")]
+    #[error("{path}: invalid session header record: {source}")]
     BadHeader {
         /// The journal.
         path: PathBuf,
         /// What is wrong.
-        reason: String,
+        #[source]
+        source: session_types::ParseError,
     },
     /// A session with this id already exists.
     #[error("{path}: a session with id {id} already exists")]
@@ -94,17 +95,23 @@ pub enum OpenError {
     /// The layout could not be resolved.
     #[error(transparent)]
     Layout(#[from] LayoutError),
-    /// The journal could not be opened or created.
-    #[error("{0}")]
-    Journal(String),
-    /// The derived index could not be opened.
-    #[error("{path}: index: {detail}")]
-    Index {
-        /// The journal.
-        path: PathBuf,
-        /// What failed.
-        detail: String,
-    },
+    /// The journal could not be opened: corruption (with its offset and evidence), a
+    /// torn tail in strict mode, an unsupported format version (found and supported),
+    /// not a journal, an I/O error. Match the journal's own error for the case.
+    #[error(transparent)]
+    Journal(session_journal::OpenError),
+    /// The journal could not be created.
+    #[error(transparent)]
+    Create(session_journal::CreateError),
+    /// The derived index could not be opened or rebuilt.
+    #[error(transparent)]
+    Index(#[from] session_index::IndexError),
+    /// The listing catalog could not forget a deleted session.
+    #[error(transparent)]
+    Catalog(#[from] session_index::ForgetError),
+    /// The imports registry could not be rewritten.
+    #[error(transparent)]
+    Registry(#[from] session_import::registry::RegistryError),
     /// Writing the new session failed.
     #[error(transparent)]
     Append(#[from] Box<AppendError>),
@@ -160,7 +167,7 @@ pub(crate) fn journal_open_error(e: session_journal::OpenError) -> OpenError {
             legacy_jsonl: true,
             ..
         } => OpenError::LegacyJsonl { path },
-        other => OpenError::Journal(other.to_string()),
+        other => OpenError::Journal(other),
     }
 }
 
@@ -177,8 +184,10 @@ pub(crate) fn io(
 #[non_exhaustive]
 pub enum AppendError {
     /// The entry named (a label target, a branch point) does not exist.
-    #[error("entry {id} not found")]
+    #[error("{session}: entry {id} not found")]
     EntryNotFound {
+        /// The session: its journal, or its id when it has none.
+        session: String,
         /// The id.
         id: String,
     },
@@ -198,8 +207,8 @@ pub enum AppendError {
     #[error(transparent)]
     Journal(#[from] session_journal::AppendError),
     /// The index refused the frame (it no longer follows the journal).
-    #[error("index: {0}")]
-    Index(String),
+    #[error(transparent)]
+    Index(#[from] session_index::ObserveError),
 }
 
 /// Which read limit was exceeded.
@@ -227,8 +236,10 @@ impl std::fmt::Display for Limit {
 pub enum ReadError {
     /// The read needs more source entries or bytes than its limits allow. Nothing is
     /// returned: a read is complete or fails.
-    #[error("read limit exceeded: {limit} limit is {limit_value}, the read needs {}{needed}", if *.exact { "" } else { "at least " })]
+    #[error("{session}: read limit exceeded: {limit} limit is {limit_value}, the read needs {}{needed}", if *.exact { "" } else { "at least " })]
     LimitExceeded {
+        /// The session: its journal, or its id when it has none.
+        session: String,
         /// Which limit.
         limit: Limit,
         /// The limit's value.
@@ -240,28 +251,59 @@ pub enum ReadError {
         exact: bool,
     },
     /// No entry with this id (in the read's capture).
-    #[error("entry {id} not found")]
+    #[error("{session}: entry {id} not found")]
     EntryNotFound {
+        /// The session: its journal, or its id when it has none.
+        session: String,
         /// The id.
         id: String,
     },
-    /// A frame could not be read, did not verify, or is not what the index recorded.
-    #[error("{path}: {detail}")]
-    Journal {
+    /// A frame could not be read or did not verify (corruption, with its offset).
+    #[error(transparent)]
+    Journal(#[from] session_journal::ReadError),
+    /// A frame is not the one the index recorded at its offset.
+    #[error(
+        "{path}: frame at offset {offset} has seq {found_seq}, the index expected seq {expected_seq}"
+    )]
+    IndexMismatch {
         /// The journal.
         path: PathBuf,
-        /// What failed.
-        detail: String,
+        /// The frame offset.
+        offset: u64,
+        /// What the index recorded.
+        expected_seq: u64,
+        /// What the frame holds.
+        found_seq: u64,
     },
     /// A record could not be parsed.
-    #[error("{path}: entry at offset {offset}: {detail}")]
+    #[error("{path}: entry at offset {offset}: {source}")]
     Parse {
         /// The journal.
         path: PathBuf,
         /// The frame offset.
         offset: u64,
         /// The parse error.
-        detail: String,
+        #[source]
+        source: session_types::ParseError,
+    },
+    /// An entry frame holds a session header record.
+    #[error("{path}: entry at offset {offset}: a session header where an entry belongs")]
+    NotAnEntry {
+        /// The journal.
+        path: PathBuf,
+        /// The frame offset.
+        offset: u64,
+    },
+    /// A retention record could not be parsed.
+    #[error("{path}: retention record at offset {offset}: {source}")]
+    RetentionRecord {
+        /// The journal.
+        path: PathBuf,
+        /// The frame offset.
+        offset: u64,
+        /// The parse error.
+        #[source]
+        source: serde_json::Error,
     },
     /// The parent links of the path form a cycle.
     #[error("parent cycle at entry {id}")]
@@ -269,10 +311,19 @@ pub enum ReadError {
         /// An entry on the cycle.
         id: String,
     },
-    /// Context building failed.
-    #[error("context: {0}")]
-    Context(String),
+    /// Context building failed (for a reason other than a load error, which is
+    /// returned as itself, or a cycle).
+    #[error(transparent)]
+    Context(Box<session_context::ContextError<ReadError>>),
     /// Provenance could not be read.
     #[error(transparent)]
     Retention(#[from] session_import::RetentionError),
+}
+
+/// A path's file name, for messages that already name its directory.
+pub(crate) fn file_name(path: &std::path::Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }

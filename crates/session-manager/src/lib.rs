@@ -41,7 +41,7 @@
 //!
 //! let resumed = store.open(&path)?;
 //! let ctx = resumed.build_session_context()?;
-//! assert_eq!(ctx.settings.thinking_level, "high");
+//! assert_eq!(ctx.settings.thinking_level_str(), Some("high"));
 //! assert_eq!(resumed.read_label(a.as_str(), ReadLimits::default())?.as_deref(), Some("start"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -60,7 +60,7 @@ mod view;
 pub use clock::{Clock, FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock};
 pub use error::{AppendError, Limit, OpenError, ReadError};
 pub use layout::{InvalidSessionId, Layout, LayoutError, SafeSessionId};
-pub use owned::{INDEX_SAVE_EVERY, OwnedSession, index_save_interval};
+pub use owned::{INDEX_SAVE_EVERY, OwnedSession, TailRepair, index_save_interval};
 pub use read::{
     DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, NodeEntry, ReadLimits, SessionTree,
     TreeNode,

@@ -62,6 +62,22 @@ pub struct OwnedSession {
     pub(crate) leaf: Option<EntryId>,
     pub(crate) durability: Durability,
     pub(crate) unsaved: u32,
+    pub(crate) repaired: Option<TailRepair>,
+}
+
+/// A torn tail that opening the session cut: the bytes of an append that was never
+/// acknowledged (a writer killed inside it), copied aside before the cut. Opening
+/// repairs a torn tail and reports it here; it is never an error (corruption of
+/// acknowledged data is: [`OpenError::Journal`](crate::OpenError::Journal)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TailRepair {
+    /// Where the torn frame began (the journal's length now).
+    pub offset: u64,
+    /// How many bytes were cut.
+    pub bytes: u64,
+    /// Where they were copied (`<journal>.torn-<ms>`); `None` when they were all zero.
+    pub copied_to: Option<PathBuf>,
 }
 
 impl OwnedSession {
@@ -139,7 +155,7 @@ impl OwnedSession {
         )?;
         self.index
             .observe_entry(&appended, payload, entry)
-            .map_err(|e| AppendError::Index(e.to_string()))?;
+            .map_err(AppendError::from)?;
         self.leaf = Some(id.clone());
         self.unsaved += 1;
         if self.unsaved.is_multiple_of(INDEX_SAVE_EVERY) {
@@ -200,7 +216,12 @@ impl OwnedSession {
             None => None,
             Some(id) => match self.index.find(id) {
                 Some(_) => Some(EntryId::new(id)),
-                None => return Err(AppendError::EntryNotFound { id: id.to_owned() }),
+                None => {
+                    return Err(AppendError::EntryNotFound {
+                        session: self.error_name(),
+                        id: id.to_owned(),
+                    });
+                }
             },
         };
         Ok(())
@@ -257,10 +278,11 @@ impl OwnedSession {
     /// `readEntry(id, maxSourceBytes?)`: one detached entry.
     pub fn read_entry(&self, id: &str, limits: ReadLimits) -> Result<Entry, ReadError> {
         let view = self.view(self.snapshot());
-        let i = view
-            .find(id)
-            .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
-        let acct = Accounting::new(limits);
+        let i = view.find(id).ok_or_else(|| ReadError::EntryNotFound {
+            session: self.error_name(),
+            id: id.to_owned(),
+        })?;
+        let acct = Accounting::new(limits, self.error_name());
         acct.reserve(1, view.payload_len(i))?;
         view.load_entry(i)
     }
@@ -290,7 +312,7 @@ impl OwnedSession {
         limits: ReadLimits,
     ) -> Result<Vec<Entry>, ReadError> {
         let view = self.view(*snapshot);
-        let acct = Accounting::new(limits);
+        let acct = Accounting::new(limits, self.error_name());
         let mut cache = HashMap::new();
         let from = from
             .map(str::to_owned)
@@ -308,9 +330,10 @@ impl OwnedSession {
         acct: &Accounting,
         cache: &mut HashMap<EntryIndex, Entry>,
     ) -> Result<Vec<Entry>, ReadError> {
-        let i = view
-            .find(id)
-            .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
+        let i = view.find(id).ok_or_else(|| ReadError::EntryNotFound {
+            session: self.error_name(),
+            id: id.to_owned(),
+        })?;
         let p = self.index.path_to_root(i);
         if let Some(cycle) = &p.cycle {
             let at = cycle
@@ -347,7 +370,7 @@ impl OwnedSession {
         limits: ReadLimits,
     ) -> Result<Vec<Vec<Entry>>, ReadError> {
         let view = self.view(self.snapshot());
-        let acct = Accounting::new(limits);
+        let acct = Accounting::new(limits, self.error_name());
         let mut cache = HashMap::new();
         leaf_ids
             .iter()
@@ -377,7 +400,7 @@ impl OwnedSession {
             })
             .collect();
         let bytes: u64 = targets.iter().map(|x| view.payload_len(*x)).sum();
-        Accounting::new(limits).reserve(targets.len() as u64, bytes)?;
+        Accounting::new(limits, self.error_name()).reserve(targets.len() as u64, bytes)?;
         let mut out = Vec::with_capacity(targets.len());
         for i in targets {
             out.push(view.load_entry(i)?);
@@ -398,7 +421,7 @@ impl OwnedSession {
             .filter(|n| view.visible(n.entry))
             .collect();
         let bytes: u64 = order.iter().map(|n| view.payload_len(n.entry)).sum();
-        Accounting::new(limits).reserve(order.len() as u64, bytes)?;
+        Accounting::new(limits, self.error_name()).reserve(order.len() as u64, bytes)?;
         let mut tree = SessionTree::default();
         let mut stack: Vec<usize> = Vec::new();
         for n in order {
@@ -467,14 +490,15 @@ impl OwnedSession {
     /// three frames (the index locates the retention frame that follows the entry).
     pub fn read_entry_retention(&self, id: &str) -> Result<Option<Retention>, ReadError> {
         let view = self.view(self.snapshot());
-        let i = view
-            .find(id)
-            .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
+        let i = view.find(id).ok_or_else(|| ReadError::EntryNotFound {
+            session: self.error_name(),
+            id: id.to_owned(),
+        })?;
         // An import writes an entry's retention frame right after the entry's frame.
-        let entry = self
-            .index
-            .info(i)
-            .ok_or_else(|| ReadError::EntryNotFound { id: id.to_owned() })?;
+        let entry = self.index.info(i).ok_or_else(|| ReadError::EntryNotFound {
+            session: self.error_name(),
+            id: id.to_owned(),
+        })?;
         let next =
             entry.offset.0 + session_journal::format::frame_len(u64::from(entry.payload_len));
         let captured = view.snapshot.capture();
@@ -484,20 +508,17 @@ impl OwnedSession {
         let frame = self
             .reader
             .read_frame_at(session_journal::Offset(next))
-            .map_err(|e| ReadError::Parse {
-                path: self.path.clone(),
-                offset: next,
-                detail: e.to_string(),
-            })?;
+            .map_err(ReadError::from)?;
         if frame.info.kind != KIND_RETENTION || frame.info.end().0 > captured.len.0 {
             return Ok(None);
         }
-        let r: RetentionRecord =
-            serde_json::from_slice(&frame.payload).map_err(|e| ReadError::Parse {
+        let r: RetentionRecord = serde_json::from_slice(&frame.payload).map_err(|source| {
+            ReadError::RetentionRecord {
                 path: self.path.clone(),
                 offset: next,
-                detail: e.to_string(),
-            })?;
+                source,
+            }
+        })?;
         let Some(source) = session_import::import_source(&self.path)? else {
             return Ok(None);
         };
@@ -536,6 +557,16 @@ impl OwnedSession {
     /// `getSessionId()`: the header's id.
     pub fn session_id(&self) -> &str {
         self.header.id.as_str()
+    }
+
+    /// The torn tail opening this session cut, if it cut one.
+    pub fn repaired_tail(&self) -> Option<&TailRepair> {
+        self.repaired.as_ref()
+    }
+
+    /// How errors name this session: its journal.
+    pub(crate) fn error_name(&self) -> String {
+        self.path.display().to_string()
     }
 
     /// `getSessionFile()`: the journal path (always present for an owned session).
@@ -596,6 +627,7 @@ impl OwnedSession {
     pub fn create_branched_session(&self, leaf: &str) -> Result<OwnedSession, OpenError> {
         let view = self.view(self.snapshot());
         let i = view.find(leaf).ok_or_else(|| ReadError::EntryNotFound {
+            session: self.error_name(),
             id: leaf.to_owned(),
         })?;
         let p = self.index.path_to_root(i);
@@ -611,7 +643,8 @@ impl OwnedSession {
             .filter(|x| self.index.info(*x).is_some_and(|i| i.entry_type != "label"))
             .collect();
         let bytes: u64 = path.iter().map(|x| view.payload_len(*x)).sum();
-        Accounting::new(ReadLimits::default()).reserve(path.len() as u64, bytes)?;
+        Accounting::new(ReadLimits::default(), self.error_name())
+            .reserve(path.len() as u64, bytes)?;
         let ids: Vec<String> = path
             .iter()
             .filter_map(|x| self.index.info(*x).and_then(|i| i.id).map(str::to_owned))
@@ -670,7 +703,7 @@ impl OwnedSession {
         for (a, p) in done.iter().zip(payloads) {
             self.index
                 .observe(kinds::ENTRY, a, p)
-                .map_err(|e| AppendError::Index(e.to_string()))?;
+                .map_err(AppendError::from)?;
         }
         self.unsaved += u32::try_from(done.len()).unwrap_or(u32::MAX);
         self.leaf = self

@@ -47,14 +47,17 @@ impl ReadLimits {
 #[derive(Debug)]
 pub(crate) struct Accounting {
     limits: ReadLimits,
+    /// The session, as a limit error names it.
+    session: String,
     entries: Cell<u64>,
     bytes: Cell<u64>,
 }
 
 impl Accounting {
-    pub(crate) fn new(limits: ReadLimits) -> Self {
+    pub(crate) fn new(limits: ReadLimits, session: String) -> Self {
         Self {
             limits,
+            session,
             entries: Cell::new(0),
             bytes: Cell::new(0),
         }
@@ -88,6 +91,7 @@ impl Accounting {
     fn check(&self, e: u64, b: u64, exact: bool) -> Result<(), ReadError> {
         if e > self.limits.max_source_entries {
             return Err(ReadError::LimitExceeded {
+                session: self.session.clone(),
                 limit: Limit::SourceEntries,
                 limit_value: self.limits.max_source_entries,
                 needed: e,
@@ -96,6 +100,7 @@ impl Accounting {
         }
         if b > self.limits.max_source_bytes {
             return Err(ReadError::LimitExceeded {
+                session: self.session.clone(),
                 limit: Limit::SourceBytes,
                 limit_value: self.limits.max_source_bytes,
                 needed: b,

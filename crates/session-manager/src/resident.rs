@@ -32,7 +32,7 @@ use crate::store::NewSessionOptions;
 /// assert_eq!(s.get_leaf_id(), Some(&b));
 /// assert_eq!(s.get_label(a.as_str()), Some("start"));
 /// assert_eq!(s.get_branch(None).len(), 2);
-/// assert_eq!(s.build_session_context()?.settings.thinking_level, "high");
+/// assert_eq!(s.build_session_context()?.settings.thinking_level_str(), Some("high"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -329,7 +329,13 @@ impl ResidentSession {
             .map(crate::read::detach)
             .map_err(|e| match e {
                 session_context::ContextError::Cycle { at, .. } => ReadError::Cycle { id: at.0 },
-                other => ReadError::Context(other.to_string()),
+                other => {
+                    let session = self.error_name();
+                    ReadError::Context(Box::new(other.map_source(|e| ReadError::EntryNotFound {
+                        session,
+                        id: format!("#{}", e.position),
+                    })))
+                }
             })
     }
 
@@ -345,7 +351,12 @@ impl ResidentSession {
         self.leaf = match id {
             None => None,
             Some(id) if self.by_id.contains_key(id) => Some(EntryId::new(id)),
-            Some(id) => return Err(AppendError::EntryNotFound { id: id.to_owned() }),
+            Some(id) => {
+                return Err(AppendError::EntryNotFound {
+                    session: self.error_name(),
+                    id: id.to_owned(),
+                });
+            }
         };
         Ok(())
     }
@@ -383,6 +394,7 @@ impl ResidentSession {
     pub fn create_branched_session(&self, leaf: &str) -> Result<ResidentSession, AppendError> {
         if !self.by_id.contains_key(leaf) {
             return Err(AppendError::EntryNotFound {
+                session: self.error_name(),
                 id: leaf.to_owned(),
             });
         }
@@ -437,6 +449,12 @@ impl ResidentSession {
     /// `getSessionId()`
     pub fn session_id(&self) -> &str {
         self.header.id.as_str()
+    }
+
+    /// How errors name this session: its journal, or its id in memory.
+    pub(crate) fn error_name(&self) -> String {
+        self.session_file()
+            .map_or_else(|| self.session_id().to_owned(), |p| p.display().to_string())
     }
 
     /// `getSessionFile()`: `None` in memory; the journal for a read-only view.

@@ -59,27 +59,25 @@ impl View<'_> {
     /// Reads and verifies the frame of record `i` (no accounting).
     pub(crate) fn load_raw(&self, i: EntryIndex) -> Result<Vec<u8>, ReadError> {
         let info = self.index.info(i).ok_or_else(|| ReadError::EntryNotFound {
+            session: self.path.display().to_string(),
             id: format!("#{}", i.0),
         })?;
         if !self.visible(i) || info.offset.0 >= self.snapshot.capture.len.0 {
             return Err(ReadError::EntryNotFound {
+                session: self.path.display().to_string(),
                 id: info.id.unwrap_or_default().to_owned(),
             });
         }
         let frame = self
             .reader
             .read_frame_at(info.offset)
-            .map_err(|e| ReadError::Journal {
-                path: self.path.to_path_buf(),
-                detail: e.to_string(),
-            })?;
+            .map_err(ReadError::from)?;
         if frame.info.seq != info.seq || frame.info.kind.get() != info.kind {
-            return Err(ReadError::Journal {
+            return Err(ReadError::IndexMismatch {
                 path: self.path.to_path_buf(),
-                detail: format!(
-                    "frame at offset {} has seq {}, the index expected seq {}",
-                    info.offset, frame.info.seq, info.seq
-                ),
+                offset: info.offset.0,
+                expected_seq: info.seq.0,
+                found_seq: frame.info.seq.0,
             });
         }
         Ok(frame.payload)
@@ -104,14 +102,17 @@ pub(crate) fn parse_entry(
 ) -> Result<Entry, ReadError> {
     let text = String::from_utf8_lossy(raw);
     let (clean, _) = replace_lone_surrogates(&text);
-    let err = |detail: String| ReadError::Parse {
+    let err = |source: session_types::ParseError| ReadError::Parse {
         path: path.to_path_buf(),
         offset,
-        detail,
+        source,
     };
     match Record::parse(&clean) {
         Ok(Record::Entry(e)) => Ok(e),
-        Ok(Record::Header(_)) => Err(err("a session header where an entry belongs".into())),
+        Ok(Record::Header(_)) => Err(ReadError::NotAnEntry {
+            path: path.to_path_buf(),
+            offset,
+        }),
         Err(e) => {
             if lenient
                 && let Ok(serde_json::Value::Object(map)) =
@@ -119,7 +120,7 @@ pub(crate) fn parse_entry(
             {
                 return Ok(Entry::Unknown(map));
             }
-            Err(err(e.to_string()))
+            Err(err(e))
         }
     }
 }

@@ -15,7 +15,7 @@ use session_journal::{
 use session_types::{EntryId, Record, SessionHeader, SessionId};
 
 use crate::clock::Sources;
-use crate::error::{OpenError, io, journal_open_error};
+use crate::error::{OpenError, ReadError, io, journal_open_error};
 use crate::layout::{Layout, SafeSessionId, create_private_dir};
 use crate::owned::OwnedSession;
 use crate::resident::ResidentSession;
@@ -197,7 +197,7 @@ impl Store {
                 lock_path,
                 holder,
             },
-            other => OpenError::Journal(other.to_string()),
+            other => OpenError::Create(other),
         })?;
         let text = header.to_json();
         writer
@@ -244,10 +244,7 @@ impl Store {
                         ..OpenIndexOptions::default()
                     },
                 )
-                .map_err(|e| OpenError::Index {
-                    path: path.clone(),
-                    detail: e.to_string(),
-                })?
+                .map_err(OpenError::from)?
                 .0
             }
         };
@@ -274,6 +271,7 @@ impl Store {
             leaf,
             durability: Durability::Durable,
             unsaved: 0,
+            repaired: None,
         })
     }
 
@@ -298,7 +296,7 @@ impl Store {
         .ok()
         .map(|(index, report)| (index, report.status == IndexStatus::Fresh));
         let trusted = pre_opened.as_ref().and_then(|(index, _)| index.witness());
-        let (writer, _report) = Writer::open(
+        let (writer, report) = Writer::open(
             &path,
             OpenOptions {
                 vfs: self.vfs.clone(),
@@ -307,7 +305,21 @@ impl Store {
             },
         )
         .map_err(journal_open_error)?;
-        self.own_with(path, writer, pre_opened)
+        let mut session = self.own_with(path, writer, pre_opened)?;
+        if let session_journal::TailState::TornTail {
+            offset,
+            bytes,
+            quarantine,
+            ..
+        } = report.tail
+        {
+            session.repaired = Some(crate::owned::TailRepair {
+                offset: offset.0,
+                bytes,
+                copied_to: quarantine,
+            });
+        }
+        Ok(session)
     }
 
     /// Opens the session with this id in the sessions directory.
@@ -349,7 +361,7 @@ impl Store {
         let mut batch_bytes = 0usize;
         let mut saw_header = false;
         for frame in reader.frames(None) {
-            let frame = frame.map_err(|e| OpenError::Journal(e.to_string()))?;
+            let frame = frame.map_err(|e| OpenError::from(ReadError::from(e)))?;
             if frame.info.kind == kinds::SESSION_HEADER {
                 saw_header = true;
                 continue;
@@ -393,17 +405,14 @@ impl Store {
         let mut header = None;
         let mut entries = Vec::new();
         for frame in reader.frames(None) {
-            let frame = frame.map_err(|e| OpenError::Journal(e.to_string()))?;
+            let frame = frame.map_err(|e| OpenError::from(ReadError::from(e)))?;
             if frame.info.kind == kinds::SESSION_HEADER && header.is_none() {
                 let text = String::from_utf8_lossy(&frame.payload);
                 match Record::parse(&text) {
                     Ok(Record::Header(h)) => header = Some(h),
                     Ok(_) => {}
-                    Err(e) => {
-                        return Err(OpenError::BadHeader {
-                            path,
-                            reason: e.to_string(),
-                        });
+                    Err(source) => {
+                        return Err(OpenError::BadHeader { path, source });
                     }
                 }
             } else if frame.info.kind == kinds::ENTRY
@@ -545,21 +554,13 @@ impl Store {
             .and_then(|n| n.to_str())
             .unwrap_or_default()
             .to_owned();
-        keep(
-            session_index::forget(vfs, &dir, &name).map_err(|e| OpenError::Index {
-                path: journal.clone(),
-                detail: e.to_string(),
-            }),
-        );
+        keep(session_index::forget(vfs, &dir, &name).map_err(OpenError::from));
         match session_import::registry::remove(vfs, &dir, &name) {
             Ok(true) => report
                 .removed
                 .push(dir.join(session_import::registry::REGISTRY_FILE)),
             Ok(false) => {}
-            Err(e) => keep(Err(OpenError::Index {
-                path: journal.clone(),
-                detail: e.to_string(),
-            })),
+            Err(e) => keep(Err(OpenError::from(e))),
         }
         let artifacts = self.layout.artifact_dir(&id);
         if vfs.exists(&artifacts).map_err(io(&artifacts, "stat"))? {
@@ -667,16 +668,16 @@ fn read_header(index: &Index, reader: &Reader, path: &Path) -> Result<SessionHea
         })?;
     let frame = reader
         .read_frame_at(offset)
-        .map_err(|e| OpenError::Journal(e.to_string()))?;
+        .map_err(|e| OpenError::from(ReadError::from(e)))?;
     let text = String::from_utf8_lossy(&frame.payload);
     match Record::parse(&text) {
         Ok(Record::Header(h)) => Ok(h),
         Ok(_) => Err(OpenError::NoHeader {
             path: path.to_path_buf(),
         }),
-        Err(e) => Err(OpenError::BadHeader {
+        Err(source) => Err(OpenError::BadHeader {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            source,
         }),
     }
 }

@@ -55,7 +55,7 @@ pub(crate) fn context_in(
     limits: ReadLimits,
     options: &ContextOptions,
 ) -> Result<SessionContext<'static>, ReadError> {
-    let acct = Accounting::new(limits);
+    let acct = Accounting::new(limits, view.path.display().to_string());
     let source = IndexSource {
         view,
         acct: &acct,
@@ -64,7 +64,7 @@ pub(crate) fn context_in(
     let ctx = build_context(&source, leaf, options).map_err(|e| match e {
         session_context::ContextError::Load { source, .. } => source,
         session_context::ContextError::Cycle { at, .. } => ReadError::Cycle { id: at.0 },
-        other => ReadError::Context(other.to_string()),
+        other => ReadError::Context(Box::new(other)),
     })?;
     let ctx = crate::read::detach(ctx);
     if let Some(e) = source.deferred.take() {

@@ -21,8 +21,10 @@ pub struct EntryBase {
     /// The parent entry, `None` for a root.
     #[serde(default)]
     pub parent_id: Option<EntryId>,
-    /// ISO-8601 time of writing.
-    #[serde(default)]
+    /// ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
+    /// included, which JavaScript dates read as 0) does not fit the typed model, and the
+    /// entry is read as [`Entry::Unknown`].
+    #[serde(default, deserialize_with = "string_timestamp")]
     pub timestamp: Option<Timestamp>,
 }
 
@@ -61,7 +63,11 @@ impl EntryBase {
 /// see [`crate::Record`].
 ///
 /// An entry whose `type` this version does not know is kept whole in
-/// [`Entry::Unknown`] and serialized back unchanged.
+/// [`Entry::Unknown`] and serialized back unchanged. So is an entry of a known type
+/// whose fields are missing or of other JSON types, when read leniently
+/// ([`Entry::read`], [`crate::Record::parse`]): check [`Entry::entry_type`] rather than
+/// the variant when the type matters, and read its fields as the reference does
+/// ([`crate::js`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
 #[non_exhaustive]
@@ -111,7 +117,8 @@ pub enum Entry {
     /// `git_state`: a repository snapshot.
     #[serde(rename = "git_state")]
     GitState(GitStateEntry),
-    /// An entry of a type this version does not model, with its `type` key.
+    /// An entry of a type this version does not model, or of a known type in a shape
+    /// it does not model, with its `type` key.
     #[serde(untagged)]
     Unknown(Extra),
 }
@@ -193,9 +200,26 @@ impl Entry {
         for_each_known!(self, e => e.base.timestamp.as_ref().map(Timestamp::as_str), unknown m => unknown_str(m, "timestamp"))
     }
 
-    /// The entry timestamp as `Date.parse` reads it (`None` where it gives `NaN`).
+    /// The entry timestamp as `new Date(entry.timestamp).getTime()` reads it, whatever
+    /// its JSON type ([`crate::js::date_of`]); `None` where it gives `NaN`.
     pub fn timestamp_ms(&self) -> Option<i64> {
-        self.timestamp().and_then(crate::ids::parse_js_date)
+        match self {
+            Entry::Unknown(m) => crate::js::date_of(m.get("timestamp")),
+            _ => self.timestamp().and_then(crate::ids::parse_js_date),
+        }
+    }
+
+    /// A property of the entry as the reference's JavaScript reads it
+    /// (`entry[key]`; `None` is `undefined`). Typed entries are serialized to read it,
+    /// so use this for entries read as [`Entry::Unknown`] and rare paths only.
+    pub fn js_property(&self, key: &str) -> Option<Value> {
+        match self {
+            Entry::Unknown(m) => m.get(key).cloned(),
+            other => match serde_json::to_value(other) {
+                Ok(Value::Object(mut m)) => m.remove(key),
+                _ => None,
+            },
+        }
     }
 
     /// The shared base fields, `None` for an unknown entry.
@@ -553,4 +577,10 @@ pub struct GitStateEntry {
 
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
+}
+
+/// A present `timestamp` must be a string: `null` reads differently from an absent
+/// one in JavaScript (`new Date(null)` is 0, `new Date(undefined)` NaN).
+fn string_timestamp<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
+    Timestamp::deserialize(d).map(Some)
 }

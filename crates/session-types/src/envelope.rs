@@ -156,7 +156,10 @@ impl<'a> Envelope<'a> {
     /// assert_eq!(e.role(), Some("user"));
     /// ```
     pub fn parse(text: &'a str) -> Result<Self, crate::ParseError> {
-        if text.trim_start().as_bytes().first() != Some(&b'{') {
+        // Surrounding JavaScript whitespace (a BOM, U+00A0…) is ignored, as the
+        // reference's `trim()` ignores it.
+        let text = crate::js::trim(text);
+        if text.as_bytes().first() != Some(&b'{') {
             return Err(crate::Record::parse(text).err().unwrap_or_else(|| {
                 crate::ParseError::from_serde(
                     text,
@@ -164,7 +167,43 @@ impl<'a> Envelope<'a> {
                 )
             }));
         }
-        serde_json::from_str(text).map_err(|e| crate::ParseError::from_serde(text, &e))
+        let strict = match serde_json::from_str(text) {
+            Ok(e) => return Ok(e),
+            Err(e) => crate::ParseError::from_serde(text, &e),
+        };
+        // A repeated key (the last one wins, as in `JSON.parse`) or a number beyond
+        // the range of a double: read the object as a value instead.
+        if !matches!(
+            strict.kind,
+            crate::ParseErrorKind::WrongShape | crate::ParseErrorKind::Syntax
+        ) {
+            return Err(strict);
+        }
+        match serde_json::from_str::<serde_json::Value>(&crate::js::finite_view(text)) {
+            Ok(serde_json::Value::Object(m)) => Ok(Envelope::of_map(&m)),
+            _ => Err(strict),
+        }
+    }
+
+    /// The envelope of an object already read as a value (owned strings).
+    pub fn of_map(m: &serde_json::Map<String, serde_json::Value>) -> Envelope<'static> {
+        let s = |k: &str| {
+            m.get(k)
+                .and_then(serde_json::Value::as_str)
+                .map(|s| Cow::Owned(s.to_owned()))
+        };
+        Envelope {
+            entry_type: s("type"),
+            id: s("id"),
+            parent_id: s("parentId"),
+            timestamp: s("timestamp"),
+            message: m.get("message").map(|msg| MessageEnvelope {
+                role: msg
+                    .get("role")
+                    .and_then(serde_json::Value::as_str)
+                    .map(|s| Cow::Owned(s.to_owned())),
+            }),
+        }
     }
 
     /// `message.role`, if this is a message with a string role.

@@ -15,8 +15,12 @@
 //! - [`Envelope`] reads just the tree fields (`type`, `id`, `parentId`, `timestamp`,
 //!   `message.role`) without building the entry.
 //! - [`json`] holds the JavaScript-number and lone-surrogate helpers.
-//! - [`js`] repeats what the reference gets from its engine: `Date.parse`,
-//!   `Array.prototype.sort` and `JSON.stringify`'s number spelling.
+//! - [`js`] repeats what the reference gets from its engine (`Date.parse`,
+//!   `Array.prototype.sort`, `JSON.stringify`'s number spelling) and how its code reads
+//!   JSON values (whitespace, truthiness, dates).
+//! - [`Record::parse`] and [`Entry::read`] read any JSON object: a known `type` whose
+//!   fields are missing or of other JSON types is kept whole as [`Entry::Unknown`];
+//!   [`Entry::parse`] is the strict reading, for what we write.
 //!
 //! Round trips are by value: `parse → to_json → parse` gives an equal value. Byte
 //! exactness is the journal's job (it keeps payloads verbatim).

@@ -21,7 +21,12 @@ pub enum Record {
 }
 
 impl Record {
-    /// Parses one record from JSON text (one legacy line, or one journal payload).
+    /// Reads one record from JSON text (one legacy line, or one journal payload) the
+    /// way the reference reads it: surrounding JavaScript whitespace is ignored, a
+    /// repeated key keeps its last value, a number beyond the range of a double reads
+    /// as `null`, and an entry of a known type whose fields do not fit the typed model
+    /// is kept whole as [`Entry::Unknown`] (see [`Entry::read`]). Only text that is not a
+    /// JSON object, and a session header that does not fit [`SessionHeader`], fail.
     ///
     /// ```
     /// use session_types::Record;
@@ -29,7 +34,7 @@ impl Record {
     /// assert!(matches!(r, Record::Entry(e) if e.entry_type() == Some("label")));
     /// ```
     pub fn parse(text: &str) -> Result<Record, ParseError> {
-        match Entry::parse(text)? {
+        match Entry::read(text)? {
             Entry::Unknown(map) if map.get("type").and_then(Value::as_str) == Some("session") => {
                 serde_json::from_value::<SessionHeader>(Value::Object(map))
                     .map(Record::Header)
@@ -67,8 +72,63 @@ impl SessionHeader {
 }
 
 impl Entry {
-    /// Parses one entry from JSON text. A `type` this version does not know gives
-    /// [`Entry::Unknown`]; a known `type` with missing or wrong-typed fields is an error.
+    /// Reads one entry from JSON text as the reference's `JSON.parse` and property
+    /// accesses do: it fails only when the text (JavaScript-trimmed) is not a JSON
+    /// object. A repeated key keeps its last value (in the first key's place); a number
+    /// beyond the range of a double reads as `null` (`JSON.stringify(Infinity)`); an
+    /// entry of a known type whose fields are missing or of other JSON types, or
+    /// without a string `type`, is [`Entry::Unknown`] holding the whole object.
+    ///
+    /// The common case costs what [`Entry::parse`] costs; the fallbacks run only when
+    /// the typed reading fails.
+    ///
+    /// ```
+    /// use session_types::Entry;
+    /// let e = Entry::read(r#"{"type":"thinking_level_change","id":"a","parentId":"x","parentId":null,"thinkingLevel":3}"#).unwrap();
+    /// assert!(matches!(e, Entry::Unknown(_)));
+    /// assert_eq!(e.entry_type(), Some("thinking_level_change"));
+    /// assert_eq!(e.parent_id(), None);
+    /// assert_eq!(e.js_property("thinkingLevel"), Some(serde_json::json!(3)));
+    /// ```
+    pub fn read(text: &str) -> Result<Entry, ParseError> {
+        let text = crate::js::trim(text);
+        let strict = match Entry::parse(text) {
+            Ok(e) => return Ok(e),
+            Err(e) => e,
+        };
+        if !matches!(
+            strict.kind,
+            ParseErrorKind::WrongShape | ParseErrorKind::Syntax
+        ) {
+            return Err(strict);
+        }
+        let view = crate::js::finite_view(text);
+        if let std::borrow::Cow::Owned(v) = &view
+            && let Ok(e) = Entry::parse(v)
+        {
+            return Ok(e);
+        }
+        // `Value` keeps the last of repeated keys, as `JSON.parse` does.
+        let value: Value = match serde_json::from_str(&view) {
+            Ok(v) => v,
+            Err(_) => return Err(strict),
+        };
+        let Value::Object(map) = value else {
+            return Err(strict);
+        };
+        let known = matches!(map.get("type"), Some(Value::String(t)) if crate::entry::KNOWN_ENTRY_TYPES.contains(&t.as_str()));
+        if known
+            && let Ok(e) = serde_json::from_value::<Entry>(Value::Object(map.clone()))
+            && !matches!(e, Entry::Unknown(_))
+        {
+            return Ok(e);
+        }
+        Ok(Entry::Unknown(map))
+    }
+
+    /// Parses one entry from JSON text strictly, for what we write and validate. A
+    /// `type` this version does not know gives [`Entry::Unknown`]; a known `type` with
+    /// missing or wrong-typed fields is an error. Readers use [`Entry::read`].
     pub fn parse(text: &str) -> Result<Entry, ParseError> {
         let first = text.trim_start().as_bytes().first().copied();
         if first != Some(b'{') {

@@ -209,15 +209,18 @@ pub fn tree_json(view: &View) -> Value {
         let id = info.id.unwrap_or("");
         let mut m = Map::new();
         m.insert("id".into(), id.into());
-        m.insert(
-            "parentId".into(),
-            info.parent_id.map_or(Value::Null, Value::from),
-        );
+        // A `parentId` of another JSON type (or `""`) is shown as the reference
+        // shows it; it names no parent.
+        let parent = match (info.parent_json, info.parent_id) {
+            (Some(json), _) => serde_json::from_str(json).unwrap_or(Value::Null),
+            (None, p) => p.map_or(Value::Null, Value::from),
+        };
+        m.insert("parentId".into(), parent);
         m.insert("type".into(), info.entry_type.into());
         m.insert("children".into(), n.children.into());
         m.insert("depth".into(), n.depth.into());
-        if let Some(l) = idx.label(id) {
-            m.insert("label".into(), l.into());
+        if let Some(l) = idx.label_value(id) {
+            m.insert("label".into(), l);
         }
         nodes.push(Value::Object(m));
     }
@@ -252,11 +255,16 @@ pub fn tree_human(view: &View, out: &mut Out) -> Result<()> {
             Some(role) if info.entry_type == "message" => role.to_owned(),
             _ => info.entry_type.to_owned(),
         };
+        // A label of another JSON type is shown as its JSON text.
+        let label = idx.label_value(id).map(|l| match l {
+            Value::String(s) => s,
+            other => other.to_string(),
+        });
         out.line(&render::tree_line(
             n.depth,
             id,
             &kind,
-            idx.label(id),
+            label.as_deref(),
             Some(n.entry) == leaf,
         ))?;
     }

@@ -80,3 +80,43 @@ fn corpus_contexts_equal_the_reference() {
     }
     insta::assert_snapshot!(summary.join("\n"));
 }
+
+/// Issue 14: the leniency fixtures (`tests/fixtures/leniency/`), read as the
+/// reference reads the file (Node's lossy UTF-8 decoding, `trim()`, `JSON.parse` per
+/// line): odd field types, repeated keys and out-of-range numbers give the
+/// reference's context through both sources.
+#[test]
+fn leniency_contexts_equal_the_reference() {
+    let dir = repo_root().join("tests/fixtures/leniency");
+    let cases: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).expect("cases"))
+            .expect("json");
+    let mut failures = Vec::new();
+    for case in cases.as_array().expect("array") {
+        let name = case["name"].as_str().expect("name");
+        let bytes = std::fs::read(dir.join(format!("{name}.jsonl"))).expect("fixture");
+        let records = load_jsonl(&String::from_utf8_lossy(&bytes));
+        let entries = parse_all(&records);
+        let expected = oracle(&dir.join(format!("{name}.context.json")));
+        let resident = ResidentSource::new(&entries);
+        let lazy = TextSource::new(records.iter().map(String::as_str));
+        for ctx in [
+            build_context(&resident, Leaf::Default, &ContextOptions::reference())
+                .map_err(|e| e.to_string()),
+            build_context(&lazy, Leaf::Default, &ContextOptions::reference())
+                .map_err(|e| e.to_string()),
+        ] {
+            match ctx {
+                Err(e) => failures.push(format!("{name}: {e}")),
+                Ok(ctx) => {
+                    if let Some(d) =
+                        first_difference(&ctx.to_reference_json(), &expected["context"])
+                    {
+                        failures.push(format!("{name}: {d}"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -43,15 +43,17 @@ pub fn leaf_of(v: &Value) -> Leaf<'_> {
 /// A legacy JSONL file read the way the reference's loader reads it: trim, split on
 /// `\n`, skip blank and non-JSON lines, require the first parsed record to be a header
 /// with a string id (else no entries), drop the header. Lone surrogates read as U+FFFD.
+/// JavaScript's `trim()` is used (a BOM, U+3000 are whitespace); a number beyond a
+/// double's range parses (as `JSON.parse` reads it: `Infinity`, here `null`).
 pub fn load_jsonl(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut header_seen = false;
-    for line in text.trim().split('\n') {
-        if line.trim().is_empty() {
+    for line in session_types::js::trim(text).split('\n') {
+        if session_types::js::is_blank(line) {
             continue;
         }
         let (clean, _) = replace_lone_surrogates(line);
-        let Ok(v) = serde_json::from_str::<Value>(&clean) else {
+        let Ok(v) = serde_json::from_str::<Value>(&session_types::js::finite_view(&clean)) else {
             continue;
         };
         if !header_seen {

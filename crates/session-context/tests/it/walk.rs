@@ -50,6 +50,39 @@ fn cycle_result(entries: Vec<Entry>, leaf: Leaf<'_>) -> String {
     }
 }
 
+/// Issue 14: `a` (root), `x` (parent `y`), `y` (parent `x`), `x` again (parent `a`):
+/// the reference's `getTree()` loops forever on it, its `buildSessionContext`
+/// terminates (ids resolve to their last entry, so `y`'s parent is the second `x`,
+/// whose parent is `a`). Ours gives its contexts, with no cycle error.
+#[test]
+fn the_duplicated_id_pattern_that_hangs_the_reference_tree_has_contexts() {
+    let entries = entries_of(&[
+        user("a", None),
+        user("x1", Some("y")),
+        user("y", Some("x")),
+        user("x2", Some("a")),
+    ]);
+    // The two `x` entries: ids made equal after building (their contents tell them apart).
+    let mut entries = entries;
+    for i in [1, 3] {
+        entries[i].base_mut().expect("known entry").id = Some(EntryId::new("x"));
+    }
+    let source = ResidentSource::new(&entries);
+    let contents = |leaf| {
+        let ctx = build_context(&source, leaf, &ContextOptions::reference()).expect("no cycle");
+        ctx.to_reference_json()["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| m["content"].as_str().unwrap_or("").to_owned())
+            .collect::<Vec<_>>()
+    };
+    // The reference's own answer (tests/fixtures/leniency/duplicate-id-cycle).
+    assert_eq!(contents(Leaf::Default), ["a", "x2"]);
+    assert_eq!(contents(Leaf::Id("y")), ["a", "x2", "y"]);
+    assert_eq!(contents(Leaf::Id("x")), ["a", "x2"]);
+}
+
 #[test]
 fn self_parent_is_a_cycle_error() {
     let msg = cycle_result(

@@ -102,3 +102,39 @@ fn lines_longer_than_the_read_buffer_round_trip() {
     export(&outcome.journal, &out).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), text.as_bytes());
 }
+
+/// Issue 14: JavaScript whitespace an import kept byte-exact (a BOM before the header,
+/// U+00A0 after the last line) stays where the reference's `trim()` removes it. Once
+/// an entry is appended after the import, the U+00A0 is no longer at the file's end,
+/// where `JSON.parse` would refuse its line: export leaves it out there.
+#[test]
+fn outer_whitespace_is_written_only_where_the_reference_trims_it() {
+    use session_import::format::ENTRY;
+    use session_journal::{Durability, OpenOptions, Writer};
+    let src = tempfile::tempdir().unwrap();
+    let source_text = format!("\u{feff}{HEADER_V3}\n{}\u{a0}", entry("a", None));
+    let source = write_source(src.path(), "ws.jsonl", source_text.as_bytes());
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    let out = dest.path().join("export.jsonl");
+    session_import::export(&outcome.journal, &out).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        format!("{source_text}\n"),
+        "byte for byte, the final newline added"
+    );
+    let (mut w, _) = Writer::open(&outcome.journal, OpenOptions::default()).unwrap();
+    let appended = format!("\u{3000}{}", entry("b", Some("a")));
+    w.append(ENTRY, appended.as_bytes(), Durability::Durable)
+        .unwrap();
+    drop(w);
+    session_import::export(&outcome.journal, &out).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        format!(
+            "\u{feff}{HEADER_V3}\n{}\n{}\n",
+            entry("a", None),
+            entry("b", Some("a"))
+        )
+    );
+}

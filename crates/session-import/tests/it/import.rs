@@ -290,7 +290,9 @@ fn valid_last_line_without_newline_is_taken() {
 }
 
 #[test]
-fn invalid_utf8_is_reported_with_its_line() {
+fn invalid_utf8_is_kept_byte_exact_and_reported_with_its_line() {
+    // The reference decodes the file as UTF-8 with U+FFFD replacement and keeps the
+    // line; so do we, keeping its bytes, which export writes back unchanged.
     let src = tempfile::tempdir().unwrap();
     let mut bytes = format!("{HEADER_V3}\n{}\n", entry("a", None)).into_bytes();
     bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"b\",\"x\":\"\xff\xfe\"}\n");
@@ -298,8 +300,70 @@ fn invalid_utf8_is_reported_with_its_line() {
     let source = write_source(src.path(), "utf8.jsonl", &bytes);
     let dest = tempfile::tempdir().unwrap();
     let outcome = import_into(&source, dest.path()).unwrap();
-    assert_eq!(outcome.entries, 2);
+    assert_eq!(outcome.entries, 3);
     insta::assert_snapshot!(outcome.render());
+    let out = dest.path().join("export.jsonl");
+    session_import::export(&outcome.journal, &out).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+}
+
+#[test]
+fn javascript_whitespace_is_trimmed_only_where_the_reference_trims() {
+    // A BOM before the header and U+00A0 after the last record: the reference's
+    // trim() of the whole file removes them. U+00A0 after a record that is not the
+    // last, or before one that is not the first: JSON.parse refuses the line.
+    let src = tempfile::tempdir().unwrap();
+    let mut bytes = "\u{feff}".to_owned() + HEADER_V3 + "\n";
+    bytes += &format!("{}\n", entry("a", None));
+    bytes += &format!("{}\u{a0}\n", entry("x", Some("a")));
+    bytes += &format!("\u{3000}{}\n", entry("y", Some("a")));
+    bytes += "\u{a0}\u{2028}\n";
+    bytes += &format!("{}\u{3000}\n\u{2029}", entry("b", Some("a")));
+    let source = write_source(src.path(), "ws.jsonl", bytes.as_bytes());
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    assert_eq!(outcome.entries, 2, "{}", outcome.render());
+    assert_eq!(outcome.blank_lines, 2);
+    insta::assert_snapshot!(outcome.render());
+    // Kept byte-exact: the export holds the BOM and the trailing U+3000.
+    let out = dest.path().join("export.jsonl");
+    session_import::export(&outcome.journal, &out).unwrap();
+    let expected = "\u{feff}".to_owned()
+        + HEADER_V3
+        + "\n"
+        + &entry("a", None)
+        + "\n"
+        + &entry("b", Some("a"))
+        + "\u{3000}\n";
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+}
+
+#[test]
+fn a_header_followed_by_javascript_whitespace_and_records_is_refused() {
+    // JSON.parse refuses the header line, so the reference finds no header and
+    // replaces the file: we refuse the import instead.
+    let src = tempfile::tempdir().unwrap();
+    let bytes = format!("{HEADER_V3}\u{a0}\n{}\n", entry("a", None));
+    let source = write_source(src.path(), "h.jsonl", bytes.as_bytes());
+    let dest = tempfile::tempdir().unwrap();
+    let e = import_into(&source, dest.path()).unwrap_err();
+    assert!(e.to_string().contains("whitespace"), "{e}");
+    assert_eq!(std::fs::read_dir(dest.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn repeated_keys_keep_the_line_byte_exact() {
+    let src = tempfile::tempdir().unwrap();
+    let dup = r#"{"type":"message","id":"b","parentId":"zzz","timestamp":"2025-01-01T00:00:02.000Z","parentId":"a","message":{"role":"user","content":"x","timestamp":2}}"#;
+    let bytes = format!("{HEADER_V3}\n{}\n{dup}\n", entry("a", None));
+    let source = write_source(src.path(), "dup.jsonl", bytes.as_bytes());
+    let dest = tempfile::tempdir().unwrap();
+    let outcome = import_into(&source, dest.path()).unwrap();
+    assert_eq!(outcome.entries, 2);
+    assert!(outcome.issues.is_empty(), "{}", outcome.render());
+    let out = dest.path().join("export.jsonl");
+    session_import::export(&outcome.journal, &out).unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), bytes);
 }
 
 #[test]

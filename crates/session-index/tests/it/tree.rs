@@ -65,6 +65,33 @@ fn a_two_cycle_terminates_and_is_reported() {
     assert_eq!(ids(&ix, &p.path), ["b", "a", "c"]);
 }
 
+/// Issue 14: `a` (root), `x` (parent `y`), `y` (parent `x`), `x` again (parent `a`).
+/// The reference's `getTree()` keys nodes by id, so the node of `x` is the second
+/// `x` entry's and the first `x` entry attaches it under `y`: a → x → y → x → …, a
+/// cycle of nodes its timestamp sort walks forever. Ours terminates and shows each
+/// node once (`y` still counts the repeated child, as the reference's node does).
+#[test]
+fn the_duplicated_id_pattern_that_hangs_the_reference_terminates() {
+    let ix = index_of(&[
+        entry("a", None, &format!("{T}1.000Z")),
+        entry("x", Some("y"), &format!("{T}2.000Z")),
+        entry("y", Some("x"), &format!("{T}3.000Z")),
+        entry("x", Some("a"), &format!("{T}4.000Z")),
+    ]);
+    let t = ix.tree();
+    assert_eq!(render(&ix), "a\n  x\n    y");
+    let counts: Vec<u32> = t.preorder().iter().map(|n| n.children).collect();
+    assert_eq!(counts, [1, 1, 1]);
+    assert_eq!(t.report.repeated, 1);
+    assert!(t.report.cycles.is_empty(), "no entry is its own ancestor");
+    // The path from the leaf (the second `x`) is the reference's: a, x.
+    let p = ix.path_to_root(ix.leaf().unwrap());
+    assert_eq!(
+        (ids(&ix, &p.path), p.cycle),
+        (vec!["a".to_owned(), "x".to_owned()], None)
+    );
+}
+
 #[test]
 fn a_self_parent_is_a_root_and_its_path_ends_with_a_reported_cycle() {
     let ix = index_of(&[
@@ -217,4 +244,61 @@ fn sibling_order_is_v8s_at_any_length() {
         checked += 1;
     }
     assert!(checked >= 10, "{checked} cases");
+}
+
+/// Issue 14: fields of other JSON types are read as the reference reads them. A
+/// `parentId` that is `""`, a number or an object names no parent (an orphan root) and
+/// is kept to be shown as is; a truthy non-string label is a label (`0` clears one);
+/// a line with a repeated key keeps its last value.
+#[test]
+fn odd_parent_ids_and_labels_read_as_the_reference_reads_them() {
+    let text = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"x","timestamp":1}}"#,
+        r#"{"type":"message","id":"b","parentId":5,"timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"x","timestamp":2}}"#,
+        r#"{"type":"message","id":"c","parentId":"","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"x","timestamp":3}}"#,
+        r#"{"type":"message","id":"d","parentId":{"id":"a"},"timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"user","content":"x","timestamp":4}}"#,
+        r#"{"type":"message","id":"e","parentId":"zzz","timestamp":"2025-01-01T00:00:05.000Z","parentId":"a","message":{"role":"user","content":"x","timestamp":5}}"#,
+        r#"{"type":"label","id":"l1","parentId":"e","timestamp":"2025-01-01T00:00:06.000Z","targetId":"a","label":42}"#,
+        r#"{"type":"label","id":"l2","parentId":"l1","timestamp":"2025-01-01T00:00:07.000Z","targetId":"b","label":{"k":[1]}}"#,
+        r#"{"type":"label","id":"l3","parentId":"l2","timestamp":"2025-01-01T00:00:08.000Z","targetId":"c","label":"s"}"#,
+        r#"{"type":"label","id":"l4","parentId":"l3","timestamp":"2025-01-01T00:00:09.000Z","targetId":"c","label":0}"#,
+    ]
+    .join("\n")
+        + "\n";
+    let path = Path::new("/s/odd.jsonl");
+    let fs = sim();
+    write(fs.clone(), path, &text);
+    let (ix, _) = open(fs.clone(), path);
+    let info = |id: &str| ix.info(ix.find(id).expect(id)).expect(id);
+    let parents: Vec<_> = ["b", "c", "d", "e"]
+        .iter()
+        .map(|id| (info(id).parent_id, info(id).parent_json))
+        .collect();
+    assert_eq!(
+        parents,
+        [
+            (None, Some("5")),
+            (None, Some(r#""""#)),
+            (None, Some(r#"{"id":"a"}"#)),
+            (Some("a"), None)
+        ]
+    );
+    let t = ix.tree();
+    let roots: Vec<_> = t.roots.iter().map(|r| info_id(&ix, *r)).collect();
+    assert_eq!(roots, ["a", "b", "c", "d"]);
+    assert_eq!(ix.label_value("a"), Some(serde_json::json!(42)));
+    assert_eq!(ix.label_value("b"), Some(serde_json::json!({"k": [1]})));
+    assert_eq!(ix.label_value("c"), None);
+    assert_eq!(ix.label("a"), None, "label() gives string labels only");
+    assert_eq!(ix.counts().unparsable, 0);
+    // A rebuild from the saved sidecar answers the same.
+    let (again, _) = open(fs, path);
+    assert_eq!(again.label_value("b"), ix.label_value("b"));
+    let i = again.find("d").expect("d");
+    assert_eq!(again.info(i).expect("d").parent_json, Some(r#"{"id":"a"}"#));
+}
+
+fn info_id(ix: &Index, i: EntryIndex) -> String {
+    ix.info(i).and_then(|x| x.id).unwrap_or("").to_owned()
 }

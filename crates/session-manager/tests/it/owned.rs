@@ -104,7 +104,10 @@ fn labels_on_unknown_targets_and_duplicate_ids_are_refused() {
     let err = s
         .append_label_change("non-existent", Some("x"))
         .expect_err("unknown");
-    assert_eq!(err.to_string(), "entry non-existent not found");
+    assert!(
+        err.to_string().ends_with(": entry non-existent not found"),
+        "{err}"
+    );
     let a = s.append_message(user("q")).expect("user");
     let dup: Entry = serde_json::from_value(json!({"type":"custom","customType":"x","id":a.as_str(),"parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"})).expect("entry");
     assert!(matches!(
@@ -195,6 +198,7 @@ fn reads_over_the_entry_limit_fail_with_the_need() {
     let err = s.read_entries(limits).expect_err("over");
     match err {
         ReadError::LimitExceeded {
+            session,
             limit,
             limit_value,
             needed,
@@ -204,6 +208,7 @@ fn reads_over_the_entry_limit_fail_with_the_need() {
                 (limit, limit_value, needed, exact),
                 (Limit::SourceEntries, 9, 10, true)
             );
+            assert_eq!(Some(std::path::Path::new(&session)), s.session_file());
         }
         other => panic!("{other}"),
     }
@@ -211,7 +216,10 @@ fn reads_over_the_entry_limit_fail_with_the_need() {
         s.read_branch(None, limits)
             .expect_err("path of 10")
             .to_string(),
-        "read limit exceeded: source entries limit is 9, the read needs 10"
+        format!(
+            "{}: read limit exceeded: source entries limit is 9, the read needs 10",
+            s.session_file().expect("file").display()
+        )
     );
     assert!(s.read_tree(limits).is_err());
     assert_eq!(

@@ -109,11 +109,11 @@ fn branch_errors_and_children_of_the_branch_point() {
     let mut s = store.create("/w").expect("create");
     let a = s.append_message(user("a")).expect("a");
     s.append_message(assistant("b")).expect("b");
-    assert_eq!(
+    assert!(
         s.branch_to(Some("nonexistent"))
             .expect_err("unknown")
-            .to_string(),
-        "entry nonexistent not found"
+            .to_string()
+            .ends_with(": entry nonexistent not found")
     );
     s.branch_to(Some(a.as_str())).expect("branch");
     let c = s.append_message(user("c")).expect("c");
@@ -225,11 +225,11 @@ fn labels_set_clear_last_wins_and_stay_out_of_the_context() {
         .expect("node");
     assert_eq!(node.label.as_deref(), Some("two"));
     assert_eq!(roles(&s.build_session_context().expect("ctx")), ["user"]);
-    assert_eq!(
+    assert!(
         s.append_label_change("non-existent", Some("x"))
             .expect_err("unknown")
-            .to_string(),
-        "entry non-existent not found"
+            .to_string()
+            .ends_with(": entry non-existent not found")
     );
 }
 

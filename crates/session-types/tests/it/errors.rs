@@ -80,9 +80,77 @@ fn wrong_types_name_the_field() {
         ),
     ];
     for (text, needle) in cases {
-        let e = Record::parse(text).unwrap_err();
+        let e = session_types::Entry::parse(text).unwrap_err();
         assert_eq!(e.kind, ParseErrorKind::WrongShape, "{text}: {e}");
         assert!(e.message.contains(needle), "{text}: {e}");
+        // Reading (as opposed to validating what we write) keeps the object whole.
+        let Record::Entry(entry) = Record::parse(text).unwrap() else {
+            panic!("{text}")
+        };
+        assert!(matches!(entry, session_types::Entry::Unknown(_)), "{text}");
+        assert_eq!(entry.to_json(), text);
+    }
+}
+
+/// Issue 14: reading never fails on an entry's content, only on text that is not a
+/// JSON object; fields read as the reference's JavaScript reads them.
+#[test]
+fn reading_is_as_lenient_as_json_parse() {
+    use serde_json::json;
+    use session_types::Entry;
+    let read = |t: &str| match Record::parse(t).unwrap_or_else(|e| panic!("{t}: {e}")) {
+        Record::Entry(e) => e,
+        Record::Header(_) => panic!("{t}: header"),
+    };
+    // JavaScript whitespace around the object (a BOM, U+00A0, U+2028) is ignored.
+    let e = read("\u{feff}{\"type\":\"label\",\"id\":\"l\",\"targetId\":\"a\"}\u{a0}\u{2028}");
+    assert_eq!(e.entry_type(), Some("label"));
+    // A repeated key keeps the last value, in the first key's place.
+    let e = read(r#"{"type":"custom","id":"c","parentId":"zzz","customType":"t","parentId":"a"}"#);
+    assert!(matches!(e, Entry::Custom(_)));
+    assert_eq!(e.parent_id(), Some("a"));
+    assert_eq!(
+        e.to_json(),
+        r#"{"type":"custom","customType":"t","id":"c","parentId":"a"}"#,
+        "typed after the repeated key is resolved"
+    );
+    // A number beyond a double's range reads as null (JSON.stringify(Infinity)).
+    let e = read(
+        r#"{"type":"message","id":"m","parentId":null,"message":{"role":"user","content":"x","timestamp":1e400}}"#,
+    );
+    assert_eq!(
+        e.as_message()
+            .map(|m| serde_json::to_value(m).unwrap()["timestamp"].clone()),
+        Some(json!(null))
+    );
+    // Odd field types: the entry is kept whole, its fields read by property access.
+    let e = read(
+        r#"{"type":"custom_message","customType":"n","content":"x","id":"b","parentId":"a","timestamp":5}"#,
+    );
+    assert!(matches!(e, Entry::Unknown(_)));
+    assert_eq!(
+        (e.entry_type(), e.id(), e.parent_id(), e.timestamp_ms()),
+        (Some("custom_message"), Some("b"), Some("a"), Some(5))
+    );
+    assert_eq!(e.js_property("display"), None);
+    let e = read(
+        r#"{"type":"branch_summary","id":"b","parentId":null,"timestamp":null,"fromId":"a","summary":"s"}"#,
+    );
+    assert!(
+        matches!(e, Entry::Unknown(_)),
+        "a null timestamp is not an absent one"
+    );
+    assert_eq!(e.timestamp_ms(), Some(0));
+    let e = read(
+        r#"{"type":"message","id":"b","parentId":5,"message":{"role":"user","content":"x","timestamp":1}}"#,
+    );
+    assert_eq!((e.entry_type(), e.parent_id()), (Some("message"), None));
+    assert_eq!(e.js_property("parentId"), Some(json!(5)));
+    // Without a string type: kept as an unknown entry.
+    assert_eq!(read(r#"{"id":"a"}"#).entry_type(), None);
+    // Still refused: what JSON.parse refuses, and JSON that is not an object.
+    for bad in ["{\"type\":", "[1]", "{\"a\":1}\u{85}", "\u{200b}{}"] {
+        assert!(Record::parse(bad).is_err(), "{bad}");
     }
 }
 

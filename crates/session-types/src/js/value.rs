@@ -1,0 +1,303 @@
+//! How the reference's JavaScript reads JSON values: whitespace, truthiness, dates.
+//!
+//! The reference (`@mariozechner/pi-coding-agent`) reads its files with
+//! `content.trim().split("\n")` and `JSON.parse`, then reads fields by property
+//! access, truthiness and `new Date(value)`. A field of another JSON type never makes
+//! it refuse a file, so the layers above read odd fields through these functions
+//! rather than through the typed model (`docs/context.md`, "Reading entries as the
+//! reference does").
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+/// Whether `c` is whitespace to `String.prototype.trim` (ECMAScript WhiteSpace and
+/// LineTerminator): unlike Rust's `char::is_whitespace`, U+FEFF is and U+0085 is not.
+pub fn is_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'..='\u{d}'
+            | ' '
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+            | '\u{feff}'
+    )
+}
+
+/// `String.prototype.trim`.
+///
+/// ```
+/// assert_eq!(session_types::js::trim("\u{feff} {} \u{3000}\n"), "{}");
+/// ```
+pub fn trim(s: &str) -> &str {
+    s.trim_matches(is_whitespace)
+}
+
+/// [`trim`] on the start of bytes that need not be valid UTF-8 as a whole.
+pub fn trim_start_bytes(mut b: &[u8]) -> &[u8] {
+    while let Some(n) = leading_whitespace_len(b) {
+        b = &b[n..];
+    }
+    b
+}
+
+/// [`trim`] on the end of bytes that need not be valid UTF-8 as a whole.
+pub fn trim_end_bytes(mut b: &[u8]) -> &[u8] {
+    'outer: loop {
+        // A whitespace character is 1 to 3 bytes long in UTF-8.
+        for n in 1..=3.min(b.len()) {
+            let tail = &b[b.len() - n..];
+            if let Ok(t) = std::str::from_utf8(tail)
+                && t.chars().count() == 1
+                && t.chars().all(is_whitespace)
+            {
+                b = &b[..b.len() - n];
+                continue 'outer;
+            }
+        }
+        return b;
+    }
+}
+
+fn leading_whitespace_len(b: &[u8]) -> Option<usize> {
+    (1..=3.min(b.len())).find(|&n| {
+        std::str::from_utf8(&b[..n])
+            .is_ok_and(|t| t.chars().count() == 1 && t.chars().all(is_whitespace))
+    })
+}
+
+/// Whether a line is blank to the reference (`!line.trim()`).
+pub fn is_blank(s: &str) -> bool {
+    trim(s).is_empty()
+}
+
+/// JavaScript truthiness of a property value (`None` is `undefined`): `undefined`,
+/// `null`, `false`, `0`, `-0` and `""` are falsy; every object and array is truthy.
+/// (NaN cannot come from JSON.)
+pub fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|x| x != 0.0),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(_) | Value::Object(_)) => true,
+    }
+}
+
+/// `new Date(value).getTime()` for a property value (`None` is `undefined`), in
+/// milliseconds; `None` where JavaScript gives NaN.
+///
+/// - a string: `Date.parse` ([`crate::parse_js_date`]);
+/// - a number: TimeClip (NaN beyond ±8.64e15 ms, otherwise truncated to an integer);
+/// - `null` → 0, `false` → 0, `true` → 1 (ToNumber);
+/// - an array: `Date.parse` of `Array.prototype.join(",")` (`["2025-01-01"]` parses,
+///   `[]` is `""`, NaN);
+/// - an object: `"[object Object]"`, NaN (an object with its own `toString` or
+///   `valueOf` key makes the reference throw instead);
+/// - `undefined`: NaN.
+///
+/// ```
+/// use serde_json::json;
+/// use session_types::js::date_of;
+/// assert_eq!(date_of(Some(&json!(null))), Some(0));
+/// assert_eq!(date_of(Some(&json!(true))), Some(1));
+/// assert_eq!(date_of(Some(&json!(1.9))), Some(1));
+/// assert_eq!(date_of(Some(&json!(["1970-01-01T00:00:01.000Z"]))), Some(1000));
+/// assert_eq!(date_of(Some(&json!({}))), None);
+/// assert_eq!(date_of(None), None);
+/// ```
+pub fn date_of(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::Null => Some(0),
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::Number(n) => time_clip(n.as_f64()?),
+        Value::String(s) => crate::ids::parse_js_date(s),
+        a @ Value::Array(_) => crate::ids::parse_js_date(&array_to_string(a)),
+        Value::Object(_) => None,
+    }
+}
+
+/// ECMAScript TimeClip: NaN (here `None`) for non-finite values and beyond
+/// ±8.64e15 ms, otherwise the value truncated toward zero (`-0` is `0`).
+fn time_clip(x: f64) -> Option<i64> {
+    if !x.is_finite() || x.abs() > 8.64e15 {
+        return None;
+    }
+    // |x| ≤ 8.64e15 < 2^63: the cast is exact after truncation.
+    #[allow(clippy::cast_possible_truncation)]
+    Some(x.trunc() as i64)
+}
+
+/// `String(value)` of a JSON array: `Array.prototype.join(",")`, where `null` becomes
+/// `""`, nested arrays join in place and objects are `"[object Object]"`. Iterative,
+/// so a deeply nested array cannot overflow the stack.
+fn array_to_string(v: &Value) -> String {
+    enum Step<'a> {
+        Value(&'a Value),
+        Comma,
+    }
+    let mut out = String::new();
+    let mut stack = vec![Step::Value(v)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Comma => out.push(','),
+            Step::Value(Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push(Step::Value(item));
+                    if i > 0 {
+                        stack.push(Step::Comma);
+                    }
+                }
+            }
+            Step::Value(Value::Null) => {}
+            Step::Value(Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+            Step::Value(Value::Number(n)) => {
+                out.push_str(&crate::json::js_number(n.as_f64().unwrap_or(0.0)).to_string());
+            }
+            Step::Value(Value::String(s)) => out.push_str(s),
+            Step::Value(Value::Object(_)) => out.push_str("[object Object]"),
+        }
+    }
+    out
+}
+
+/// JSON text in which every number beyond the range of a double (`1e400`, `-1e999`)
+/// is replaced by `null`, or the text unchanged (borrowed) when there is none.
+///
+/// `JSON.parse` reads such a number as `±Infinity`, which `JSON.stringify` writes as
+/// `null`; `serde_json` refuses it ("number out of range"). Readers that keep the
+/// original bytes use this to obtain a value view: a stored message then prints as
+/// the reference prints it. (Where the reference reads the value itself rather than
+/// printing it, `Infinity` and `null` can differ: see `docs/context.md`.)
+///
+/// ```
+/// use session_types::js::finite_view;
+/// assert_eq!(finite_view(r#"{"a":1e400,"b":"1e400","c":[-1e999,2]}"#), r#"{"a":null,"b":"1e400","c":[null,2]}"#);
+/// ```
+pub fn finite_view(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // Skip the string, escapes included.
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            c if c == b'-' || c.is_ascii_digit() => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
+                    i += 1;
+                }
+                let token = &text[start..i];
+                if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    o.push_str(&text[last..start]);
+                    o.push_str("null");
+                    last = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(&text[last..]);
+            Cow::Owned(o)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn whitespace_is_javascripts() {
+        for c in [
+            '\u{feff}', '\u{a0}', '\u{3000}', '\u{2028}', '\u{2029}', '\u{b}',
+        ] {
+            assert!(is_whitespace(c), "{c:?}");
+        }
+        assert!(!is_whitespace('\u{85}'));
+        assert!(!is_whitespace('\u{200b}'));
+        assert!(is_blank("\u{a0}\u{3000} \t"));
+    }
+
+    #[test]
+    fn trimming_bytes() {
+        let b = "\u{feff} {\"a\":\"\u{a0}\"}\u{3000}\u{2028}\n".as_bytes();
+        assert_eq!(
+            trim_end_bytes(trim_start_bytes(b)),
+            "{\"a\":\"\u{a0}\"}".as_bytes()
+        );
+        assert_eq!(trim_end_bytes(b"{\xff}\xe3\x80"), b"{\xff}\xe3\x80");
+        assert_eq!(trim_start_bytes(b""), b"");
+    }
+
+    #[test]
+    fn truthiness() {
+        for v in [json!(null), json!(false), json!(0), json!(-0.0), json!("")] {
+            assert!(!truthy(Some(&v)), "{v}");
+        }
+        for v in [json!(true), json!(7), json!("0"), json!([]), json!({})] {
+            assert!(truthy(Some(&v)), "{v}");
+        }
+        assert!(!truthy(None));
+    }
+
+    #[test]
+    fn dates_of_every_json_type() {
+        assert_eq!(date_of(Some(&json!(false))), Some(0));
+        assert_eq!(date_of(Some(&json!(-1.5))), Some(-1));
+        assert_eq!(date_of(Some(&json!(8.64e15))), Some(8_640_000_000_000_000));
+        assert_eq!(date_of(Some(&json!(8.64e15 + 1.0))), None);
+        assert_eq!(date_of(Some(&json!([]))), None);
+        assert_eq!(date_of(Some(&json!([[null]]))), None);
+        assert_eq!(
+            date_of(Some(&json!("2025-01-01T00:00:00.000Z"))),
+            Some(1_735_689_600_000)
+        );
+        assert_eq!(
+            array_to_string(&json!([1, [2, [null, "a"]], {}, true])),
+            "1,2,,a,[object Object],true"
+        );
+    }
+
+    #[test]
+    fn deep_arrays_do_not_recurse() {
+        let mut v = json!([]);
+        for _ in 0..100_000 {
+            v = Value::Array(vec![v]);
+        }
+        assert_eq!(array_to_string(&v), "");
+        // Dropping a deep Value recurses inside serde_json: unwind it by hand.
+        let mut cur = v;
+        while let Value::Array(mut items) = cur {
+            cur = items.pop().unwrap_or(Value::Null);
+        }
+    }
+
+    #[test]
+    fn finite_view_leaves_strings_and_small_numbers() {
+        assert!(matches!(
+            finite_view(r#"{"a":"\"1e400","b":1e308}"#),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(finite_view("[1E+400]"), "[null]");
+    }
+}
