@@ -67,8 +67,8 @@ fn entries_of(jsonl: &Path) -> Vec<Entry> {
 
 /// The reference's context of `case`, through the index-backed source: owned (when
 /// the leaf can be set through the owned API) and read-only (when it is not "before
-/// any entry"); both must equal the oracle and the resident source's answer, leaf and
-/// warnings included. Returns the paths taken.
+/// any entry"); each must equal the oracle and the in-memory source's answer, leaf
+/// and warnings included. Returns the paths taken.
 fn check(case: &Case) -> Vec<&'static str> {
     let name = &case.name;
     let (_dir, store) = store();
@@ -76,7 +76,6 @@ fn check(case: &Case) -> Vec<&'static str> {
         .import(&case.jsonl)
         .unwrap_or_else(|e| panic!("{name}: import: {e}"))
         .journal;
-    let opts = ContextOptions::reference();
     let entries = entries_of(&case.jsonl);
     let source = ResidentSource::new(&entries);
     let resident = build_context(
@@ -86,62 +85,21 @@ fn check(case: &Case) -> Vec<&'static str> {
             LeafAt::Nothing => Leaf::None,
             LeafAt::Id(id) => Leaf::Id(id),
         },
-        &opts,
+        &ContextOptions::reference(),
     )
     .unwrap_or_else(|e| panic!("{name}: resident: {e}"));
-
-    let mut contexts = Vec::new();
-    {
-        let mut s = store.open(&journal).expect("open");
-        let settable = match &case.leaf {
-            LeafAt::Last => true,
-            LeafAt::Nothing => s.branch_to(None).is_ok(),
-            // The owned API moves the leaf to existing entries only.
-            LeafAt::Id(id) => s.index().find(id).is_some() && s.branch_to(Some(id)).is_ok(),
-        };
-        if settable {
-            let ctx = s
-                .build_session_context_with(ReadLimits::default(), &opts)
-                .unwrap_or_else(|e| panic!("{name} (owned): {e}"));
-            contexts.push(("owned", ctx));
-        }
-        if let Some(oracle) = &case.oracle {
-            check_session_answers(name, &s, oracle);
-        }
-    }
-    let leaf = match &case.leaf {
-        LeafAt::Last => Some(None),
-        LeafAt::Nothing => None,
-        LeafAt::Id(id) => Some(Some(id.as_str())),
-    };
-    if let Some(leaf) = leaf {
-        let (index, _) = Index::open_or_rebuild(
-            &journal,
-            OpenIndexOptions {
-                save: false,
-                sync_journal: false,
-                ..OpenIndexOptions::default()
-            },
-        )
-        .expect("index");
-        let reader = Reader::open(&journal, ReaderOptions::default()).expect("reader");
-        let ctx = indexed_context(
-            &journal,
-            &index,
-            &reader,
-            leaf,
-            ReadLimits::default(),
-            &opts,
-        )
-        .unwrap_or_else(|e| panic!("{name} (read-only): {e}"));
-        contexts.push(("read-only", ctx));
-    }
+    let contexts: Vec<(&'static str, SessionContext<'static>)> = [
+        ("owned", owned_context(&store, &journal, case)),
+        ("read-only", read_only_context(&journal, case)),
+    ]
+    .into_iter()
+    .filter_map(|(path, ctx)| Some((path, ctx?)))
+    .collect();
     assert!(
         !contexts.is_empty(),
         "{name}: no index-backed context built"
     );
-    let paths = contexts.iter().map(|(path, _)| *path).collect();
-    for (path, ctx) in contexts {
+    for (path, ctx) in &contexts {
         let ours = ctx.to_reference_json();
         if let Some(d) = first_difference(&ours, &case.context) {
             panic!("{name} ({path}): {d}");
@@ -155,7 +113,7 @@ fn check(case: &Case) -> Vec<&'static str> {
         );
         assert_eq!(ctx.leaf, resident.leaf, "{name} ({path}): leaf");
         assert_eq!(
-            warnings(&ctx),
+            warnings(ctx),
             warnings(&resident),
             "{name} ({path}): warnings"
         );
@@ -167,7 +125,61 @@ fn check(case: &Case) -> Vec<&'static str> {
             );
         }
     }
-    paths
+    contexts.iter().map(|(path, _)| *path).collect()
+}
+
+/// `Store::open`, the leaf moved with `branch_to`, `build_session_context_with`; and
+/// the corpus oracle's session-level answers. `None`: the owned API cannot point the
+/// leaf at an unknown id.
+fn owned_context(
+    store: &session_manager::Store,
+    journal: &Path,
+    case: &Case,
+) -> Option<SessionContext<'static>> {
+    let name = &case.name;
+    let mut s = store.open(journal).expect("open");
+    if let Some(oracle) = &case.oracle {
+        check_session_answers(name, &s, oracle);
+    }
+    match &case.leaf {
+        LeafAt::Last => {}
+        LeafAt::Nothing => s.branch_to(None).expect("branch to nothing"),
+        LeafAt::Id(id) if s.index().find(id).is_some() => {
+            s.branch_to(Some(id)).expect("branch to an entry");
+        }
+        LeafAt::Id(_) => return None,
+    }
+    let ctx = s
+        .build_session_context_with(ReadLimits::default(), &ContextOptions::reference())
+        .unwrap_or_else(|e| panic!("{name} (owned): {e}"));
+    Some(ctx)
+}
+
+/// `indexed_context` over an index opened without saving and a journal reader, as
+/// `bcs context` reads. `None` for a leaf before any entry (it has no spelling there).
+fn read_only_context(journal: &Path, case: &Case) -> Option<SessionContext<'static>> {
+    let leaf = match &case.leaf {
+        LeafAt::Last => None,
+        LeafAt::Nothing => return None,
+        LeafAt::Id(id) => Some(id.as_str()),
+    };
+    let options = OpenIndexOptions {
+        save: false,
+        sync_journal: false,
+        ..OpenIndexOptions::default()
+    };
+    let (index, _) = Index::open_or_rebuild(journal, options).expect("index");
+    let reader = Reader::open(journal, ReaderOptions::default()).expect("reader");
+    let ctx = indexed_context(
+        journal,
+        &index,
+        &reader,
+        leaf,
+        ReadLimits::default(),
+        &ContextOptions::reference(),
+    )
+    .unwrap_or_else(|e| panic!("{} (read-only): {e}", case.name));
+    Some(ctx)
 }
 
 fn warnings(ctx: &SessionContext<'_>) -> Vec<String> {
