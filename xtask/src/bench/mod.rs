@@ -85,11 +85,30 @@ impl Samples {
     }
 }
 
+/// `cargo xtask bench --help`.
+const USAGE: &str = "\
+cargo xtask bench [options]: medians of our operations vs the reference on generated data
+
+  --reps N          reps of each timing after a warm-up (default 10)
+  --big-reps N      reps of the reference's 100k open (default 3)
+  --quick           few reps (3, and 1 of the reference's 100k open), for a smoke run
+  --no-reference    our figures only (also when node is missing)
+  --peer-data DIR   an existing copy of the reference's data (default /work/peer/data)
+
+Prints the results table and the machine and writes both to target/bench-results.md.
+A debug build re-runs itself as a release build. For profiling and probes:
+  --child-resume JOURNAL --home ROOT   one resume; prints this process's peak RSS
+  --child-append 1k.jsonl              20,000 buffered appends; prints µs per append";
+
 pub(crate) fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("--child-resume") => return ours::child_resume(&args[1..]),
         Some("--child-append") => return ours::child_append(&args[1..]),
         _ => {}
+    }
+    if wants_help(args) {
+        println!("{USAGE}");
+        return Ok(());
     }
     if cfg!(debug_assertions) && !args.iter().any(|a| a == "--allow-debug") {
         eprintln!("bench: re-running as a release build (cargo run --release -p xtask)");
@@ -130,6 +149,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     Ok(())
 }
 
+fn wants_help(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--help" || a == "-h")
+}
+
 fn parse_options(args: &[String]) -> Result<Options> {
     let mut opts = Options {
         reps: 10,
@@ -163,4 +186,39 @@ fn node_ok() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// `--help` answers at once (no release build, no data) and names every option
+    /// the parser takes.
+    #[test]
+    fn help_is_asked_for_and_lists_every_option() {
+        assert!(wants_help(&args(&["--quick", "--help"])));
+        assert!(wants_help(&args(&["-h"])));
+        assert!(!wants_help(&args(&["--quick"])));
+        for option in [
+            "--reps",
+            "--big-reps",
+            "--quick",
+            "--no-reference",
+            "--peer-data",
+        ] {
+            assert!(USAGE.contains(option), "{option}");
+            let mut a = args(&[option]);
+            if option == "--reps" || option == "--big-reps" {
+                a.push("2".into());
+            } else if option == "--peer-data" {
+                a.push("/tmp".into());
+            }
+            parse_options(&a).unwrap_or_else(|e| panic!("{option}: {e}"));
+        }
+        assert!(parse_options(&args(&["--help"])).is_err());
+    }
 }
