@@ -52,7 +52,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::vfs::{DirEntry, EntryKind, FileId, FileStatus, OpenMode, Vfs, VfsFile, parent_dir};
+use crate::vfs::{
+    DirEntry, EntryKind, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile, parent_dir,
+};
 
 /// A small deterministic PRNG (SplitMix64), for crash decisions and for tests.
 #[derive(Debug, Clone)]
@@ -514,6 +516,26 @@ impl Vfs for SimFs {
         Ok(s.dirs.iter().position(|d| d == path).map(|i| FileId {
             dev: 1,
             ino: i as u64,
+        }))
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<Option<PathStatus>> {
+        let Some(id) = self.identity(path)? else {
+            return Ok(None);
+        };
+        let s = self.lock_state();
+        let (kind, len) = match s.names.get(path) {
+            Some(ino) => (
+                EntryKind::File,
+                s.inodes.get(ino).map_or(0, |i| i.current.len() as u64),
+            ),
+            None => (EntryKind::Dir, 0),
+        };
+        Ok(Some(PathStatus {
+            id,
+            kind,
+            len,
+            modified_ms: None,
         }))
     }
 

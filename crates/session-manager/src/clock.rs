@@ -160,6 +160,18 @@ pub struct Sources {
     pub ids: Arc<dyn IdSource>,
 }
 
+impl Sources {
+    /// This clock as the journal reads it: every frame a store writes (journal headers,
+    /// entries, imports) is stamped from the store's one clock, so two stores with the
+    /// same sources making the same calls write the same bytes.
+    pub fn journal_clock(&self) -> session_journal::Clock {
+        let clock = self.clock.clone();
+        session_journal::Clock::from_fn(move || {
+            session_journal::Timestamp(u64::try_from(clock.now_ms()).unwrap_or(0))
+        })
+    }
+}
+
 impl Default for Sources {
     fn default() -> Self {
         Self {

@@ -195,6 +195,19 @@ impl session_journal::vfs::Vfs for PrefixFs {
     ) -> std::io::Result<Option<session_journal::vfs::FileId>> {
         Ok((path == self.path).then_some(session_journal::vfs::FileId { dev: 0, ino: 1 }))
     }
+    fn stat(
+        &self,
+        path: &std::path::Path,
+    ) -> std::io::Result<Option<session_journal::vfs::PathStatus>> {
+        Ok(
+            (path == self.path).then(|| session_journal::vfs::PathStatus {
+                id: session_journal::vfs::FileId { dev: 0, ino: 1 },
+                kind: session_journal::vfs::EntryKind::File,
+                len: self.len.load(std::sync::atomic::Ordering::Relaxed) as u64,
+                modified_ms: None,
+            }),
+        )
+    }
     fn hard_link(&self, _: &std::path::Path, _: &std::path::Path) -> std::io::Result<()> {
         Err(read_only())
     }
