@@ -1,7 +1,7 @@
 //! The file-system seam: every byte the journal reads or writes goes through [`Vfs`].
 //!
 //! [`StdVfs`] is the real implementation (std `File`, `pread`/`pwrite`, `fdatasync`,
-//! `flock`). [`SimFs`](crate::sim::SimFs) is an in-memory implementation with crash
+//! `flock`). `session_testkit::sim::SimFs` is an in-memory implementation with crash
 //! semantics and error injection, for tests of this crate and of the crates above it.
 //!
 //! # Nothing planted is followed, blocked on or trusted

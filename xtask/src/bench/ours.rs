@@ -422,7 +422,7 @@ fn list_all(b: &mut Bench<'_>) -> Result<()> {
         // journal is opened once and only its header and last frame are read to check
         // its record (issue 13). Checked on the real 2,000 and 10,000 sessions with the
         // I/O counter.
-        let counting = Arc::new(session_index::CountingVfs::new(Arc::new(
+        let counting = Arc::new(session_testkit::CountingVfs::new(Arc::new(
             session_journal::vfs::StdVfs,
         )));
         let checked = Store::new(Layout::with_root(root_dir))

@@ -1,11 +1,11 @@
 //! Open-time recovery: torn tails are repaired, durable damage is refused.
 
-use session_journal::fuzz::forge_frame;
-use session_journal::sim::SimRng;
 use session_journal::{
     Appended, FrameFault, JournalId, NewFrame, Offset, OpenError, Reader, ReaderOptions,
     RecoveryMode, Seq, TailState, VerifyOptions, salvage, verify,
 };
+use session_testkit::fuzz::forge_frame;
+use session_testkit::sim::SimRng;
 
 use crate::{BUFFERED, DURABLE, Env, JOURNAL, entry, payload};
 

@@ -9,11 +9,11 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use session_context::compare::first_difference;
 use session_context::{ContextOptions, Leaf, ResidentSource, build_context};
 use session_index::{Index, OpenIndexOptions};
 use session_journal::{Reader, ReaderOptions};
 use session_manager::{ReadLimits, SessionContext, indexed_context};
+use session_testkit::compare::first_difference;
 use session_types::json::{js_normalized, replace_lone_surrogates};
 use session_types::{Entry, Record};
 

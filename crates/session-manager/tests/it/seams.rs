@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use session_journal::sim::SimFs;
 use session_manager::{Layout, Sources, Store};
+use session_testkit::sim::SimFs;
 
 use crate::support::{T0, user};
 

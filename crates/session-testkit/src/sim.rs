@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use session_journal::sim::SimFs;
+//! use session_testkit::sim::SimFs;
 //! use session_journal::vfs::{OpenMode, Vfs};
 //!
 //! let fs = SimFs::new();
@@ -52,8 +52,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::vfs::{
-    DirEntry, EntryKind, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile, parent_dir,
+use session_journal::vfs::{
+    DirEntry, EntryKind, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile,
 };
 
 /// A small deterministic PRNG (SplitMix64), for crash decisions and for tests.
@@ -764,5 +764,14 @@ impl VfsFile for SimFile {
                 Ok(true)
             }
         })
+    }
+}
+
+/// The directory containing `path` (`.` for a bare file name), as the journal's
+/// `StdVfs` computes it.
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
