@@ -408,6 +408,7 @@ fn context_difference(ours: &Value, theirs: &Value) -> Option<(String, String)> 
             .as_array()
             .map(|m| m.iter().map(|m| m["role"].clone()).collect())
     };
+    let (ours, theirs) = (&js_normalized(ours), &js_normalized(theirs));
     if let (Some(a), Some(b)) = (roles(ours), roles(theirs))
         && a.len() == b.len()
         && a != b
