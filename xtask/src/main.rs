@@ -3,6 +3,7 @@
 //! Commands:
 //! - `layers` — checks that our crates depend on each other only downward.
 //! - `fixtures [--check]` — regenerates (or checks) the golden corpus.
+//! - `difffuzz` — the differential fuzzer against the reference (see `difffuzz/mod.rs`).
 //!
 //! Commands that drive the reference implementation need node and the npm package
 //! `@mariozechner/pi-coding-agent@0.73.1`; see `tests/fixtures/README.md`.
@@ -14,6 +15,7 @@ mod bench;
 mod conformance_context;
 mod conformance_import;
 mod conformance_index;
+mod difffuzz;
 mod fixtures;
 mod layers;
 // <command modules: add `mod name;` lines above this marker>
@@ -31,6 +33,7 @@ fn main() -> Result<()> {
         "conformance-index" => conformance_index::run(rest),
         "conformance-import" => conformance_import::run(rest),
         "bench" => bench::run(rest),
+        "difffuzz" => difffuzz::run(rest),
         // <command dispatch: add `"name" => name::run(rest),` lines above this marker>
         "help" | "--help" | "-h" => {
             print_help();
@@ -55,6 +58,7 @@ fn print_help() {
          conformance-context  session-context vs the reference on generated sessions (node)\n\
          conformance-index    trees and listings vs the reference on generated data (node)\n\
          conformance-import   import, export, and the reference's view of the export (node)\n\
-         bench [--quick]      medians of our operations vs the reference on generated data (release; node)\n"
+         bench [--quick]      medians of our operations vs the reference on generated data (release; node)\n\
+         difffuzz [run|summary|record|known|gen]  random legacy sessions vs the reference (node)\n"
     );
 }

@@ -24,6 +24,10 @@
 //! assert_eq!(code, ExitCode::from(2));
 //! ```
 
+// The few items the `testing` feature re-exports are `pub` in private modules; without
+// the feature nothing outside reaches them.
+#![cfg_attr(not(feature = "testing"), allow(unreachable_pub))]
+
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -33,6 +37,17 @@ mod cmd;
 mod out;
 mod render;
 mod store;
+
+/// What the differential fuzzer (`cargo xtask difffuzz` and its replay test) needs of
+/// `bcs`: the import and the `tree --json` / `context --json` builders, so it checks
+/// exactly what `bcs` answers. Behind the non-default `testing` feature.
+#[cfg(feature = "testing")]
+pub mod testing {
+    pub use crate::cmd::import::{Imported, import_all};
+    pub use crate::cmd::read::{context_json, tree_json};
+    pub use crate::out::Out;
+    pub use crate::store::{Store, View};
+}
 
 use cli::{Cli, Command};
 use out::{Out, one_line};

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result};
 use serde_json::Value;
 
 /// Where a command prints.
-pub(crate) struct Out {
+pub struct Out {
     stdout: Box<dyn Write>,
     stderr_tty: bool,
 }
@@ -22,7 +22,7 @@ impl std::fmt::Debug for Out {
 
 impl Out {
     /// The process's stdout and stderr.
-    pub(crate) fn stdio() -> Self {
+    pub fn stdio() -> Self {
         Self {
             stdout: Box::new(std::io::stdout()),
             stderr_tty: std::io::stderr().is_terminal(),

@@ -12,7 +12,7 @@ use session_manager::Layout;
 
 /// The store the global options name.
 #[derive(Debug, Clone)]
-pub(crate) struct Store {
+pub struct Store {
     layout: Layout,
 }
 
@@ -56,7 +56,7 @@ impl Store {
     }
 
     /// A store with this layout.
-    pub(crate) fn with_layout(layout: Layout) -> Self {
+    pub fn with_layout(layout: Layout) -> Self {
         Self { layout }
     }
 
@@ -66,7 +66,7 @@ impl Store {
     }
 
     /// The sessions directory.
-    pub(crate) fn sessions_dir(&self) -> &Path {
+    pub fn sessions_dir(&self) -> &Path {
         self.layout.sessions_dir()
     }
 
@@ -179,20 +179,20 @@ pub(crate) fn read_only_index() -> OpenIndexOptions {
 
 /// A read-only view of one session.
 #[derive(Debug)]
-pub(crate) struct View {
+pub struct View {
     /// The journal.
     pub(crate) path: PathBuf,
     /// The journal's reader.
     pub(crate) reader: Reader,
     /// The derived index (opened read-only).
-    pub(crate) index: Index,
+    pub index: Index,
     /// How the index was obtained.
     pub(crate) report: IndexReport,
 }
 
 impl View {
     /// Opens the session at `path` without modifying anything.
-    pub(crate) fn open(path: &Path) -> Result<Self> {
+    pub fn open(path: &Path) -> Result<Self> {
         let reader = Reader::open(path, ReaderOptions::default()).map_err(|e| anyhow!(e))?;
         let name = session_id_of(path);
         if let Some(id) = &reader.header().session_id

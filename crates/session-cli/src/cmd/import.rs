@@ -54,12 +54,12 @@ pub(crate) fn expand(sources: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 /// What importing one source gave.
-pub(crate) type Imported = (PathBuf, Result<ImportOutcome, String>);
+pub type Imported = (PathBuf, Result<ImportOutcome, String>);
 
 /// Imports every source into the store's sessions directory through the manager
 /// (`Store::import`); each new journal gets its index sidecar saved, so the next reads
 /// start fresh.
-pub(crate) fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
+pub fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
     let dir = store.sessions_dir();
     session_manager::layout::create_private_dir(dir)
         .with_context(|| format!("{}: cannot create the sessions directory", dir.display()))?;

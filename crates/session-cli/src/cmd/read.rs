@@ -191,7 +191,7 @@ pub(crate) fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<(
 
 /// The tree JSON: `{"roots": [ids], "nodes": [{id, parentId, type, children, depth, label?}]}`
 /// in pre-order, the shape of the reference oracle's `tree`.
-pub(crate) fn tree_json(view: &View) -> Value {
+pub fn tree_json(view: &View) -> Value {
     let idx = &view.index;
     let tree = idx.tree();
     let id_of = |i: EntryIndex| idx.info(i).and_then(|x| x.id).unwrap_or("").to_owned();
@@ -275,7 +275,7 @@ pub(crate) fn tree_human(view: &View, out: &mut Out) -> Result<()> {
 }
 
 /// Builds the reference context JSON of a session at `leaf` (default: its leaf).
-pub(crate) fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
+pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
     if let Some(l) = leaf
         && view.index.find(l).is_none()
     {
