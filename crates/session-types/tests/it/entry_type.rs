@@ -110,3 +110,23 @@ fn a_map_by_type_answers_for_every_type() {
         assert_eq!(*names.get(t), t.as_str());
     }
 }
+
+/// `docs/format.md` §1.1 has a row for every record type, and only those.
+#[test]
+fn the_format_spec_lists_every_type() {
+    let spec = std::fs::read_to_string(crate::fixtures_dir().join("../../docs/format.md"))
+        .expect("docs/format.md");
+    let section = spec
+        .split("### 1.1 Records")
+        .nth(1)
+        .and_then(|s| s.split("\n### ").next())
+        .expect("a §1.1 section");
+    let listed: BTreeSet<&str> = section
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let mut expected: BTreeSet<&str> = EntryType::ALL.iter().map(|t| t.as_str()).collect();
+    expected.insert(SessionHeader::TYPE);
+    assert_eq!(listed, expected);
+}
