@@ -551,7 +551,7 @@ fn import_all(data: &Data) -> Result<Native> {
             .collect::<Result<_>>()?
     } else {
         let _ = fs::remove_dir_all(&big_root);
-        let store = Store::new(Layout::with_root(&big_root));
+        let store = Store::new(Layout::with_root(&big_root).expect("absolute root"));
         let mut m = serde_json::Map::new();
         let mut out = Vec::new();
         for s in SIZES {
@@ -571,7 +571,7 @@ fn import_all(data: &Data) -> Result<Native> {
             return Ok(());
         }
         let _ = fs::remove_dir_all(root);
-        let store = Store::new(Layout::with_root(root));
+        let store = Store::new(Layout::with_root(root).expect("absolute root"));
         let files = agent_files(agent)?;
         eprintln!(
             "bench: importing {} sessions into {}",
@@ -637,7 +637,7 @@ fn ms_since(t: Instant) -> f64 {
 
 fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Result<Ours> {
     let mut o = Ours::default();
-    let store = Store::new(Layout::with_root(&native.big_root));
+    let store = Store::new(Layout::with_root(&native.big_root).expect("absolute root"));
     let reps = opts.reps;
 
     // Resume: Store::open (lock, recovery check, index sidecar) + build_session_context.
@@ -742,7 +742,7 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
     // contention from other processes hits both alike. Medians of per-append samples.
     {
         let _ = fs::remove_dir_all(&tmp);
-        let st = Store::new(Layout::with_root(&tmp));
+        let st = Store::new(Layout::with_root(&tmp).expect("absolute root"));
         let mut s = st.create("/bench/append")?;
         let mut bare = fs::OpenOptions::new()
             .create(true)
@@ -912,7 +912,7 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
 
     // list_all of 2,000 and 10,000 sessions (catalogs fresh after the warm-up).
     for (root_dir, slot) in [(&native.many2000, 0), (&native.many10000, 1)] {
-        let st = Store::new(Layout::with_root(root_dir));
+        let st = Store::new(Layout::with_root(root_dir).expect("absolute root"));
         let mut samples = Vec::new();
         for i in 0..=reps {
             let t = Instant::now();
@@ -930,7 +930,7 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
         let counting = Arc::new(session_testkit::CountingVfs::new(Arc::new(
             session_journal::vfs::StdVfs,
         )));
-        let checked = Store::new(Layout::with_root(root_dir))
+        let checked = Store::new(Layout::with_root(root_dir).expect("absolute root"))
             .with_vfs(counting.clone())
             .list_all(&mut ())?;
         let (opens, read) = (
@@ -967,7 +967,7 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
     let tmp = data.dir.join("tmp-import");
     for i in 0..=reps.min(3) {
         let _ = fs::remove_dir_all(&tmp);
-        let st = Store::new(Layout::with_root(&tmp));
+        let st = Store::new(Layout::with_root(&tmp).expect("absolute root"));
         let t = Instant::now();
         st.import(&legacy)?;
         let dt = ms_since(t);
@@ -1036,7 +1036,7 @@ fn append_run_cpu(
     batch: Vec<AgentMessage>,
 ) -> Result<(f64, f64)> {
     let _ = fs::remove_dir_all(tmp);
-    let st = Store::new(Layout::with_root(tmp));
+    let st = Store::new(Layout::with_root(tmp).expect("absolute root"));
     let mut s = st.create("/bench/append")?;
     s.set_durability(durability);
     let n = batch.len() as f64;
@@ -1064,7 +1064,7 @@ fn append_to_copy(tmp: &Path, journal: &Path, batch: Vec<AgentMessage>) -> Resul
     if side.exists() {
         fs::copy(&side, session_index::sidecar_path(&copy))?;
     }
-    let st = Store::new(Layout::with_root(tmp));
+    let st = Store::new(Layout::with_root(tmp).expect("absolute root"));
     let mut s = st.open(&copy)?;
     s.set_durability(Durability::Buffered);
     let n = batch.len() as f64;
@@ -1192,7 +1192,7 @@ fn child_resume(args: &[String]) -> Result<()> {
         Some([flag, h]) if flag == "--home" => PathBuf::from(h),
         _ => bail!("--child-resume JOURNAL --home ROOT"),
     };
-    let store = Store::new(Layout::with_root(home));
+    let store = Store::new(Layout::with_root(home).expect("absolute root"));
     let t = Instant::now();
     let s = store.open(Path::new(journal))?;
     let ctx = s.build_session_context()?;
