@@ -61,9 +61,10 @@ impl EntryBase {
 
 /// Declares the entry types from one table: [`EntryType`] (names, `ALL`, string
 /// conversions), [`EntryTypeMap`] (one field per type) and [`Entry`] (one variant per
-/// type, its serde tag the type's name). Adding a row adds all three; every `match`
-/// on them and every `EntryTypeMap` literal in the workspace then fails to compile
-/// until it handles the new type (the checklist is in `ARCHITECTURE.md`).
+/// type, its serde tag the type's name). Adding a row adds all three; a wildcard-free
+/// `match` on `EntryType` in this crate and every `EntryTypeMap` literal in any crate
+/// then fail to compile until they handle the new type (the checklist is in
+/// `ARCHITECTURE.md`).
 macro_rules! entry_types {
     ($(
         $(#[doc = $doc:literal])*
