@@ -2,6 +2,8 @@
 //!
 //! Commands:
 //! - `layers` — checks that our crates depend on each other only downward.
+//! - `tidy` — checks that no crate but `session-types` spells an entry type as a
+//!   string literal.
 //! - `fixtures [--check]` — regenerates (or checks) the golden corpus.
 //! - `difffuzz` — the differential fuzzer against the reference (see `difffuzz/mod.rs`).
 //!
@@ -18,6 +20,7 @@ mod conformance_index;
 mod difffuzz;
 mod fixtures;
 mod layers;
+mod tidy;
 // <command modules: add `mod name;` lines above this marker>
 
 fn main() -> Result<()> {
@@ -28,6 +31,7 @@ fn main() -> Result<()> {
     };
     match command.as_str() {
         "layers" => layers::run(rest),
+        "tidy" => tidy::run(rest),
         "fixtures" => fixtures::run(rest),
         "conformance-context" => conformance_context::run(rest),
         "conformance-index" => conformance_index::run(rest),
@@ -54,6 +58,7 @@ fn print_help() {
     println!(
         "cargo xtask <command>\n\n\
          layers             check the crate layering (reads `cargo metadata`)\n\
+         tidy               no entry-type string literal outside session-types\n\
          fixtures [--check] regenerate the golden corpus (or check it is up to date)\n\
          conformance-context  session-context vs the reference on generated sessions (node)\n\
          conformance-index    trees and listings vs the reference on generated data (node)\n\

@@ -95,6 +95,7 @@ pub(crate) fn context(ctx: &Value) -> String {
     for (i, m) in msgs.iter().enumerate() {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
         let role = match (role, m.get("customType").and_then(Value::as_str)) {
+            // tidy: not an entry type (the message role `custom`)
             ("custom", Some(t)) => format!("custom:{t}"),
             ("toolResult", _) => format!(
                 "toolResult:{}",

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::{Map, Number, Value};
 use session_types::{
     AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage, Entry, EntryId,
-    Extra, Usage,
+    EntryType, Extra, Usage,
 };
 
 use crate::error::{ContextError, ContextWarning};
@@ -390,23 +390,28 @@ fn js_message_of(m: &Extra, timestamp: Option<Number>) -> Option<AgentMessage> {
         }
     };
     let ts = Value::from(timestamp);
-    match m.get("type").and_then(Value::as_str)? {
-        "message" => match m.get("message") {
+    match m
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(EntryType::from_name)?
+    {
+        EntryType::Message => match m.get("message") {
             Some(Value::Object(msg)) => return Some(AgentMessage::Unknown(msg.clone())),
             _ => return None,
         },
-        "custom_message" => {
+        EntryType::CustomMessage => {
+            // tidy: not an entry type (the message role `custom`)
             out.extend([role("custom")]);
             for k in ["customType", "content", "display", "details"] {
                 copy(&mut out, k);
             }
         }
-        "branch_summary" => {
+        EntryType::BranchSummary => {
             out.extend([role("branchSummary")]);
             copy(&mut out, "summary");
             copy(&mut out, "fromId");
         }
-        "compaction" => {
+        EntryType::Compaction => {
             out.extend([role("compactionSummary")]);
             copy(&mut out, "summary");
             copy(&mut out, "tokensBefore");
@@ -489,9 +494,13 @@ fn model_of(entry: &Entry) -> Option<ModelRef> {
             AgentMessage::Unknown(map) => Some(of_map(map, "model")),
             _ => None,
         },
-        Entry::Unknown(m) => match m.get("type").and_then(Value::as_str) {
-            Some("model_change") => Some(of_map(m, "modelId")),
-            Some("message") => Some(match m.get("message") {
+        Entry::Unknown(m) => match m
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(EntryType::from_name)
+        {
+            Some(EntryType::ModelChange) => Some(of_map(m, "modelId")),
+            Some(EntryType::Message) => Some(match m.get("message") {
                 Some(Value::Object(msg)) => of_map(msg, "model"),
                 // A string's (or number's) `.provider` is `undefined`.
                 _ => ModelRef {

@@ -1,6 +1,6 @@
 //! What an entry contributes to a context, known without decoding its payload.
 
-use session_types::{Entry, Envelope};
+use session_types::{Entry, EntryType, EntryTypeMap, Envelope};
 
 /// The role class of a stored message, as far as context building cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,24 +67,10 @@ impl EntryKind {
 
     /// The kind for an entry `type` string and, for messages, the `message.role` string.
     pub fn of_type(entry_type: Option<&str>, role: Option<&str>) -> EntryKind {
-        match entry_type {
-            Some("message") => EntryKind::Message(MessageRole::of(role)),
-            Some("thinking_level_change") => EntryKind::ThinkingLevelChange,
-            Some("model_change") => EntryKind::ModelChange,
-            Some("service_tier_change") => EntryKind::ServiceTierChange,
-            Some("compaction") => EntryKind::Compaction,
-            Some("branch_summary") => EntryKind::BranchSummary,
-            Some("custom_message") => EntryKind::CustomMessage,
-            Some(
-                "custom"
-                | "label"
-                | "session_info"
-                | "session_state"
-                | "agent_status"
-                | "git_state"
-                | "child_usage_attributed",
-            ) => EntryKind::Bookkeeping,
-            _ => EntryKind::Unknown,
+        match entry_type.and_then(EntryType::from_name) {
+            Some(EntryType::Message) => EntryKind::Message(MessageRole::of(role)),
+            Some(t) => *KIND_OF_TYPE.get(t),
+            None => EntryKind::Unknown,
         }
     }
 
@@ -105,6 +91,25 @@ impl EntryKind {
     }
 }
 
+/// The kind of every entry type (a message's role refines it). A new entry type does
+/// not compile until it is given a kind here.
+const KIND_OF_TYPE: EntryTypeMap<EntryKind> = EntryTypeMap {
+    message: EntryKind::Message(MessageRole::Other),
+    thinking_level_change: EntryKind::ThinkingLevelChange,
+    model_change: EntryKind::ModelChange,
+    service_tier_change: EntryKind::ServiceTierChange,
+    compaction: EntryKind::Compaction,
+    branch_summary: EntryKind::BranchSummary,
+    custom: EntryKind::Bookkeeping,
+    child_usage_attributed: EntryKind::Bookkeeping,
+    custom_message: EntryKind::CustomMessage,
+    label: EntryKind::Bookkeeping,
+    session_info: EntryKind::Bookkeeping,
+    session_state: EntryKind::Bookkeeping,
+    agent_status: EntryKind::Bookkeeping,
+    git_state: EntryKind::Bookkeeping,
+};
+
 impl MessageRole {
     /// The class of a `role` string.
     pub fn of(role: Option<&str>) -> MessageRole {
@@ -121,13 +126,13 @@ impl std::fmt::Display for EntryKind {
         f.write_str(match self {
             EntryKind::Message(MessageRole::User) => "user message",
             EntryKind::Message(MessageRole::Assistant) => "assistant message",
-            EntryKind::Message(MessageRole::Other) => "message",
-            EntryKind::ThinkingLevelChange => "thinking_level_change",
-            EntryKind::ModelChange => "model_change",
-            EntryKind::ServiceTierChange => "service_tier_change",
-            EntryKind::Compaction => "compaction",
-            EntryKind::BranchSummary => "branch_summary",
-            EntryKind::CustomMessage => "custom_message",
+            EntryKind::Message(MessageRole::Other) => EntryType::Message.as_str(),
+            EntryKind::ThinkingLevelChange => EntryType::ThinkingLevelChange.as_str(),
+            EntryKind::ModelChange => EntryType::ModelChange.as_str(),
+            EntryKind::ServiceTierChange => EntryType::ServiceTierChange.as_str(),
+            EntryKind::Compaction => EntryType::Compaction.as_str(),
+            EntryKind::BranchSummary => EntryType::BranchSummary.as_str(),
+            EntryKind::CustomMessage => EntryType::CustomMessage.as_str(),
             EntryKind::Bookkeeping => "bookkeeping entry",
             EntryKind::Unknown => "entry of unknown type",
         })

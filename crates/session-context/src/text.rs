@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use session_types::json::replace_lone_surrogates;
-use session_types::{Entry, Envelope, ParseError};
+use session_types::{Entry, EntryType, Envelope, ParseError};
 
 use crate::kind::EntryKind;
 use crate::source::{ContextSource, Node, Parent, UsageAttribution};
@@ -122,10 +122,10 @@ fn envelope_of(text: &str) -> Result<Head<'_>, ParseError> {
 }
 
 fn head(env: Envelope<'_>) -> Head<'_> {
-    if env.entry_type.as_deref() == Some("session") {
+    if env.is_header() {
         return None;
     }
-    let attribution = env.entry_type.as_deref() == Some("child_usage_attributed");
+    let attribution = env.known_type() == Some(EntryType::ChildUsageAttributed);
     Some((
         EntryKind::of_envelope(&env),
         env.id,

@@ -230,7 +230,7 @@ fn check_header(journal: &Path, offset: u64, payload: &[u8]) -> Result<(), Expor
     let text = String::from_utf8_lossy(payload);
     let (view, _) = replace_lone_surrogates(&text);
     let found = match Envelope::parse(&view) {
-        Ok(env) if env.entry_type.as_deref() == Some("session") => return Ok(()),
+        Ok(env) if env.is_header() => return Ok(()),
         Ok(env) => format!("type {:?}", env.entry_type),
         Err(e) => e.to_string(),
     };

@@ -11,7 +11,7 @@ use session_journal::{
     Clock, CreateOptions, Durability, FrameKind, JournalId, NewFrame, Tag, Writer,
 };
 use session_types::json::{find_lone_surrogates, replace_lone_surrogates};
-use session_types::{Envelope, KNOWN_ENTRY_TYPES, ParseErrorKind};
+use session_types::{EntryType, Envelope, ParseErrorKind};
 
 use crate::error::ImportError;
 use crate::format::{
@@ -296,6 +296,7 @@ fn temp_path(journal: &Path) -> PathBuf {
     let name = journal
         .file_name()
         .map(|n| n.to_string_lossy().chars().take(128).collect::<String>())
+        // tidy: not an entry type (a file name for a journal path without one)
         .unwrap_or_else(|| "session".to_owned());
     // std's per-process random SipHash keys over a counter, the process and the time.
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -544,8 +545,8 @@ impl<'a> Run<'a> {
                 Parsed::Object(line) => line,
             };
             let found = describe(&env);
-            let header_id = match (env.entry_type.as_deref(), env.id.as_deref()) {
-                (Some("session"), Some(id)) => id.to_owned(),
+            let header_id = match (env.is_header(), env.id.as_deref()) {
+                (true, Some(id)) => id.to_owned(),
                 _ => {
                     return Err(ImportError::NoHeader {
                         path: self.path.to_path_buf(),
@@ -737,16 +738,16 @@ impl<'a> Run<'a> {
         if let Some(column) = invalid_utf8 {
             self.issue(n, IssueKind::InvalidUtf8 { column });
         }
-        let is_session = env.entry_type.as_deref() == Some("session");
-        match env.entry_type.as_deref() {
-            Some("session") => self.issue(n, IssueKind::ExtraHeader),
-            Some("session_state") => {
+        let is_session = env.is_header();
+        match env.known_type() {
+            None if is_session => self.issue(n, IssueKind::ExtraHeader),
+            Some(EntryType::SessionState) => {
                 let state = session_state(buf);
                 self.issue(n, IssueKind::LifecycleClaim { state });
             }
-            Some(t) if KNOWN_ENTRY_TYPES.contains(&t) => {}
-            other => {
-                let entry_type = other.map(str::to_owned);
+            Some(_) => {}
+            None => {
+                let entry_type = env.entry_type.as_deref().map(str::to_owned);
                 self.issue(n, IssueKind::UnknownType { entry_type });
             }
         }
@@ -754,7 +755,7 @@ impl<'a> Run<'a> {
             1 => true,
             2 => {
                 is_session
-                    || (env.entry_type.as_deref() == Some("message")
+                    || (env.known_type() == Some(EntryType::Message)
                         && env.role() == Some("hookMessage"))
             }
             _ => false,
@@ -989,7 +990,7 @@ fn session_state(buf: &[u8]) -> Option<String> {
 
 fn describe(env: &Envelope<'_>) -> String {
     match (env.entry_type.as_deref(), env.id.as_deref()) {
-        (Some("session"), None) => "a session header without a string id".to_owned(),
+        (Some(_), None) if env.is_header() => "a session header without a string id".to_owned(),
         (Some(t), _) => format!("a {t:?} record"),
         (None, _) => "an object without a string type".to_owned(),
     }

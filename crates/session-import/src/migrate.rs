@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
+use session_types::EntryType;
 
 use crate::outcome::IssueKind;
 
@@ -70,11 +71,12 @@ pub(crate) fn migrate_header(map: &mut Map<String, Value>) {
 
 /// Renames `message.role` `hookMessage` → `custom` in place; `true` if it did.
 pub(crate) fn rename_hook_message(map: &mut Map<String, Value>) -> bool {
-    if map.get("type").and_then(Value::as_str) != Some("message") {
+    if map.get("type").and_then(Value::as_str) != Some(EntryType::Message.as_str()) {
         return false;
     }
     match map.get_mut("message").and_then(Value::as_object_mut) {
         Some(m) if m.get("role").and_then(Value::as_str) == Some("hookMessage") => {
+            // tidy: not an entry type (the message role `custom`)
             m.insert("role".to_owned(), Value::from("custom"));
             true
         }
@@ -98,7 +100,7 @@ pub(crate) fn migrate_v1_entry(
     );
     state.prev = Some(id.clone());
     state.slots.push(Slot::Entry(id));
-    if map.get("type").and_then(Value::as_str) == Some("compaction")
+    if map.get("type").and_then(Value::as_str) == Some(EntryType::Compaction.as_str())
         && let Some(Value::Number(n)) = map.get("firstKeptEntryIndex")
     {
         let shown = n.to_string();

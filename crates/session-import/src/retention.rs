@@ -121,7 +121,7 @@ pub(crate) fn record_id(payload: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(payload).ok()?;
     let (view, _) = replace_lone_surrogates(text);
     let env = Envelope::parse(&view).ok()?;
-    if env.entry_type.as_deref() == Some("session") {
+    if env.is_header() {
         return None;
     }
     env.id.map(|c| c.into_owned())

@@ -22,9 +22,9 @@ const ENTRY_KEYS: [&str; 9] = [
     "id",
     "parentId",
     "timestamp",
-    "message",
+    "message", // tidy: not an entry type (the `message` key)
     "targetId",
-    "label",
+    "label", // tidy: not an entry type (the `label` key)
     "name",
     "state",
 ];

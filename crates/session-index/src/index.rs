@@ -207,6 +207,14 @@ pub struct EntryInfo<'a> {
     pub kind: u8,
 }
 
+impl EntryInfo<'_> {
+    /// The entry type `entry_type` names, `None` for a type this version does not
+    /// model.
+    pub fn known_type(&self) -> Option<session_types::EntryType> {
+        session_types::EntryType::from_name(self.entry_type)
+    }
+}
+
 /// Entry counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use session_journal::{FrameInfo, Offset};
-use session_types::{Entry, parse_js_date};
+use session_types::{Entry, EntryType, EntryTypeMap, parse_js_date};
 
 use crate::fields::{Fields, Message};
 use crate::kinds::{ENTRY_KIND, SESSION_HEADER_KIND};
@@ -120,6 +120,42 @@ pub(crate) struct Aggregates {
     /// The last entry frame (the leaf the reference resumes at).
     pub(crate) leaf: Option<u32>,
 }
+
+/// What the replay does with an entry of each type, beyond its tree record.
+#[derive(Debug, Clone, Copy)]
+enum Observe {
+    /// Counts it and feeds the listing summary.
+    Message,
+    /// Sets or clears its target's label.
+    Label,
+    /// Sets the session name.
+    Name,
+    /// Sets the lifecycle state.
+    State,
+    /// Remembers the latest attribution to its target.
+    UsageTarget,
+    /// Nothing (unknown types too).
+    Nothing,
+}
+
+/// The index's reading of every entry type. A new entry type does not compile until
+/// it is given one here.
+const OBSERVE: EntryTypeMap<Observe> = EntryTypeMap {
+    message: Observe::Message,
+    thinking_level_change: Observe::Nothing,
+    model_change: Observe::Nothing,
+    service_tier_change: Observe::Nothing,
+    compaction: Observe::Nothing,
+    branch_summary: Observe::Nothing,
+    custom: Observe::Nothing,
+    child_usage_attributed: Observe::UsageTarget,
+    custom_message: Observe::Nothing,
+    label: Observe::Label,
+    session_info: Observe::Name,
+    session_state: Observe::State,
+    agent_status: Observe::Nothing,
+    git_state: Observe::Nothing,
+};
 
 /// The in-memory index state.
 #[derive(Debug, Clone, Default)]
@@ -548,9 +584,14 @@ impl State {
             rec.role_code = intern(&mut self.roles, &mut self.role_codes, role);
         }
         self.recs.push(rec);
-        match f.entry_type.as_deref() {
-            Some("message") => self.observe_message(&f.message, f.timestamp.as_deref()),
-            Some("label") => {
+        let observe = f
+            .entry_type
+            .as_deref()
+            .and_then(EntryType::from_name)
+            .map_or(Observe::Nothing, |t| *OBSERVE.get(t));
+        match observe {
+            Observe::Message => self.observe_message(&f.message, f.timestamp.as_deref()),
+            Observe::Label => {
                 self.agg.label_entries += 1;
                 if let Some(target) = f.target_id {
                     let label = match (f.label, f.label_json) {
@@ -577,7 +618,7 @@ impl State {
                     }
                 }
             }
-            Some("session_info") => {
+            Observe::Name => {
                 let name = f
                     .name
                     .map(|n| probe::js_trim(&n).to_owned())
@@ -585,16 +626,16 @@ impl State {
                 self.agg.name = name;
                 self.agg.name_entry = Some(index);
             }
-            Some("session_state") => {
+            Observe::State => {
                 self.agg.state = f.state.map(Cow::into_owned);
                 self.agg.state_entry = Some(index);
             }
-            Some("child_usage_attributed") => {
+            Observe::UsageTarget => {
                 if let Some(target) = f.target_id {
                     self.agg.usage_latest.insert(target.into_owned(), index);
                 }
             }
-            _ => {}
+            Observe::Nothing => {}
         }
     }
 

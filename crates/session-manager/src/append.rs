@@ -2,7 +2,7 @@
 //! resident views; and entry id generation.
 
 use serde_json::Value;
-use session_types::{Entry, EntryBase, EntryId, Timestamp};
+use session_types::{Entry, EntryBase, EntryId, SessionHeader, Timestamp};
 
 use crate::clock::Sources;
 use crate::error::AppendError;
@@ -62,7 +62,7 @@ pub(crate) fn complete_entry(
         });
     }
     match map.get("type") {
-        Some(Value::String(t)) if t != "session" => {}
+        Some(Value::String(t)) if t != SessionHeader::TYPE => {}
         Some(Value::String(_)) => {
             return Err(AppendError::InvalidEntry {
                 reason: "a session header is not an entry".into(),

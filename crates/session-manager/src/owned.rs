@@ -9,7 +9,7 @@ use session_import::Retention;
 use session_import::format::{KIND_RETENTION, RetentionRecord};
 use session_index::{EntryIndex, Index, kinds};
 use session_journal::{Durability, NewFrame, Reader, Writer};
-use session_types::{Entry, EntryBase, EntryId, SessionHeader};
+use session_types::{Entry, EntryBase, EntryId, EntryType, SessionHeader};
 
 use crate::append::{append_methods, base, complete_entry, fresh_id, recreated_label};
 use crate::error::{AppendError, OpenError, ReadError};
@@ -667,7 +667,11 @@ impl OwnedSession {
         let path: Vec<EntryIndex> = p
             .path
             .into_iter()
-            .filter(|x| self.index.info(*x).is_some_and(|i| i.entry_type != "label"))
+            .filter(|x| {
+                self.index
+                    .info(*x)
+                    .is_some_and(|i| i.known_type() != Some(EntryType::Label))
+            })
             .collect();
         let bytes: u64 = path.iter().map(|x| view.payload_len(*x)).sum();
         Accounting::new(limits, self.error_name()).reserve(path.len() as u64, bytes)?;

@@ -57,7 +57,7 @@ pub fn write_journal(
                 .and_then(|v| {
                     v.get("type")
                         .and_then(|t| t.as_str())
-                        .map(|t| t == "session")
+                        .map(|t| t == session_types::SessionHeader::TYPE)
                 })
                 .unwrap_or(false);
         let kind = if is_header { SESSION_HEADER } else { ENTRY };

@@ -59,145 +59,268 @@ impl EntryBase {
     }
 }
 
-/// One entry of a session tree (`type` tag). The session header is not an entry;
-/// see [`crate::Record`].
-///
-/// An entry whose `type` this version does not know is kept whole in
-/// [`Entry::Unknown`] and serialized back unchanged. So is an entry of a known type
-/// whose fields are missing or of other JSON types, when read leniently
-/// ([`Entry::read`], [`crate::Record::parse`]): check [`Entry::entry_type`] rather than
-/// the variant when the type matters, and read its fields as the reference does
-/// ([`crate::js`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
-#[non_exhaustive]
-// Variants are plain data read once and matched on; boxing them would only add
-// allocations and indirection to every consumer.
-#[allow(clippy::large_enum_variant)]
-pub enum Entry {
-    /// `message`: an [`AgentMessage`].
-    #[serde(rename = "message")]
-    Message(MessageEntry),
-    /// `thinking_level_change`
-    #[serde(rename = "thinking_level_change")]
-    ThinkingLevelChange(ThinkingLevelChangeEntry),
-    /// `model_change`
-    #[serde(rename = "model_change")]
-    ModelChange(ModelChangeEntry),
-    /// `service_tier_change`
-    #[serde(rename = "service_tier_change")]
-    ServiceTierChange(ServiceTierChangeEntry),
-    /// `compaction`
-    #[serde(rename = "compaction")]
-    Compaction(CompactionEntry),
-    /// `branch_summary`
-    #[serde(rename = "branch_summary")]
-    BranchSummary(BranchSummaryEntry),
-    /// `custom`: extension state, never in the context.
-    #[serde(rename = "custom")]
-    Custom(CustomEntry),
-    /// `child_usage_attributed`: usage of a child run folded into an assistant message.
-    #[serde(rename = "child_usage_attributed")]
-    ChildUsageAttributed(ChildUsageAttributedEntry),
-    /// `custom_message`: an extension message that is in the context.
-    #[serde(rename = "custom_message")]
-    CustomMessage(CustomMessageEntry),
-    /// `label`: a bookmark on another entry.
-    #[serde(rename = "label")]
-    Label(LabelEntry),
-    /// `session_info`: the display name.
-    #[serde(rename = "session_info")]
-    SessionInfo(SessionInfoEntry),
-    /// `session_state`: daemon lifecycle state.
-    #[serde(rename = "session_state")]
-    SessionState(SessionStateEntry),
-    /// `agent_status`: the agents-view status line.
-    #[serde(rename = "agent_status")]
-    AgentStatus(AgentStatusEntry),
-    /// `git_state`: a repository snapshot.
-    #[serde(rename = "git_state")]
-    GitState(GitStateEntry),
-    /// An entry of a type this version does not model, or of a known type in a shape
-    /// it does not model, with its `type` key.
-    #[serde(untagged)]
-    Unknown(Extra),
-}
+/// Declares the entry types from one table: [`EntryType`] (names, `ALL`, string
+/// conversions), [`EntryTypeMap`] (one field per type) and [`Entry`] (one variant per
+/// type, its serde tag the type's name). Adding a row adds all three; a wildcard-free
+/// `match` on `EntryType` in this crate and every `EntryTypeMap` literal in any crate
+/// then fail to compile until they handle the new type (the checklist is in
+/// `ARCHITECTURE.md`).
+macro_rules! entry_types {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident($payload:ident) = $field:ident $tag:literal,
+    )*) => {
+        /// The `type` of an entry this version models, one variant per [`Entry`]
+        /// variant.
+        ///
+        /// This is the workspace's one vocabulary of entry types: other crates name a
+        /// type through it, never as a string literal (`cargo xtask tidy` checks).
+        /// The enum may grow; code that must handle every type builds an
+        /// [`EntryTypeMap`], which does not compile until it names a new type.
+        ///
+        /// ```
+        /// use session_types::EntryType;
+        /// assert_eq!(EntryType::from_name("label"), Some(EntryType::Label));
+        /// assert_eq!(EntryType::Label.as_str(), "label");
+        /// assert_eq!(EntryType::from_name("future_entry_type"), None);
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum EntryType {
+            $( $(#[doc = $doc])* $variant, )*
+        }
 
-/// The `type` strings of the entry types this version models, in the seed's order.
-pub const KNOWN_ENTRY_TYPES: [&str; 14] = [
-    "message",
-    "thinking_level_change",
-    "model_change",
-    "service_tier_change",
-    "compaction",
-    "branch_summary",
-    "custom",
-    "child_usage_attributed",
-    "custom_message",
-    "label",
-    "session_info",
-    "session_state",
-    "agent_status",
-    "git_state",
-];
+        impl EntryType {
+            /// Every type, in the seed's order.
+            pub const ALL: [EntryType; [$(EntryType::$variant),*].len()] = [$(EntryType::$variant),*];
 
-macro_rules! for_each_known {
-    ($self:expr, $e:ident => $body:expr, unknown $m:ident => $ubody:expr) => {
-        match $self {
-            Entry::Message($e) => $body,
-            Entry::ThinkingLevelChange($e) => $body,
-            Entry::ModelChange($e) => $body,
-            Entry::ServiceTierChange($e) => $body,
-            Entry::Compaction($e) => $body,
-            Entry::BranchSummary($e) => $body,
-            Entry::Custom($e) => $body,
-            Entry::ChildUsageAttributed($e) => $body,
-            Entry::CustomMessage($e) => $body,
-            Entry::Label($e) => $body,
-            Entry::SessionInfo($e) => $body,
-            Entry::SessionState($e) => $body,
-            Entry::AgentStatus($e) => $body,
-            Entry::GitState($e) => $body,
-            Entry::Unknown($m) => $ubody,
+            /// The `type` string.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $( EntryType::$variant => $tag, )*
+                }
+            }
+
+            /// The type named `name`, `None` for a name this version does not model
+            /// (the session header's [`SessionHeader::TYPE`](crate::SessionHeader::TYPE)
+            /// is not an entry type).
+            pub fn from_name(name: &str) -> Option<EntryType> {
+                match name {
+                    $( $tag => Some(EntryType::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+
+        /// One value per entry type, as a struct with a field named after each type:
+        /// building one is an exhaustive mapping that any crate can write (a `match`
+        /// on the `#[non_exhaustive]` [`EntryType`] needs a wildcard outside this
+        /// crate), and a new entry type is a compile error at every literal.
+        ///
+        /// ```
+        /// use session_types::{EntryType, EntryTypeMap};
+        /// const IN_CONTEXT: EntryTypeMap<bool> = EntryTypeMap {
+        ///     message: true, thinking_level_change: false, model_change: false,
+        ///     service_tier_change: false, compaction: true, branch_summary: true,
+        ///     custom: false, child_usage_attributed: false, custom_message: true,
+        ///     label: false, session_info: false, session_state: false,
+        ///     agent_status: false, git_state: false,
+        /// };
+        /// assert!(*IN_CONTEXT.get(EntryType::Compaction));
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct EntryTypeMap<T> {
+            $( #[doc = concat!("The value for `", $tag, "`.")] pub $field: T, )*
+        }
+
+        impl<T> EntryTypeMap<T> {
+            /// The value for `t`.
+            pub const fn get(&self, t: EntryType) -> &T {
+                match t {
+                    $( EntryType::$variant => &self.$field, )*
+                }
+            }
+        }
+
+        impl EntryTypeMap<&'static str> {
+            /// Each type's name, from the field names (checked at compile time to equal
+            /// [`EntryType::as_str`]).
+            pub const NAMES: EntryTypeMap<&'static str> = EntryTypeMap {
+                $( $field: stringify!($field), )*
+            };
+        }
+
+        // A field is named after its type's `type` string.
+        const _: () = {
+            $( assert!(str_eq(stringify!($field), $tag), "field name differs from its type name"); )*
+        };
+
+        /// One entry of a session tree (`type` tag). The session header is not an entry;
+        /// see [`crate::Record`].
+        ///
+        /// An entry whose `type` this version does not know is kept whole in
+        /// [`Entry::Unknown`] and serialized back unchanged. So is an entry of a known type
+        /// whose fields are missing or of other JSON types, when read leniently
+        /// ([`Entry::read`], [`crate::Record::parse`]): check [`Entry::known_type`] rather
+        /// than the variant when the type matters, and read its fields as the reference
+        /// does ([`crate::js`]).
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "type")]
+        #[non_exhaustive]
+        // Variants are plain data read once and matched on; boxing them would only add
+        // allocations and indirection to every consumer.
+        #[allow(clippy::large_enum_variant)]
+        pub enum Entry {
+            $( $(#[doc = $doc])* #[serde(rename = $tag)] $variant($payload), )*
+            /// An entry of a type this version does not model, or of a known type in a shape
+            /// it does not model, with its `type` key.
+            #[serde(untagged)]
+            Unknown(Extra),
+        }
+
+        impl Entry {
+            /// The type of a modelled variant (`None` for [`Entry::Unknown`]).
+            fn variant_type(&self) -> Option<EntryType> {
+                match self {
+                    $( Entry::$variant(_) => Some(EntryType::$variant), )*
+                    Entry::Unknown(_) => None,
+                }
+            }
+
+            /// The shared base fields, `None` for an unknown entry.
+            pub fn base(&self) -> Option<&EntryBase> {
+                match self {
+                    $( Entry::$variant(e) => Some(&e.base), )*
+                    Entry::Unknown(_) => None,
+                }
+            }
+
+            /// The shared base fields, mutable; `None` for an unknown entry.
+            pub fn base_mut(&mut self) -> Option<&mut EntryBase> {
+                match self {
+                    $( Entry::$variant(e) => Some(&mut e.base), )*
+                    Entry::Unknown(_) => None,
+                }
+            }
         }
     };
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+entry_types! {
+    /// `message`: an [`AgentMessage`].
+    Message(MessageEntry) = message "message",
+    /// `thinking_level_change`
+    ThinkingLevelChange(ThinkingLevelChangeEntry) = thinking_level_change "thinking_level_change",
+    /// `model_change`
+    ModelChange(ModelChangeEntry) = model_change "model_change",
+    /// `service_tier_change`
+    ServiceTierChange(ServiceTierChangeEntry) = service_tier_change "service_tier_change",
+    /// `compaction`
+    Compaction(CompactionEntry) = compaction "compaction",
+    /// `branch_summary`
+    BranchSummary(BranchSummaryEntry) = branch_summary "branch_summary",
+    /// `custom`: extension state, never in the context.
+    Custom(CustomEntry) = custom "custom",
+    /// `child_usage_attributed`: usage of a child run folded into an assistant message.
+    ChildUsageAttributed(ChildUsageAttributedEntry) = child_usage_attributed "child_usage_attributed",
+    /// `custom_message`: an extension message that is in the context.
+    CustomMessage(CustomMessageEntry) = custom_message "custom_message",
+    /// `label`: a bookmark on another entry.
+    Label(LabelEntry) = label "label",
+    /// `session_info`: the display name.
+    SessionInfo(SessionInfoEntry) = session_info "session_info",
+    /// `session_state`: daemon lifecycle state.
+    SessionState(SessionStateEntry) = session_state "session_state",
+    /// `agent_status`: the agents-view status line.
+    AgentStatus(AgentStatusEntry) = agent_status "agent_status",
+    /// `git_state`: a repository snapshot.
+    GitState(GitStateEntry) = git_state "git_state",
+}
+
+impl std::fmt::Display for EntryType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A `type` string that names no [`EntryType`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown entry type `{0}`")]
+pub struct UnknownEntryType(pub String);
+
+impl std::str::FromStr for EntryType {
+    type Err = UnknownEntryType;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        EntryType::from_name(s).ok_or_else(|| UnknownEntryType(s.to_owned()))
+    }
 }
 
 impl Entry {
     /// The `type` string (`None` only for an unknown entry without a string `type`).
     pub fn entry_type(&self) -> Option<&str> {
-        Some(match self {
-            Entry::Message(_) => "message",
-            Entry::ThinkingLevelChange(_) => "thinking_level_change",
-            Entry::ModelChange(_) => "model_change",
-            Entry::ServiceTierChange(_) => "service_tier_change",
-            Entry::Compaction(_) => "compaction",
-            Entry::BranchSummary(_) => "branch_summary",
-            Entry::Custom(_) => "custom",
-            Entry::ChildUsageAttributed(_) => "child_usage_attributed",
-            Entry::CustomMessage(_) => "custom_message",
-            Entry::Label(_) => "label",
-            Entry::SessionInfo(_) => "session_info",
-            Entry::SessionState(_) => "session_state",
-            Entry::AgentStatus(_) => "agent_status",
-            Entry::GitState(_) => "git_state",
-            Entry::Unknown(m) => return m.get("type").and_then(Value::as_str),
-        })
+        match self {
+            Entry::Unknown(m) => unknown_str(m, "type"),
+            known => known.variant_type().map(EntryType::as_str),
+        }
+    }
+
+    /// The entry's type when this version models it: the variant's, or for an
+    /// [`Entry::Unknown`] the type its `type` string names (a known type read whole
+    /// because its fields do not fit the typed model). `None` for other types.
+    pub fn known_type(&self) -> Option<EntryType> {
+        match self {
+            Entry::Unknown(m) => unknown_str(m, "type").and_then(EntryType::from_name),
+            known => known.variant_type(),
+        }
     }
 
     /// The entry's id (`None` for legacy v1 entries and id-less unknown entries).
     pub fn id(&self) -> Option<&str> {
-        for_each_known!(self, e => e.base.id.as_ref().map(EntryId::as_str), unknown m => unknown_str(m, "id"))
+        match self {
+            Entry::Unknown(m) => unknown_str(m, "id"),
+            known => known
+                .base()
+                .and_then(|b| b.id.as_ref())
+                .map(EntryId::as_str),
+        }
     }
 
     /// The parent's id (`None` for a root, and for `null`, absent or non-string values).
     pub fn parent_id(&self) -> Option<&str> {
-        for_each_known!(self, e => e.base.parent_id.as_ref().map(EntryId::as_str), unknown m => unknown_str(m, "parentId"))
+        match self {
+            Entry::Unknown(m) => unknown_str(m, "parentId"),
+            known => known
+                .base()
+                .and_then(|b| b.parent_id.as_ref())
+                .map(EntryId::as_str),
+        }
     }
 
     /// The entry timestamp as written.
     pub fn timestamp(&self) -> Option<&str> {
-        for_each_known!(self, e => e.base.timestamp.as_ref().map(Timestamp::as_str), unknown m => unknown_str(m, "timestamp"))
+        match self {
+            Entry::Unknown(m) => unknown_str(m, "timestamp"),
+            known => known
+                .base()
+                .and_then(|b| b.timestamp.as_ref())
+                .map(Timestamp::as_str),
+        }
     }
 
     /// The entry timestamp as `new Date(entry.timestamp).getTime()` reads it, whatever
@@ -220,16 +343,6 @@ impl Entry {
                 _ => None,
             },
         }
-    }
-
-    /// The shared base fields, `None` for an unknown entry.
-    pub fn base(&self) -> Option<&EntryBase> {
-        for_each_known!(self, e => Some(&e.base), unknown _m => None)
-    }
-
-    /// The shared base fields, mutable; `None` for an unknown entry.
-    pub fn base_mut(&mut self) -> Option<&mut EntryBase> {
-        for_each_known!(self, e => Some(&mut e.base), unknown _m => None)
     }
 
     /// The message of a `message` entry.

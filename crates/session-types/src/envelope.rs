@@ -206,6 +206,20 @@ impl<'a> Envelope<'a> {
         }
     }
 
+    /// The entry type its `type` names, `None` for a header, a type this version does
+    /// not model, or a `type` that is not a string.
+    pub fn known_type(&self) -> Option<crate::EntryType> {
+        self.entry_type
+            .as_deref()
+            .and_then(crate::EntryType::from_name)
+    }
+
+    /// Whether this is a session header record (`type` is
+    /// [`SessionHeader::TYPE`](crate::SessionHeader::TYPE)).
+    pub fn is_header(&self) -> bool {
+        self.entry_type.as_deref() == Some(crate::SessionHeader::TYPE)
+    }
+
     /// `message.role`, if this is a message with a string role.
     pub fn role(&self) -> Option<&str> {
         self.message.as_ref().and_then(|m| m.role.as_deref())

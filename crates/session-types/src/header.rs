@@ -53,3 +53,9 @@ impl SessionHeader {
         self.version.unwrap_or(1)
     }
 }
+
+impl SessionHeader {
+    /// The header record's `type` string. It names no entry type: a header is the
+    /// first record of a session, not a node of its tree.
+    pub const TYPE: &'static str = "session";
+}

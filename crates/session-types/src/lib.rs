@@ -8,6 +8,9 @@
 //! - [`Record`] is one JSON record: a [`SessionHeader`] or an [`Entry`].
 //! - [`Entry`] has one variant per entry type of the seed (`message`, `compaction`,
 //!   `label`, …) plus [`Entry::Unknown`], which keeps entries of future types whole.
+//!   [`EntryType`] names those types (the workspace's only spelling of them) and
+//!   [`EntryTypeMap`] maps every type to a value; the three come from one table, so a
+//!   new type is one row there and a compile error wherever a crate must decide on it.
 //! - [`AgentMessage`] (`role` tag) and [`ContentBlock`] (`type` tag) are modelled the
 //!   same way, with `Unknown` variants; every struct keeps unmodelled fields in `extra`.
 //! - Constructors such as [`Entry::label`] build entries with the reference

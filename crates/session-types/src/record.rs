@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::entry::Entry;
+use crate::entry::{Entry, EntryType};
 use crate::header::SessionHeader;
 use crate::json::find_lone_surrogates;
 
@@ -36,7 +36,7 @@ impl Record {
     pub fn parse(text: &str) -> Result<Record, ParseError> {
         match Entry::read(text)? {
             Entry::Unknown(mut map)
-                if map.get("type").and_then(Value::as_str) == Some("session") =>
+                if map.get("type").and_then(Value::as_str) == Some(SessionHeader::TYPE) =>
             {
                 // The tag is the record's kind, not an unmodelled field: kept in
                 // `extra` it would be written twice by `to_json`.
@@ -71,12 +71,16 @@ fn header_to_json(h: &SessionHeader) -> String {
         let mut h = h.clone();
         h.extra.shift_remove("type");
         return serde_json::to_string(&Tagged {
-            t: "session",
+            t: SessionHeader::TYPE,
             h: &h,
         })
         .unwrap_or_default();
     }
-    serde_json::to_string(&Tagged { t: "session", h }).unwrap_or_default()
+    serde_json::to_string(&Tagged {
+        t: SessionHeader::TYPE,
+        h,
+    })
+    .unwrap_or_default()
 }
 
 impl SessionHeader {
@@ -131,7 +135,8 @@ impl Entry {
         let Value::Object(map) = value else {
             return Err(strict);
         };
-        let known = matches!(map.get("type"), Some(Value::String(t)) if crate::entry::KNOWN_ENTRY_TYPES.contains(&t.as_str()));
+        let known =
+            matches!(map.get("type"), Some(Value::String(t)) if EntryType::from_name(t).is_some());
         if known
             && let Ok(e) = serde_json::from_value::<Entry>(Value::Object(map.clone()))
             && !matches!(e, Entry::Unknown(_))
@@ -162,7 +167,7 @@ impl Entry {
             serde_json::from_str(text).map_err(|e| ParseError::from_serde(text, &e))?;
         if let Entry::Unknown(map) = &entry {
             match map.get("type") {
-                Some(Value::String(t)) if crate::entry::KNOWN_ENTRY_TYPES.contains(&t.as_str()) => {
+                Some(Value::String(t)) if let Some(t) = EntryType::from_name(t) => {
                     // serde fell back to the untagged variant: a known type in the
                     // wrong shape. Re-read it as that type to name what was wrong.
                     return Err(known_type_error(text, t));
@@ -213,26 +218,28 @@ impl Entry {
     }
 }
 
-fn known_type_error(text: &str, entry_type: &str) -> ParseError {
+fn known_type_error(text: &str, entry_type: EntryType) -> ParseError {
     use crate::entry::*;
     fn err<T: serde::de::DeserializeOwned>(text: &str) -> Option<serde_json::Error> {
         serde_json::from_str::<T>(text).err()
     }
+    // One arm per type and no wildcard: a new entry type does not compile until it
+    // names its own model here.
     let e = match entry_type {
-        "message" => err::<MessageEntry>(text),
-        "thinking_level_change" => err::<ThinkingLevelChangeEntry>(text),
-        "model_change" => err::<ModelChangeEntry>(text),
-        "service_tier_change" => err::<ServiceTierChangeEntry>(text),
-        "compaction" => err::<CompactionEntry>(text),
-        "branch_summary" => err::<BranchSummaryEntry>(text),
-        "custom" => err::<CustomEntry>(text),
-        "child_usage_attributed" => err::<ChildUsageAttributedEntry>(text),
-        "custom_message" => err::<CustomMessageEntry>(text),
-        "label" => err::<LabelEntry>(text),
-        "session_info" => err::<SessionInfoEntry>(text),
-        "session_state" => err::<SessionStateEntry>(text),
-        "agent_status" => err::<AgentStatusEntry>(text),
-        _ => err::<GitStateEntry>(text),
+        EntryType::Message => err::<MessageEntry>(text),
+        EntryType::ThinkingLevelChange => err::<ThinkingLevelChangeEntry>(text),
+        EntryType::ModelChange => err::<ModelChangeEntry>(text),
+        EntryType::ServiceTierChange => err::<ServiceTierChangeEntry>(text),
+        EntryType::Compaction => err::<CompactionEntry>(text),
+        EntryType::BranchSummary => err::<BranchSummaryEntry>(text),
+        EntryType::Custom => err::<CustomEntry>(text),
+        EntryType::ChildUsageAttributed => err::<ChildUsageAttributedEntry>(text),
+        EntryType::CustomMessage => err::<CustomMessageEntry>(text),
+        EntryType::Label => err::<LabelEntry>(text),
+        EntryType::SessionInfo => err::<SessionInfoEntry>(text),
+        EntryType::SessionState => err::<SessionStateEntry>(text),
+        EntryType::AgentStatus => err::<AgentStatusEntry>(text),
+        EntryType::GitState => err::<GitStateEntry>(text),
     };
     match e {
         Some(e) => {

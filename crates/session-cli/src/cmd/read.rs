@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 use session_context::ContextOptions;
 use session_index::EntryIndex;
+use session_types::EntryType;
 
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
 use crate::out::Out;
@@ -251,7 +252,7 @@ pub(crate) fn tree_human(view: &View, out: &mut Out) -> Result<()> {
         };
         let id = info.id.unwrap_or("");
         let kind = match info.role {
-            Some(role) if info.entry_type == "message" => role.to_owned(),
+            Some(role) if info.known_type() == Some(EntryType::Message) => role.to_owned(),
             _ => info.entry_type.to_owned(),
         };
         // A label of another JSON type is shown as its JSON text.

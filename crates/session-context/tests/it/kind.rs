@@ -33,9 +33,9 @@ fn envelope_and_typed_kinds_agree_on_the_corpus_and_1k() {
 
 #[test]
 fn every_known_type_has_a_kind() {
-    for t in session_types::KNOWN_ENTRY_TYPES {
+    for t in session_types::EntryType::ALL {
         assert_ne!(
-            EntryKind::of_type(Some(t), Some("user")),
+            EntryKind::of_type(Some(t.as_str()), Some("user")),
             EntryKind::Unknown,
             "{t}"
         );

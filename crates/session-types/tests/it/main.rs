@@ -2,6 +2,7 @@
 
 mod construct;
 mod corpus;
+mod entry_type;
 mod errors;
 mod forward;
 mod js;
