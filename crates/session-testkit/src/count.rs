@@ -15,6 +15,8 @@ use session_journal::vfs::{DirEntry, FileId, FileStatus, OpenMode, Vfs, VfsFile}
 struct Counters {
     opens: Mutex<HashMap<PathBuf, u64>>,
     bytes: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
+    /// Every read as (path, offset, bytes returned), in order.
+    reads: Arc<Mutex<Vec<(PathBuf, u64, u64)>>>,
 }
 
 /// A [`Vfs`] wrapper that counts opens and bytes read per path. Cloning shares the
@@ -70,8 +72,43 @@ impl CountingVfs {
             .sum()
     }
 
+    /// The byte ranges `(offset, len)` read from `path`, in order, since the last
+    /// [`reset`](Self::reset).
+    pub fn reads_of(&self, path: &Path) -> Vec<(u64, u64)> {
+        self.counters
+            .reads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|(p, _, _)| p == path)
+            .map(|(_, o, n)| (*o, *n))
+            .collect()
+    }
+
+    /// How many bytes of `path` were read more than once since the last reset (the
+    /// sum over every byte of its reads beyond the first).
+    pub fn bytes_reread(&self, path: &Path) -> u64 {
+        let mut ranges = self.reads_of(path);
+        ranges.sort_unstable();
+        let mut covered_to = 0u64;
+        let mut again = 0u64;
+        for (offset, len) in ranges {
+            let end = offset + len;
+            if offset < covered_to {
+                again += covered_to.min(end) - offset;
+            }
+            covered_to = covered_to.max(end);
+        }
+        again
+    }
+
     /// Zeroes every counter.
     pub fn reset(&self) {
+        self.counters
+            .reads
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         self.counters
             .opens
             .lock()
@@ -92,12 +129,19 @@ impl CountingVfs {
 struct CountingFile {
     inner: Box<dyn VfsFile>,
     read: Arc<AtomicU64>,
+    path: PathBuf,
+    reads: Arc<Mutex<Vec<(PathBuf, u64, u64)>>>,
 }
 
 impl VfsFile for CountingFile {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read_at(offset, buf)?;
         self.read.fetch_add(n as u64, Ordering::Relaxed);
+        self.reads.lock().unwrap_or_else(|e| e.into_inner()).push((
+            self.path.clone(),
+            offset,
+            n as u64,
+        ));
         Ok(n)
     }
     fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
@@ -141,7 +185,12 @@ impl Vfs for CountingVfs {
             .entry(path.to_path_buf())
             .or_default()
             .clone();
-        Ok(Box::new(CountingFile { inner, read }))
+        Ok(Box::new(CountingFile {
+            inner,
+            read,
+            path: path.to_path_buf(),
+            reads: self.counters.reads.clone(),
+        }))
     }
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
         self.inner.create_dir_all(path)
