@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    session_journal::fuzz::exercise_decoder(data);
+    session_testkit::fuzz::exercise_decoder(data);
 });

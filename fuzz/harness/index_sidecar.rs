@@ -28,10 +28,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use session_index::{EntryIndex, Index, IndexStatus, OpenIndexOptions, legacy, sidecar_path};
-use session_journal::sim::SimFs;
+use session_index::{EntryIndex, Index, IndexStatus, OpenIndexOptions, sidecar_path};
 use session_journal::vfs::Vfs;
 use session_journal::{Clock, Durability, NewFrame, OpenOptions, Reader, ReaderOptions, Writer};
+use session_testkit::legacy;
+use session_testkit::sim::SimFs;
 
 const TEXT: &str = include_str!("../../tests/fixtures/edge/labels-names-roots.jsonl");
 const TRAILER: usize = session_index::SIDECAR_TRAILER_LEN;

@@ -26,12 +26,12 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use session_index::{EntryIndex, Index, OpenIndexOptions};
-use session_journal::sim::{SimFs, SimRng};
 use session_journal::vfs::Vfs;
 use session_journal::{
     JournalId, OpenError, OpenOptions, Reader, ReaderOptions, TailState, VerifyOptions, Writer,
     salvage,
 };
+use session_testkit::sim::{SimFs, SimRng};
 
 use crate::knob;
 

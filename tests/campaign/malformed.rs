@@ -21,9 +21,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use session_journal::sim::{SimFs, SimRng};
 use session_journal::vfs::Vfs;
 use session_journal::{Clock, CreateOptions, Durability, FrameKind, JournalId, Writer};
+use session_testkit::sim::{SimFs, SimRng};
 
 fn corpus_dir() -> PathBuf {
     crate::repo_root().join("tests/campaign/malformed")
@@ -147,7 +147,7 @@ fn generated() -> BTreeMap<&'static str, Vec<u8>> {
     let text = std::str::from_utf8(&payload[..end]).unwrap();
     assert!(text.contains(r#""format_version":1"#), "{text}");
     let text = text.replace(r#""format_version":1"#, r#""format_version":2"#);
-    let frame = session_journal::fuzz::forge_frame(JournalId([0; 16]), 8, 1, 0, 0, text.as_bytes());
+    let frame = session_testkit::fuzz::forge_frame(JournalId([0; 16]), 8, 1, 0, 0, text.as_bytes());
     assert_eq!(frame.len(), data_start - 8);
     let mut future = journal.clone();
     future[8..data_start].copy_from_slice(&frame);

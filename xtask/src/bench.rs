@@ -927,7 +927,7 @@ fn measure_ours(root: &Path, data: &Data, native: &Native, opts: &Options) -> Re
         // journal is opened once and only its header and last frame are read to check
         // its record (issue 13). Checked on the real 2,000 and 10,000 sessions with the
         // I/O counter.
-        let counting = Arc::new(session_index::CountingVfs::new(Arc::new(
+        let counting = Arc::new(session_testkit::CountingVfs::new(Arc::new(
             session_journal::vfs::StdVfs,
         )));
         let checked = Store::new(Layout::with_root(root_dir))

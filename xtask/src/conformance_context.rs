@@ -21,8 +21,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
-use session_context::compare::{first_difference, js_canonical};
 use session_context::{ContextOptions, Leaf, TextSource, build_context};
+use session_testkit::compare::{first_difference, js_canonical};
 use session_types::json::replace_lone_surrogates;
 
 const ORACLE_SCRIPT: &str = r#"
@@ -180,7 +180,7 @@ fn check_file(
             "generatedBy": "cargo xtask conformance-context --record (reference @mariozechner/pi-coding-agent 0.73.1)",
             "source": file.file_name().and_then(|n| n.to_str()),
             "rule": format!("the resume leaf, then the entries at file positions floor(i*n/{k}) for i in 0..{k}"),
-            "hash": "blake3 of session_context::compare::js_canonical(context)",
+            "hash": "blake3 of session_testkit::compare::js_canonical(context)",
             "leaves": leaves,
             "full": full,
         });

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-use session_index::{Index, ListOptions, OpenIndexOptions, legacy, list_all};
+use session_index::{Index, ListOptions, OpenIndexOptions, list_all};
 use session_journal::vfs::StdVfs;
+use session_testkit::legacy;
 
 fn native(src: &Path, dst: &Path) -> Result<()> {
     if let Some(p) = dst.parent() {

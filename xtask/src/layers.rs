@@ -2,7 +2,10 @@
 //!
 //! Reads `cargo metadata` and checks every dependency edge between workspace
 //! crates against the layer table of ARCHITECTURE.md. Also refuses `anyhow` as a
-//! normal dependency of a library crate (errors there are typed, with `thiserror`).
+//! normal dependency of a library crate (errors there are typed, with `thiserror`),
+//! and keeps test support out of the libraries: the test kit may depend on every
+//! library crate, a library crate on it only as a dev-dependency, and only the test
+//! kit and dev-dependencies turn on a library's `testing` feature.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -11,7 +14,8 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 /// The layered crates, bottom to top. `xtask` and `session-tests` sit outside the
-/// stack: they may depend on anything and nothing may depend on them.
+/// stack: they may depend on anything and nothing may depend on them. The test kit
+/// (`TEST_SUPPORT`) sits outside it too, beside the layers it supports.
 pub(crate) const LAYERS: [&str; 7] = [
     "session-types",
     "session-journal",
@@ -24,6 +28,13 @@ pub(crate) const LAYERS: [&str; 7] = [
 
 /// Crates outside the stack.
 const TOOLING: [&str; 2] = ["xtask", "session-tests"];
+
+/// Test-support crates: outside the stack, they may depend on any library crate;
+/// library crates may use them only as dev-dependencies, tooling in any way.
+const TEST_SUPPORT: [&str; 1] = ["session-testkit"];
+
+/// The feature of a library crate that exposes internals to test support.
+const TESTING_FEATURE: &str = "testing";
 
 /// Crates allowed to use `anyhow` as a normal dependency (binaries and tooling).
 const ANYHOW_OK: [&str; 3] = ["session-cli", "xtask", "session-tests"];
@@ -86,7 +97,7 @@ pub(crate) fn check(metadata: &Value) -> Result<Vec<String>> {
     let layer_of: BTreeMap<&str, usize> = LAYERS.iter().enumerate().map(|(i, n)| (*n, i)).collect();
     let mut violations = Vec::new();
     for name in &names {
-        if !layer_of.contains_key(name) && !TOOLING.contains(name) {
+        if !layer_of.contains_key(name) && !TOOLING.contains(name) && !TEST_SUPPORT.contains(name) {
             violations.push(format!(
                 "crate `{name}` has no layer: add it to the table in xtask/src/layers.rs and ARCHITECTURE.md"
             ));
@@ -108,6 +119,21 @@ pub(crate) fn check(metadata: &Value) -> Result<Vec<String>> {
             if TOOLING.contains(&dep_name) {
                 violations.push(format!("`{name}` depends on tooling crate `{dep_name}`"));
                 continue;
+            }
+            let library = layer_of.contains_key(name);
+            if library && kind != "dev" && TEST_SUPPORT.contains(&dep_name) {
+                violations.push(format!(
+                    "library crate `{name}` depends on test-support crate `{dep_name}` [{kind} dependency]; only a dev-dependency may"
+                ));
+                continue;
+            }
+            let testing = dep["features"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|f| f.as_str() == Some(TESTING_FEATURE)));
+            if library && kind != "dev" && testing {
+                violations.push(format!(
+                    "library crate `{name}` enables the `{TESTING_FEATURE}` feature of `{dep_name}` [{kind} dependency]; only the test kit and dev-dependencies may"
+                ));
             }
             let (Some(&from), Some(&to)) = (layer_of.get(name), layer_of.get(dep_name)) else {
                 continue; // tooling may depend on anything
@@ -210,6 +236,77 @@ mod tests {
         ]);
         let v = check(&m).unwrap();
         assert_eq!(v.len(), 2, "{v:?}");
+    }
+
+    fn package_with_features(name: &str, deps: &[(&str, Option<&str>, &[&str])]) -> Value {
+        json!({
+            "name": name,
+            "id": format!("path+file:///ws/{name}#0.1.0"),
+            "dependencies": deps
+                .iter()
+                .map(|(d, kind, features)| json!({"name": d, "kind": kind, "features": features}))
+                .collect::<Vec<_>>(),
+        })
+    }
+
+    #[test]
+    fn the_test_kit_is_a_dev_dependency_of_libraries_only() {
+        let m = metadata(vec![
+            package("session-journal", &[("session-testkit", Some("dev"))]),
+            package("session-index", &[("session-testkit", None)]),
+            package("session-cli", &[("session-testkit", Some("build"))]),
+            package(
+                "session-testkit",
+                &[("session-journal", None), ("session-cli", None)],
+            ),
+            package("xtask", &[("session-testkit", None)]),
+            package("session-tests", &[("session-testkit", Some("dev"))]),
+        ]);
+        let v = check(&m).unwrap();
+        assert_eq!(
+            v,
+            vec![
+                "library crate `session-index` depends on test-support crate `session-testkit` [normal dependency]; only a dev-dependency may",
+                "library crate `session-cli` depends on test-support crate `session-testkit` [build dependency]; only a dev-dependency may",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_test_kit_depends_on_no_tooling() {
+        let m = metadata(vec![
+            package("session-testkit", &[("xtask", None)]),
+            package("xtask", &[]),
+        ]);
+        let v = check(&m).unwrap();
+        assert_eq!(
+            v,
+            vec!["`session-testkit` depends on tooling crate `xtask`"]
+        );
+    }
+
+    #[test]
+    fn the_testing_feature_is_for_the_test_kit_and_dev_dependencies() {
+        let m = metadata(vec![
+            package_with_features("session-journal", &[]),
+            package_with_features("session-index", &[("session-journal", None, &["testing"])]),
+            package_with_features(
+                "session-context",
+                &[("session-journal", Some("dev"), &["testing"])],
+            ),
+            package_with_features(
+                "session-testkit",
+                &[("session-journal", None, &["testing"])],
+            ),
+            package_with_features("xtask", &[("session-journal", None, &["testing"])]),
+        ]);
+        let v = check(&m).unwrap();
+        assert_eq!(
+            v,
+            vec![
+                "library crate `session-index` enables the `testing` feature of `session-journal` [normal dependency]; only the test kit and dev-dependencies may"
+            ]
+        );
     }
 
     #[test]

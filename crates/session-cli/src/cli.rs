@@ -7,21 +7,21 @@ use clap::{Args, Parser, Subcommand};
 /// `bcs`: inspect, migrate, script and repair Base Context sessions.
 #[derive(Debug, Parser)]
 #[command(name = "bcs", version, about, max_term_width = 100)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// The product root (as `BASE_CONTEXT_HOME`; default `~/.base-context`).
     #[arg(long, global = true, value_name = "DIR")]
-    pub home: Option<PathBuf>,
+    pub(crate) home: Option<PathBuf>,
     /// The sessions directory (as `BASE_CONTEXT_SESSION_DIR`; default `<home>/sessions`).
     #[arg(long, global = true, value_name = "DIR")]
-    pub session_dir: Option<PathBuf>,
+    pub(crate) session_dir: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Create a session and print its id.
     New(NewArgs),
     /// Append JSON lines from stdin (entries with `type`, or messages with `role`);
@@ -50,105 +50,105 @@ pub enum Command {
 
 /// A session argument alone.
 #[derive(Debug, Args)]
-pub struct SessionArg {
+pub(crate) struct SessionArg {
     /// A session id, a unique id prefix, or a journal path.
-    pub session: String,
+    pub(crate) session: String,
 }
 
 /// A session argument and `--json`.
 #[derive(Debug, Args)]
-pub struct SessionJson {
+pub(crate) struct SessionJson {
     /// A session id, a unique id prefix, or a journal path.
-    pub session: String,
+    pub(crate) session: String,
     /// Print JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `bcs new`.
 #[derive(Debug, Args)]
-pub struct NewArgs {
+pub(crate) struct NewArgs {
     /// The session's working directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// The session id (default: a new UUIDv7).
     #[arg(long, value_name = "ID")]
-    pub id: Option<String>,
+    pub(crate) id: Option<String>,
 }
 
 /// `bcs append`.
 #[derive(Debug, Args)]
-pub struct AppendArgs {
+pub(crate) struct AppendArgs {
     /// A session id, a unique id prefix, or a journal path.
-    pub session: String,
+    pub(crate) session: String,
     /// Acknowledge once written (survives a process crash) instead of once synced
     /// (survives power loss).
     #[arg(long)]
-    pub buffered: bool,
+    pub(crate) buffered: bool,
 }
 
 /// `bcs list`.
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// Every session in the sessions directory.
     #[arg(long, conflicts_with = "cwd")]
-    pub all: bool,
+    pub(crate) all: bool,
     /// Sessions whose working directory is DIR (default: the current directory).
     #[arg(long, value_name = "DIR")]
-    pub cwd: Option<PathBuf>,
+    pub(crate) cwd: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `bcs context`.
 #[derive(Debug, Args)]
-pub struct ContextArgs {
+pub(crate) struct ContextArgs {
     /// A session id, a unique id prefix, or a journal path.
-    pub session: String,
+    pub(crate) session: String,
     /// Build the context at this entry instead of the session's leaf.
     #[arg(long, value_name = "ID")]
-    pub leaf: Option<String>,
+    pub(crate) leaf: Option<String>,
     /// Print the reference's JSON (`{messages, thinkingLevel, model}`).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `bcs import`.
 #[derive(Debug, Args)]
-pub struct ImportArgs {
+pub(crate) struct ImportArgs {
     /// Legacy JSONL files, or directories searched recursively for `*.jsonl`.
     #[arg(required = true, value_name = "FILE|DIR")]
-    pub sources: Vec<PathBuf>,
+    pub(crate) sources: Vec<PathBuf>,
     /// Print one JSON object per source per line.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `bcs export`.
 #[derive(Debug, Args)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// A session id, a unique id prefix, or a journal path.
-    pub session: String,
+    pub(crate) session: String,
     /// Write to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 }
 
 /// `bcs verify`.
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// A session id, a unique id prefix, or a journal path.
     #[arg(required_unless_present = "all", conflicts_with = "all")]
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// Every session in the sessions directory.
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
     /// Repair what can be repaired: cut a torn tail (copied aside first), rebuild a
     /// stale index.
     #[arg(long)]
-    pub repair: bool,
+    pub(crate) repair: bool,
     /// Print JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }

@@ -7,32 +7,32 @@
 //! saved by a reading command); import, export and verify use `session-import`,
 //! `session-journal` and `session-index` directly.
 //!
-//! Tour:
-//! - [`cli`] — the clap argument definitions (global `--home`, `--session-dir`).
-//! - [`store`] — the layout, `<session>` resolution (id, unique prefix, path) and the
-//!   read-only [`store::View`] of one session.
-//! - [`cmd`] — one module per group of subcommands; [`render`] — the human renderings;
-//!   [`out`] — stdout/stderr, progress bars only on a terminal.
+//! The library exists for the binary (`main.rs` calls [`run`]) and exposes nothing
+//! else; the tests drive the built `bcs`. Inside (all private):
+//! - `cli` — the clap argument definitions (global `--home`, `--session-dir`).
+//! - `store` — the layout, `<session>` resolution (id, unique prefix, path) and the
+//!   read-only `View` of one session.
+//! - `cmd` — one module per group of subcommands; `render` — the human renderings;
+//!   `out` — stdout/stderr, progress bars only on a terminal.
 //! - [`run`] — parse, dispatch, and map errors to one `bcs: ` line and an exit code
 //!   (0 success, 1 failure, 2 usage).
 //!
 //! ```
-//! use clap::Parser;
-//! use session_cli::cli::{Cli, Command};
-//! let cli = Cli::try_parse_from(["bcs", "--home", "/tmp/h", "tree", "019c", "--json"]).unwrap();
-//! assert!(matches!(cli.command, Command::Tree(ref a) if a.json && a.session == "019c"));
-//! assert_eq!(session_cli::render::preview("first line\nsecond", 40), "first line…");
+//! use std::process::ExitCode;
+//! // A usage error: one `bcs: ` line on stderr, exit code 2.
+//! let code = session_cli::run(["bcs", "no-such-command"].map(Into::into));
+//! assert_eq!(code, ExitCode::from(2));
 //! ```
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-pub mod cli;
-pub mod cmd;
-pub mod out;
-pub mod render;
-pub mod store;
+mod cli;
+mod cmd;
+mod out;
+mod render;
+mod store;
 
 use cli::{Cli, Command};
 use out::{Out, one_line};
@@ -40,7 +40,7 @@ use store::Store;
 
 /// A failure already reported on stderr (or in the output): exit 1, print nothing more.
 #[derive(Debug)]
-pub enum Failure {
+pub(crate) enum Failure {
     /// Reported; just exit 1.
     Quiet,
 }
@@ -103,7 +103,7 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
 /// The error and its causes in one line, each said once: library errors often name
 /// their cause in their own message too, which `{:#}` would print a second time
 /// ("… failed: No such file or directory (os error 2): No such file or directory …").
-pub fn error_line(e: &anyhow::Error) -> String {
+pub(crate) fn error_line(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
@@ -140,5 +140,24 @@ fn dispatch(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
         Command::Verify(a) => cmd::verify::run(&store()?, a, out),
         Command::Rm(a) => cmd::write::rm(&store()?, a, out),
         Command::Demo => cmd::demo::run(if explicit { Some(store()?) } else { None }, out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    /// What the crate docs' example showed while these modules were public.
+    #[test]
+    fn arguments_parse_and_previews_stop_at_the_first_line() {
+        let cli = Cli::try_parse_from(["bcs", "--home", "/tmp/h", "tree", "019c", "--json"])
+            .expect("valid arguments");
+        assert!(matches!(cli.command, Command::Tree(ref a) if a.json && a.session == "019c"));
+        assert_eq!(
+            crate::render::preview("first line\nsecond", 40),
+            "first line…"
+        );
     }
 }

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result};
 use serde_json::Value;
 
 /// Where a command prints.
-pub struct Out {
+pub(crate) struct Out {
     stdout: Box<dyn Write>,
     stderr_tty: bool,
 }
@@ -22,7 +22,7 @@ impl std::fmt::Debug for Out {
 
 impl Out {
     /// The process's stdout and stderr.
-    pub fn stdio() -> Self {
+    pub(crate) fn stdio() -> Self {
         Self {
             stdout: Box::new(std::io::stdout()),
             stderr_tty: std::io::stderr().is_terminal(),
@@ -30,12 +30,12 @@ impl Out {
     }
 
     /// One line of text.
-    pub fn line(&mut self, s: &str) -> Result<()> {
+    pub(crate) fn line(&mut self, s: &str) -> Result<()> {
         writeln!(self.stdout, "{s}").context("cannot write to stdout")
     }
 
     /// Text as is.
-    pub fn text(&mut self, s: &str) -> Result<()> {
+    pub(crate) fn text(&mut self, s: &str) -> Result<()> {
         self.stdout
             .write_all(s.as_bytes())
             .context("cannot write to stdout")
@@ -43,51 +43,45 @@ impl Out {
 
     /// One JSON value on one line, numbers spelled as `JSON.stringify` spells them
     /// (every `--json` output goes through here).
-    pub fn json(&mut self, v: &Value) -> Result<()> {
+    pub(crate) fn json(&mut self, v: &Value) -> Result<()> {
         json_line(&mut self.stdout, v).context("cannot write to stdout")
     }
 
-    /// Raw bytes.
-    pub fn bytes(&mut self, b: &[u8]) -> Result<()> {
-        self.stdout.write_all(b).context("cannot write to stdout")
-    }
-
     /// Standard output as a writer, for streams of raw bytes.
-    pub fn writer(&mut self) -> &mut dyn Write {
+    pub(crate) fn writer(&mut self) -> &mut dyn Write {
         &mut self.stdout
     }
 
     /// Flushes stdout (an acknowledgement is visible once this returns).
-    pub fn flush(&mut self) -> Result<()> {
+    pub(crate) fn flush(&mut self) -> Result<()> {
         self.stdout.flush().context("cannot write to stdout")
     }
 
     /// A warning on stderr (`bcs: warning: …`), one line.
-    pub fn warn(&self, s: &str) {
+    pub(crate) fn warn(&self, s: &str) {
         eprintln!("bcs: warning: {}", one_line(s));
-    }
-
-    /// Whether stderr is a terminal.
-    pub fn stderr_is_tty(&self) -> bool {
-        self.stderr_tty
     }
 }
 
 /// Writes `v` compactly on one line as the reference's `JSON.stringify` would:
 /// numbers as JavaScript doubles (`1.0` → `1`, `-0` → `0`, `1e21` → `1e+21`).
-pub fn json_line(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {
+pub(crate) fn json_line(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {
     session_types::js::stringify::to_writer(&mut *out, v).map_err(std::io::Error::other)?;
     out.write_all(b"\n")
 }
 
 /// `s` with line breaks replaced by spaces, so every message is one line.
-pub fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     s.replace(['\n', '\r'], " ")
 }
 
 /// `<path>: <what>: <error>`, naming the path once: a library error that already
 /// starts with the path has that prefix dropped.
-pub fn at_path(path: &std::path::Path, what: &str, e: impl std::fmt::Display) -> anyhow::Error {
+pub(crate) fn at_path(
+    path: &std::path::Path,
+    what: &str,
+    e: impl std::fmt::Display,
+) -> anyhow::Error {
     let shown = path.display().to_string();
     let text = e.to_string();
     let text = text
@@ -99,11 +93,11 @@ pub fn at_path(path: &std::path::Path, what: &str, e: impl std::fmt::Display) ->
 
 /// A progress bar on stderr, drawn only when stderr is a terminal and there is more
 /// than one item.
-pub struct Progress(Option<indicatif::ProgressBar>);
+pub(crate) struct Progress(Option<indicatif::ProgressBar>);
 
 impl Progress {
     /// A bar for `total` items.
-    pub fn new(out: &Out, total: u64, what: &str) -> Self {
+    pub(crate) fn new(out: &Out, total: u64, what: &str) -> Self {
         if !out.stderr_tty || total < 2 {
             return Self(None);
         }
@@ -121,21 +115,21 @@ impl Progress {
     }
 
     /// One more item done.
-    pub fn inc(&self) {
+    pub(crate) fn inc(&self) {
         if let Some(b) = &self.0 {
             b.inc(1);
         }
     }
 
     /// The current item's name.
-    pub fn message(&self, m: &str) {
+    pub(crate) fn message(&self, m: &str) {
         if let Some(b) = &self.0 {
             b.set_message(m.to_owned());
         }
     }
 
     /// Removes the bar.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(b) = &self.0 {
             b.finish_and_clear();
         }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 /// At most `max` characters of the first line of `text`, with `…` when cut.
-pub fn preview(text: &str, max: usize) -> String {
+pub(crate) fn preview(text: &str, max: usize) -> String {
     let line = text.trim().lines().next().unwrap_or("");
     let mut out: String = line.chars().take(max).collect();
     if line.chars().count() > max || text.trim().lines().nth(1).is_some() {
@@ -14,7 +14,7 @@ pub fn preview(text: &str, max: usize) -> String {
 }
 
 /// The text a message shows in a one-line summary.
-pub fn message_text(m: &Value) -> String {
+pub(crate) fn message_text(m: &Value) -> String {
     let role = m.get("role").and_then(Value::as_str).unwrap_or("");
     match role {
         "compactionSummary" | "branchSummary" => {
@@ -36,7 +36,7 @@ pub fn message_text(m: &Value) -> String {
 }
 
 /// Text of a `content` value: a string, or blocks (text kept, others named).
-pub fn content_text(content: &Value) -> String {
+pub(crate) fn content_text(content: &Value) -> String {
     match content {
         Value::String(s) => s.clone(),
         Value::Array(blocks) => {
@@ -66,7 +66,7 @@ pub fn content_text(content: &Value) -> String {
 }
 
 /// The human rendering of a context JSON (`{messages, thinkingLevel, model}`).
-pub fn context(ctx: &Value) -> String {
+pub(crate) fn context(ctx: &Value) -> String {
     let mut out = String::new();
     // Fields of odd entries can be any JSON value, or absent: shown as such.
     let shown = |v: Option<&Value>, absent: &str| match v {
@@ -116,7 +116,13 @@ pub fn context(ctx: &Value) -> String {
 const MAX_INDENT: u32 = 24;
 
 /// One tree node as a line: indentation, id, type (role for messages), label, leaf mark.
-pub fn tree_line(depth: u32, id: &str, kind: &str, label: Option<&str>, leaf: bool) -> String {
+pub(crate) fn tree_line(
+    depth: u32,
+    id: &str,
+    kind: &str,
+    label: Option<&str>,
+    leaf: bool,
+) -> String {
     let mut out = String::new();
     if depth > MAX_INDENT {
         out.push_str(&"  ".repeat(MAX_INDENT as usize));

@@ -12,7 +12,7 @@ use session_manager::Layout;
 
 /// The store the global options name.
 #[derive(Debug, Clone)]
-pub struct Store {
+pub(crate) struct Store {
     layout: Layout,
 }
 
@@ -20,7 +20,7 @@ impl Store {
     /// Resolves the layout: `--home` / `--session-dir` win over `BASE_CONTEXT_HOME` /
     /// `BASE_CONTEXT_SESSION_DIR`; relative option values are taken relative to the
     /// current directory (relative environment values are refused, as the manager does).
-    pub fn resolve(home: Option<&Path>, session_dir: Option<&Path>) -> Result<Self> {
+    pub(crate) fn resolve(home: Option<&Path>, session_dir: Option<&Path>) -> Result<Self> {
         let mut layout = match home {
             Some(home) => {
                 let env_dir = std::env::var_os(session_manager::layout::SESSION_DIR_VAR)
@@ -56,23 +56,23 @@ impl Store {
     }
 
     /// A store with this layout.
-    pub fn with_layout(layout: Layout) -> Self {
+    pub(crate) fn with_layout(layout: Layout) -> Self {
         Self { layout }
     }
 
     /// The layout.
-    pub fn layout(&self) -> &Layout {
+    pub(crate) fn layout(&self) -> &Layout {
         &self.layout
     }
 
     /// The sessions directory.
-    pub fn sessions_dir(&self) -> &Path {
+    pub(crate) fn sessions_dir(&self) -> &Path {
         self.layout.sessions_dir()
     }
 
     /// Every journal of the sessions directory (`*.jsonl`, hidden files excluded), by
     /// file name. A missing directory holds no session.
-    pub fn journals(&self) -> Result<Vec<PathBuf>> {
+    pub(crate) fn journals(&self) -> Result<Vec<PathBuf>> {
         let dir = self.sessions_dir();
         let rd = match std::fs::read_dir(dir) {
             Ok(rd) => rd,
@@ -104,7 +104,7 @@ impl Store {
     /// Resolves a `<session>` argument: a journal path (contains a path separator or
     /// names an existing file ending in `.jsonl`), an exact session id, or a unique
     /// prefix of one (an ambiguous prefix is an error listing the candidates).
-    pub fn find(&self, arg: &str) -> Result<PathBuf> {
+    pub(crate) fn find(&self, arg: &str) -> Result<PathBuf> {
         if arg.is_empty() {
             bail!("empty session argument");
         }
@@ -151,7 +151,7 @@ impl Store {
 }
 
 /// The session id a journal's file name gives (`<id>.jsonl`).
-pub fn session_id_of(path: &Path) -> String {
+pub(crate) fn session_id_of(path: &Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -169,7 +169,7 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 
 /// Read-only index options: the sidecar is read and validated, never written, and the
 /// journal is not synced.
-pub fn read_only_index() -> OpenIndexOptions {
+pub(crate) fn read_only_index() -> OpenIndexOptions {
     OpenIndexOptions {
         save: false,
         sync_journal: false,
@@ -177,25 +177,22 @@ pub fn read_only_index() -> OpenIndexOptions {
     }
 }
 
-/// Where and why reading a journal stopped before its end: (offset, fault).
-pub type Stopped = (u64, String);
-
 /// A read-only view of one session.
 #[derive(Debug)]
-pub struct View {
+pub(crate) struct View {
     /// The journal.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The journal's reader.
-    pub reader: Reader,
+    pub(crate) reader: Reader,
     /// The derived index (opened read-only).
-    pub index: Index,
+    pub(crate) index: Index,
     /// How the index was obtained.
-    pub report: IndexReport,
+    pub(crate) report: IndexReport,
 }
 
 impl View {
     /// Opens the session at `path` without modifying anything.
-    pub fn open(path: &Path) -> Result<Self> {
+    pub(crate) fn open(path: &Path) -> Result<Self> {
         let reader = Reader::open(path, ReaderOptions::default()).map_err(|e| anyhow!(e))?;
         let name = session_id_of(path);
         if let Some(id) = &reader.header().session_id
@@ -217,7 +214,7 @@ impl View {
     }
 
     /// The session header record (the first header-kind frame), if readable.
-    pub fn header(&self) -> Option<serde_json::Value> {
+    pub(crate) fn header(&self) -> Option<serde_json::Value> {
         for f in self.reader.frames(None) {
             let f = f.ok()?;
             if f.info.kind == kinds::SESSION_HEADER {
@@ -230,32 +227,14 @@ impl View {
         None
     }
 
-    /// Every entry record's JSON text, in append order, up to the first invalid frame
-    /// (the intact prefix), and where reading stopped early, if it did.
-    pub fn records(&self) -> Result<(Vec<String>, Option<Stopped>)> {
-        let mut out = Vec::new();
-        let mut frames = self.reader.frames(None);
-        for f in frames.by_ref() {
-            let f = match f {
-                Ok(f) => f,
-                Err(e) => return Ok((out, Some((0, e.to_string())))),
-            };
-            if f.info.kind == kinds::ENTRY {
-                out.push(String::from_utf8_lossy(&f.payload).into_owned());
-            }
-        }
-        let stop = frames.stop().map(|s| (s.offset.0, s.fault.to_string()));
-        Ok((out, stop))
-    }
-
     /// The index status as one word and a detail.
-    pub fn index_status(&self) -> (&'static str, Option<String>) {
+    pub(crate) fn index_status(&self) -> (&'static str, Option<String>) {
         index_status(&self.report.status)
     }
 }
 
 /// `fresh`, `caught-up` or `rebuilt`, with a detail.
-pub fn index_status(status: &IndexStatus) -> (&'static str, Option<String>) {
+pub(crate) fn index_status(status: &IndexStatus) -> (&'static str, Option<String>) {
     match status {
         IndexStatus::Fresh => ("fresh", None),
         IndexStatus::CaughtUp { frames, bytes_read } => (

@@ -33,7 +33,6 @@
 //! ```
 
 pub mod build;
-pub mod compare;
 pub mod error;
 pub mod kind;
 pub mod resident;

@@ -166,13 +166,22 @@ pub enum RetentionError {
     #[error("cannot read the journal: {0}")]
     Read(#[from] session_journal::ReadError),
     /// A provenance frame does not hold what §4 of the format says.
-    #[error("{path}: provenance frame at offset {offset} is malformed: {reason}")]
+    #[error("{path}: provenance frame at offset {offset} is malformed: {source}")]
     Malformed {
         /// The journal.
         path: PathBuf,
         /// The frame offset.
         offset: u64,
         /// Why.
-        reason: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A retention frame with no import-source frame before it.
+    #[error("{path}: retention frame at offset {offset} has no import-source frame before it")]
+    Orphaned {
+        /// The journal.
+        path: PathBuf,
+        /// The retention frame's offset.
+        offset: u64,
     },
 }

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde_json::Value;
 use session_journal::vfs::{StdVfs, Vfs, VfsFile};
@@ -39,8 +40,17 @@ pub struct ExportOutcome {
 /// name works), synced, then renamed over `dest` and the directory synced. On error
 /// nothing is left behind. Memory is bounded by the largest entry.
 pub fn export(journal: &Path, dest: &Path) -> Result<ExportOutcome, ExportError> {
-    let vfs = StdVfs;
-    let reader = Reader::open(journal, ReaderOptions::default())?;
+    export_in(Arc::new(StdVfs), journal, dest)
+}
+
+/// [`export`] through a store's file system seam (journal and destination alike).
+pub fn export_in(
+    vfs: Arc<dyn Vfs>,
+    journal: &Path,
+    dest: &Path,
+) -> Result<ExportOutcome, ExportError> {
+    let reader = Reader::open(journal, ReaderOptions { vfs: vfs.clone() })?;
+    let vfs = vfs.as_ref();
     let dir = match dest.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -48,7 +58,7 @@ pub fn export(journal: &Path, dest: &Path) -> Result<ExportOutcome, ExportError>
     let (tmp, file) = vfs
         .create_temp(&dir, ".export-")
         .map_err(io(&dir, "create a temporary file"))?;
-    let result = write_file(&vfs, &reader, journal, file.as_ref(), &tmp, dest, &dir);
+    let result = write_file(vfs, &reader, journal, file.as_ref(), &tmp, dest, &dir);
     if result.is_err() {
         let _ = vfs.remove_file(&tmp);
     }
@@ -63,7 +73,17 @@ pub fn export_to(
     out: &mut dyn Write,
     shown: &Path,
 ) -> Result<ExportOutcome, ExportError> {
-    let reader = Reader::open(journal, ReaderOptions::default())?;
+    export_to_in(Arc::new(StdVfs), journal, out, shown)
+}
+
+/// [`export_to`] reading the journal through a store's file system seam.
+pub fn export_to_in(
+    vfs: Arc<dyn Vfs>,
+    journal: &Path,
+    out: &mut dyn Write,
+    shown: &Path,
+) -> Result<ExportOutcome, ExportError> {
+    let reader = Reader::open(journal, ReaderOptions { vfs })?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
     let outcome = stream(&reader, journal, &mut out, shown)?;
     out.flush().map_err(io(shown, "write"))?;

@@ -104,7 +104,7 @@ pub fn import(
     options: &ImportOptions,
 ) -> Result<ImportOutcome, ImportError> {
     let shown_source = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
-    let scan = scan_source(source)?;
+    let scan = scan_source(options.vfs.as_ref(), source)?;
     if scan.native_signature {
         return Err(ImportError::NativeJournal {
             path: source.to_path_buf(),
@@ -130,7 +130,7 @@ pub fn import(
         return Ok(already(done, info(version)));
     }
 
-    let mut reader = LineReader::open(source)?;
+    let mut reader = LineReader::open(options.vfs.as_ref(), source)?;
     let mut run = Run::new(source, &scan, options);
     let header = run.read_header(&mut reader)?;
     let session_id = if is_safe_session_id(&header.id) {

@@ -62,10 +62,10 @@ mod retention;
 mod tree_check;
 
 pub use error::{ExportError, ImportError, RetentionError};
-pub use export::{ExportOutcome, export, export_to};
+pub use export::{ExportOutcome, export, export_in, export_to, export_to_in};
 pub use import::{
     Destination, ImportOptions, import, is_safe_session_id, leftover_imports,
     remove_leftover_imports,
 };
 pub use outcome::{Disposition, ImportOutcome, IssueKind, LineIssue, SourceInfo};
-pub use retention::{Retention, import_source, retention};
+pub use retention::{Retention, import_source, import_source_in, retention, retention_in};

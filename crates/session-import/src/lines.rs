@@ -1,8 +1,9 @@
 //! Reading a legacy file: a first pass for its identity, then bounded line reads.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+
+use session_journal::vfs::{OpenMode, Vfs, VfsReader};
 
 use crate::error::ImportError;
 use crate::format::MAX_LINE_LEN;
@@ -26,21 +27,19 @@ pub(crate) struct SourceScan {
     pub(crate) only_whitespace: bool,
 }
 
-/// Opens the source: a regular file (a link to one is followed: the source is the
-/// caller's), never a FIFO or a device, which would block the import or never end.
-fn open_source(path: &Path) -> Result<File, ImportError> {
-    let md = std::fs::metadata(path).map_err(io(path, "open"))?;
-    if !md.is_file() {
-        return Err(io(path, "open")(std::io::Error::other(
-            "not a regular file (a directory, FIFO, socket or device)",
-        )));
-    }
-    File::open(path).map_err(io(path, "open"))
+/// Opens the source through the store's `Vfs`: a regular file (a link to one is
+/// followed: the source is the caller's), never a FIFO or a device, which would block
+/// the import or never end.
+fn open_source(vfs: &dyn Vfs, path: &Path) -> Result<VfsReader, ImportError> {
+    let file = vfs
+        .open(path, OpenMode::ReadFollow)
+        .map_err(io(path, "open"))?;
+    Ok(VfsReader::new(file))
 }
 
 /// Hashes the source and measures its lines (memory: one 1 MiB buffer).
-pub(crate) fn scan_source(path: &Path) -> Result<SourceScan, ImportError> {
-    let mut file = open_source(path)?;
+pub(crate) fn scan_source(vfs: &dyn Vfs, path: &Path) -> Result<SourceScan, ImportError> {
+    let mut file = open_source(vfs, path)?;
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut bytes = 0u64;
@@ -112,7 +111,7 @@ pub(crate) struct LineMeta {
 /// [`MAX_LINE_LEN`]), hashing each read in bulk.
 pub(crate) struct LineReader<'p> {
     path: &'p Path,
-    file: File,
+    file: VfsReader,
     buf: Vec<u8>,
     start: usize,
     scanned: usize,
@@ -123,8 +122,8 @@ pub(crate) struct LineReader<'p> {
 }
 
 impl<'p> LineReader<'p> {
-    pub(crate) fn open(path: &'p Path) -> Result<Self, ImportError> {
-        let file = open_source(path)?;
+    pub(crate) fn open(vfs: &dyn Vfs, path: &'p Path) -> Result<Self, ImportError> {
+        let file = open_source(vfs, path)?;
         Ok(Self {
             path,
             file,

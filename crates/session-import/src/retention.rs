@@ -2,6 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
+use session_journal::vfs::StdVfs;
+use session_journal::vfs::Vfs;
 use session_journal::{Reader, ReaderOptions};
 use session_types::Envelope;
 use session_types::json::replace_lone_surrogates;
@@ -27,7 +31,15 @@ pub struct Retention {
 /// The import-source record of `journal`, or `None` for a journal that was not
 /// created by an import. Reads at most the first two frames.
 pub fn import_source(journal: &Path) -> Result<Option<SourceRecord>, RetentionError> {
-    let reader = Reader::open(journal, ReaderOptions::default())?;
+    import_source_in(Arc::new(StdVfs), journal)
+}
+
+/// [`import_source`] through a store's file system seam.
+pub fn import_source_in(
+    vfs: Arc<dyn Vfs>,
+    journal: &Path,
+) -> Result<Option<SourceRecord>, RetentionError> {
+    let reader = Reader::open(journal, ReaderOptions { vfs })?;
     source_record(&reader)
 }
 
@@ -39,10 +51,10 @@ pub(crate) fn source_record(reader: &Reader) -> Result<Option<SourceRecord>, Ret
         if frame.info.kind == KIND_IMPORT_SOURCE {
             return serde_json::from_slice(&frame.payload)
                 .map(Some)
-                .map_err(|e| RetentionError::Malformed {
+                .map_err(|source| RetentionError::Malformed {
                     path: journal.to_path_buf(),
                     offset: frame.info.offset.get(),
-                    reason: e.to_string(),
+                    source,
                 });
         }
     }
@@ -53,14 +65,23 @@ pub(crate) fn source_record(reader: &Reader) -> Result<Option<SourceRecord>, Ret
 /// imported entry has that id (natively appended entries have none). With duplicate
 /// ids the last record wins, as in the tree. One sequential pass over the journal.
 pub fn retention(journal: &Path, entry_id: &str) -> Result<Option<Retention>, RetentionError> {
-    let reader = Reader::open(journal, ReaderOptions::default())?;
+    retention_in(Arc::new(StdVfs), journal, entry_id)
+}
+
+/// [`retention`] through a store's file system seam.
+pub fn retention_in(
+    vfs: Arc<dyn Vfs>,
+    journal: &Path,
+    entry_id: &str,
+) -> Result<Option<Retention>, RetentionError> {
+    let reader = Reader::open(journal, ReaderOptions { vfs })?;
     let mut source: Option<SourceRecord> = None;
     let mut pending = false;
     let mut found: Option<(RetentionRecord, u64)> = None;
-    let malformed = |offset: u64, reason: String| RetentionError::Malformed {
+    let malformed = |offset: u64, source: serde_json::Error| RetentionError::Malformed {
         path: journal.to_path_buf(),
         offset,
-        reason,
+        source,
     };
     let needle = memchr::memmem::Finder::new(entry_id.as_bytes());
     for frame in reader.frames(None) {
@@ -68,14 +89,12 @@ pub fn retention(journal: &Path, entry_id: &str) -> Result<Option<Retention>, Re
         let offset = frame.info.offset.get();
         let kind = frame.info.kind;
         if kind == KIND_RETENTION && pending {
-            let r: RetentionRecord = serde_json::from_slice(&frame.payload)
-                .map_err(|e| malformed(offset, e.to_string()))?;
+            let r: RetentionRecord =
+                serde_json::from_slice(&frame.payload).map_err(|e| malformed(offset, e))?;
             found = Some((r, offset));
         } else if kind == KIND_IMPORT_SOURCE {
-            source = Some(
-                serde_json::from_slice(&frame.payload)
-                    .map_err(|e| malformed(offset, e.to_string()))?,
-            );
+            source =
+                Some(serde_json::from_slice(&frame.payload).map_err(|e| malformed(offset, e))?);
         }
         pending = kind == ENTRY
             && needle.find(&frame.payload).is_some()
@@ -84,11 +103,9 @@ pub fn retention(journal: &Path, entry_id: &str) -> Result<Option<Retention>, Re
     let Some((r, offset)) = found else {
         return Ok(None);
     };
-    let source = source.ok_or_else(|| {
-        malformed(
-            offset,
-            "retention frame without an import-source frame".to_owned(),
-        )
+    let source = source.ok_or_else(|| RetentionError::Orphaned {
+        path: journal.to_path_buf(),
+        offset,
     })?;
     Ok(Some(Retention {
         path: PathBuf::from(source.path),

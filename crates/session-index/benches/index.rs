@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_main};
-use session_index::{Index, ListOptions, OpenIndexOptions, legacy, list_all, sidecar_path};
+use session_index::{Index, ListOptions, OpenIndexOptions, list_all, sidecar_path};
 use session_journal::vfs::StdVfs;
+use session_testkit::legacy;
 
 fn work() -> PathBuf {
     let base =

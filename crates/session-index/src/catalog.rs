@@ -14,7 +14,6 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 use session_journal::vfs::{EntryKind, OpenMode, StdVfs, Vfs};
@@ -323,20 +322,15 @@ pub fn list_sessions(
         if !name.ends_with(".jsonl") || name.starts_with('.') {
             continue;
         }
-        // TODO(vfs): the Vfs has no `stat` with a modification time; `lstat` through
-        // std (never following a link) gives the length and the mtime fallback.
-        let Ok(md) = std::fs::symlink_metadata(dir.join(&name)) else {
+        // `lstat` through the Vfs (never following a link): the length and the mtime
+        // fallback.
+        let Ok(Some(md)) = options.vfs.stat(&dir.join(&name)) else {
             continue;
         };
-        if !md.is_file() {
+        if md.kind != EntryKind::File {
             continue;
         }
-        let mtime = md
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_millis() as i64);
-        files.push((name, md.len(), mtime));
+        files.push((name, md.len, md.modified_ms));
     }
     files.sort();
     let cat_path = dir.join(CATALOG_FILE);

@@ -40,7 +40,7 @@ pub enum OnRegression {
 /// Options of [`Index::open_or_rebuild`].
 #[derive(Debug, Clone)]
 pub struct OpenIndexOptions {
-    /// The file system (wrap it in a [`CountingVfs`](crate::CountingVfs) to count reads).
+    /// The file system (tests wrap it in `session_testkit::CountingVfs` to count reads).
     pub vfs: Arc<dyn Vfs>,
     /// The writer's durable capture, if the caller holds the writer: bytes below it
     /// may be claimed by the saved sidecar. Without it, only bytes a later frame's
@@ -351,8 +351,9 @@ impl Index {
     ///
     /// ```
     /// # use std::{path::Path, sync::Arc};
-    /// # use session_index::{Index, OpenIndexOptions, kinds, legacy};
-    /// # use session_journal::{Durability, OpenOptions, Writer, sim::SimFs};
+    /// # use session_index::{Index, OpenIndexOptions, kinds};
+    /// # use session_journal::{Durability, OpenOptions, Writer};
+    /// # use session_testkit::{legacy, sim::SimFs};
     /// # use session_types::{Entry, EntryBase, EntryId, Timestamp};
     /// # let fs = Arc::new(SimFs::new());
     /// # let path = Path::new("/s/a.jsonl");

@@ -29,23 +29,24 @@
 //!   a fresh catalog reads no journal through (each record is checked against its
 //!   journal's id and last frame, O(1) bytes); [`forget`] drops a deleted session's
 //!   record.
-//! - [`CountingVfs`] — counts bytes read per file, so tests assert I/O bounds.
-//! - [`legacy`] — scaffolding that writes a native journal from a legacy JSONL text
-//!   (tests, benchmarks, conformance; not the import).
+//!
+//! Test support (a counting `Vfs`, a writer of native journals from legacy JSONL text,
+//! a simulated file system) is in the `session-testkit` crate, not here.
 //!
 //! ```
 //! use std::{path::Path, sync::Arc};
-//! use session_index::{Index, IndexStatus, OpenIndexOptions, legacy};
-//! use session_journal::sim::SimFs;
+//! use session_index::{Index, IndexStatus, OpenIndexOptions};
+//! # use session_testkit::{legacy, sim::SimFs};
 //!
-//! let fs = Arc::new(SimFs::new());
-//! let path = Path::new("/s/a.jsonl");
-//! let text = concat!(
-//!     r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
-//!     r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#, "\n",
-//!     r#"{"type":"label","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","targetId":"a","label":"start"}"#, "\n",
-//! );
-//! legacy::write_journal_from_jsonl(path, legacy::fixture_journal_id("a"), text, fs.clone())?;
+//! # let fs = Arc::new(SimFs::new());
+//! # let path = Path::new("/s/a.jsonl");
+//! # let text = concat!(
+//! #     r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
+//! #     r#"{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#, "\n",
+//! #     r#"{"type":"label","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:02.000Z","targetId":"a","label":"start"}"#, "\n",
+//! # );
+//! # legacy::write_journal_from_jsonl(path, legacy::fixture_journal_id("a"), text, fs.clone())?;
+//! // `path` is a session journal (a header and three entries), `fs` the file system.
 //! let opts = || OpenIndexOptions { vfs: fs.clone(), ..OpenIndexOptions::default() };
 //! let (index, report) = Index::open_or_rebuild(path, opts())?;
 //! assert!(matches!(report.status, IndexStatus::Rebuilt { .. }));
@@ -57,13 +58,11 @@
 //! ```
 
 mod catalog;
-mod count;
 mod derived;
 mod error;
 mod fields;
 mod index;
 pub mod kinds;
-pub mod legacy;
 mod probe;
 mod sidecar;
 mod state;
@@ -74,7 +73,6 @@ pub use catalog::{
     CATALOG_FILE, CatalogStatus, ForgetError, ListError, ListOptions, ListReport, SessionInfo,
     forget, list_all, list_sessions,
 };
-pub use count::CountingVfs;
 pub use derived::{Counts, Derived, EntryIndex, EntryInfo};
 pub use error::{IndexError, LoadError, ObserveError, SaveError};
 pub use index::{

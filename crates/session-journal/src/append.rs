@@ -539,11 +539,10 @@ impl Writer {
     /// an empty or too-large payload is refused after `encode` ran, with nothing written.
     ///
     /// ```
-    /// # use std::sync::Arc;
-    /// # use session_journal::{CreateOptions, Durability, FrameKind, JournalId, Tag, Writer, sim::SimFs};
-    /// # let fs = Arc::new(SimFs::new());
-    /// # let opts = CreateOptions { vfs: fs, ..CreateOptions::default() };
-    /// let mut w = Writer::create(std::path::Path::new("/s/a.jsonl"), JournalId([1; 16]), opts)?;
+    /// # use session_journal::{CreateOptions, Durability, FrameKind, JournalId, Tag, Writer};
+    /// # let dir = tempfile::tempdir()?;
+    /// # let opts = CreateOptions::default();
+    /// let mut w = Writer::create(&dir.path().join("a.jsonl"), JournalId([1; 16]), opts)?;
     /// let (a, payload) = w.append_encoded(FrameKind::ENTRY, Tag::default(), Durability::Buffered, |b| {
     ///     b.extend_from_slice(b"{\"n\":");
     ///     b.extend_from_slice(b"1}");

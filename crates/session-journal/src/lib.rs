@@ -20,33 +20,33 @@
 //!   [`verify_frame_at`](Reader::verify_frame_at), [`frames`](Reader::frames).
 //! - [`verify()`] and [`salvage()`] — read-only whole-file checks and the export of every
 //!   intact frame of a damaged journal.
-//! - [`vfs`] — the file-system seam; [`sim`] — a simulated file system with crash
-//!   semantics and error injection, public so crates above can crash-test against it.
-//! - [`golden`] — fixture generation and a readable [`dump`](golden::dump).
+//! - [`vfs`] — the file-system seam (`StdVfs` for real files). The simulated file
+//!   system with crash semantics that tests use (`SimFs`), the fuzz harness and the
+//!   golden journals live in the `session-testkit` crate, not here; the non-default
+//!   `testing` feature adds the one module they need from the inside (`testing`:
+//!   frames forged with valid checks, the header frame as stored).
 //!
 //! ```
-//! use std::sync::Arc;
 //! use session_journal::{
 //!     CreateOptions, Durability, FrameKind, JournalId, OpenOptions, Reader, ReaderOptions,
-//!     TailState, Writer, sim::SimFs,
+//!     TailState, Writer,
 //! };
 //!
-//! let fs = Arc::new(SimFs::new());
-//! let path = std::path::Path::new("/sessions/s1.jsonl");
-//! let opts = CreateOptions { vfs: fs.clone(), ..CreateOptions::default() };
-//! let mut w = Writer::create(path, JournalId([7; 16]), opts)?;
+//! let dir = tempfile::tempdir()?;
+//! let path = &dir.path().join("s1.jsonl");
+//! let mut w = Writer::create(path, JournalId([7; 16]), CreateOptions::default())?;
 //! let a = w.append(FrameKind::ENTRY, br#"{"type":"message"}"#, Durability::Durable)?;
 //! w.append(FrameKind::ENTRY, b"second", Durability::Buffered)?;
 //! let capture = w.capture();
 //! w.append(FrameKind::ENTRY, b"not in the capture", Durability::Buffered)?;
 //!
-//! let r = Reader::open(path, ReaderOptions { vfs: fs.clone() })?;
+//! let r = Reader::open(path, ReaderOptions::default())?;
 //! assert_eq!(r.read_frame_at(a.offset)?.payload, br#"{"type":"message"}"#);
 //! let seen: Vec<Vec<u8>> = r.frames(Some(capture)).map(|f| f.map(|f| f.payload)).collect::<Result<_, _>>()?;
 //! assert_eq!(seen.len(), 2);
 //!
 //! drop(w);
-//! let (_w, report) = Writer::open(path, OpenOptions { vfs: fs, ..OpenOptions::default() })?;
+//! let (_w, report) = Writer::open(path, OpenOptions::default())?;
 //! assert_eq!(report.frames, 3);
 //! assert_eq!(report.tail, TailState::Clean);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -59,13 +59,12 @@ mod encode;
 mod error;
 pub mod format;
 mod frame;
-pub mod fuzz;
-pub mod golden;
 mod header;
 pub mod lock;
 mod read;
 mod recover;
-pub mod sim;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod types;
 mod verify;
 pub mod vfs;

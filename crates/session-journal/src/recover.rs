@@ -620,14 +620,35 @@ pub(crate) fn quarantine(
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::sync::Arc;
-
     use super::*;
     use crate::header::read_prefix;
-    use crate::sim::{SimFs, SimRng};
-    use crate::vfs::{OpenMode, Vfs};
+    use crate::vfs::{OpenMode, StdVfs, Vfs};
     use crate::{CreateOptions, Durability, FrameKind, JournalId, Writer};
+
+    /// SplitMix64, as `session_testkit::sim::SimRng` (which a unit test cannot use: the
+    /// test kit links the library build of this crate, not this test build).
+    struct SimRng(u64);
+
+    impl SimRng {
+        fn new(seed: u64) -> Self {
+            Self(seed ^ 0x5851_f42d_4c95_7f2d)
+        }
+
+        fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn fill(&mut self, buf: &mut [u8]) {
+            for chunk in buf.chunks_mut(8) {
+                let v = self.next_u64().to_le_bytes();
+                chunk.copy_from_slice(&v[..chunk.len()]);
+            }
+        }
+    }
 
     fn render(r: &Result<Scan, OpenError>) -> String {
         match r {
@@ -644,18 +665,11 @@ mod tests {
     /// with blocks small enough that frames straddle them and some exceed them.
     #[test]
     fn parallel_and_sequential_scans_agree_on_damaged_journals() {
-        let fs = SimFs::new();
-        fs.create_dir_all(Path::new("/s")).expect("dir");
-        let path = Path::new("/s/j.jsonl");
-        let mut w = Writer::create(
-            path,
-            JournalId([3; 16]),
-            CreateOptions {
-                vfs: Arc::new(fs.clone()),
-                ..CreateOptions::default()
-            },
-        )
-        .expect("create");
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let path = &dir.path().join("j.jsonl");
+        let fs = StdVfs;
+        let mut w =
+            Writer::create(path, JournalId([3; 16]), CreateOptions::default()).expect("create");
         let mut rng = SimRng::new(7);
         for i in 0..400u64 {
             let len = 1 + (rng.next_u64() % if i % 50 == 0 { 20_000 } else { 3_000 }) as usize;
@@ -669,9 +683,9 @@ mod tests {
             w.append(FrameKind::ENTRY, &p, d).expect("append");
         }
         drop(w);
-        let pristine = fs.read_raw(path).expect("bytes");
+        let pristine = std::fs::read(path).expect("bytes");
         let check = |bytes: &[u8], what: &str| {
-            fs.write_raw(path, bytes);
+            std::fs::write(path, bytes).expect("write");
             let file = fs.open(path, OpenMode::Read).expect("open");
             let len = bytes.len() as u64;
             let Ok(prefix) = read_prefix(file.as_ref(), path, len) else {

@@ -1,7 +1,7 @@
 //! The file-system seam: every byte the journal reads or writes goes through [`Vfs`].
 //!
 //! [`StdVfs`] is the real implementation (std `File`, `pread`/`pwrite`, `fdatasync`,
-//! `flock`). [`SimFs`](crate::sim::SimFs) is an in-memory implementation with crash
+//! `flock`). `session_testkit::sim::SimFs` is an in-memory implementation with crash
 //! semantics and error injection, for tests of this crate and of the crates above it.
 //!
 //! # Nothing planted is followed, blocked on or trusted
@@ -40,6 +40,10 @@ pub enum OpenMode {
     CreateNew,
     /// Read and write; created `0600` on Unix if missing, never truncated.
     CreateOrOpen,
+    /// Read only, following a symbolic link: for the caller's own input (an import
+    /// source given by path), never for a file of the store. Still never blocking and
+    /// regular files only.
+    ReadFollow,
 }
 
 /// A file's identity: the device it lives on and its inode number there. Two names
@@ -75,6 +79,20 @@ pub enum EntryKind {
     Symlink,
     /// Anything else: a FIFO, a socket, a device.
     Other,
+}
+
+/// What [`Vfs::stat`] reports about a path (without following a link there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathStatus {
+    /// The identity of what is there.
+    pub id: FileId,
+    /// What it is.
+    pub kind: EntryKind,
+    /// Its length.
+    pub len: u64,
+    /// Its modification time in Unix milliseconds, where the file system keeps one
+    /// (a hint for ordering only: nothing is decided by it).
+    pub modified_ms: Option<i64>,
 }
 
 /// One entry of [`Vfs::read_dir`].
@@ -149,6 +167,9 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     /// The identity of what is at `path`, without following a link in its last
     /// component (`lstat`); `None` when nothing is there.
     fn identity(&self, path: &Path) -> io::Result<Option<FileId>>;
+    /// What is at `path`, without following a link in its last component (`lstat`);
+    /// `None` when nothing is there.
+    fn stat(&self, path: &Path) -> io::Result<Option<PathStatus>>;
     /// Gives the file at `existing` a second name `new`; fails with `AlreadyExists`
     /// when `new` exists (nothing is replaced) and never follows a link at `existing`.
     fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()>;
@@ -162,6 +183,28 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     /// (a link is removed, never what it points to). A link or a file at `path` itself
     /// is removed as such.
     fn remove_dir_all(&self, path: &Path) -> io::Result<()>;
+}
+
+/// A [`VfsFile`] read from its start as a stream ([`std::io::Read`]).
+#[derive(Debug)]
+pub struct VfsReader {
+    file: Box<dyn VfsFile>,
+    at: u64,
+}
+
+impl VfsReader {
+    /// Reads `file` from offset 0.
+    pub fn new(file: Box<dyn VfsFile>) -> Self {
+        Self { file, at: 0 }
+    }
+}
+
+impl io::Read for VfsReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(self.at, buf)?;
+        self.at += n as u64;
+        Ok(n)
+    }
 }
 
 /// How many times [`Vfs::create_temp`] draws a new name after a collision.
@@ -298,13 +341,22 @@ fn std_open_options(mode: OpenMode) -> fs::OpenOptions {
         OpenMode::CreateOrOpen => {
             o.read(true).write(true).create(true).truncate(false);
         }
+        OpenMode::ReadFollow => {
+            o.read(true);
+        }
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         o.mode(0o600);
-        // Never through a link, never blocked by a FIFO's missing writer.
-        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        // Never through a link (but for the caller's own input), never blocked by a
+        // FIFO's missing writer.
+        let follow = if mode == OpenMode::ReadFollow {
+            0
+        } else {
+            libc::O_NOFOLLOW
+        };
+        o.custom_flags(follow | libc::O_NONBLOCK);
     }
     o
 }
@@ -429,6 +481,35 @@ impl Vfs for StdVfs {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    fn stat(&self, path: &Path) -> io::Result<Option<PathStatus>> {
+        let m = match fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        #[cfg(unix)]
+        let id = {
+            use std::os::unix::fs::MetadataExt;
+            FileId {
+                dev: m.dev(),
+                ino: m.ino(),
+            }
+        };
+        #[cfg(not(unix))]
+        let id = FileId { dev: 0, ino: 0 };
+        let modified_ms = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        Ok(Some(PathStatus {
+            id,
+            kind: entry_kind(m.file_type()),
+            len: m.len(),
+            modified_ms,
+        }))
     }
 
     fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {

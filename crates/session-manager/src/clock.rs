@@ -10,6 +10,14 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> i64;
 
+    /// The time without taking a reading: what the journal stamps its frames with
+    /// (informational), so that writing a frame does not move a stepping test clock
+    /// and an owned session's entries get the same times as a resident one's. By
+    /// default simply now.
+    fn peek_ms(&self) -> i64 {
+        self.now_ms()
+    }
+
     /// Now as the reference writes it (`toISOString()`).
     fn now(&self) -> Timestamp {
         Timestamp::from_unix_ms(self.now_ms())
@@ -51,6 +59,10 @@ impl Clock for FixedClock {
     fn now_ms(&self) -> i64 {
         let v = self.next.fetch_add(self.step_ms, Ordering::Relaxed);
         i64::try_from(v).unwrap_or(i64::MAX)
+    }
+
+    fn peek_ms(&self) -> i64 {
+        i64::try_from(self.next.load(Ordering::Relaxed)).unwrap_or(i64::MAX)
     }
 }
 
@@ -158,6 +170,18 @@ pub struct Sources {
     pub clock: Arc<dyn Clock>,
     /// The id source.
     pub ids: Arc<dyn IdSource>,
+}
+
+impl Sources {
+    /// This clock as the journal reads it: every frame a store writes (journal headers,
+    /// entries, imports) is stamped from the store's one clock, so two stores with the
+    /// same sources making the same calls write the same bytes.
+    pub fn journal_clock(&self) -> session_journal::Clock {
+        let clock = self.clock.clone();
+        session_journal::Clock::from_fn(move || {
+            session_journal::Timestamp(u64::try_from(clock.peek_ms()).unwrap_or(0))
+        })
+    }
 }
 
 impl Default for Sources {

@@ -479,7 +479,8 @@ impl OwnedSession {
                 source,
             }
         })?;
-        let Some(source) = session_import::import_source(&self.path)? else {
+        let Some(source) = session_import::import_source_in(self.store.vfs.clone(), &self.path)?
+        else {
             return Ok(None);
         };
         Ok(Some(Retention {
@@ -540,10 +541,14 @@ impl OwnedSession {
     }
 
     /// `getSessionArtifactDir()`: this session's artifact directory, created `0700` if
-    /// missing. Keyed by the journal's file stem, which is always a safe name.
+    /// missing: the one of the session id the journal's file name carries. A journal
+    /// whose name is not `<valid id>.jsonl` has none (`InvalidInput`).
     pub fn session_artifact_dir(&self) -> std::io::Result<PathBuf> {
-        let dir = self.store.artifact_dir_for(&self.path);
-        crate::layout::create_private_dir(&dir)?;
+        let dir = self
+            .store
+            .artifact_dir_for(&self.path)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        self.store.vfs.create_dir_all(&dir)?;
         Ok(dir)
     }
 

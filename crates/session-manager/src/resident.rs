@@ -92,9 +92,9 @@ impl ResidentSession {
         header: SessionHeader,
         file: PathBuf,
         session_dir: PathBuf,
-        artifact_dir: PathBuf,
+        artifact_dir: Option<PathBuf>,
     ) -> Self {
-        Self::empty(sources, header, Some(file), session_dir, Some(artifact_dir))
+        Self::empty(sources, header, Some(file), session_dir, artifact_dir)
     }
 
     /// Adds one journal frame through the same replay as the journal's index; `entry`

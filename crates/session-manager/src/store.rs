@@ -16,7 +16,7 @@ use session_types::{EntryId, Record, SessionHeader, SessionId};
 
 use crate::clock::Sources;
 use crate::error::{OpenError, ReadError, io, journal_open_error};
-use crate::layout::{Layout, SafeSessionId, create_private_dir};
+use crate::layout::{InvalidSessionId, Layout, SafeSessionId};
 use crate::owned::OwnedSession;
 use crate::resident::ResidentSession;
 use crate::source::parse_entry;
@@ -109,9 +109,10 @@ impl Store {
         self
     }
 
-    /// The same store over another file system (e.g. a
-    /// [`CountingVfs`](session_index::CountingVfs)). Listing reads directories through
-    /// std; import and provenance reads go through std too.
+    /// The same store over another file system: every file it touches — journals,
+    /// derived files, the registry, artifact directories, import sources, export
+    /// destinations — goes through `vfs` (the simulated one in tests, a counting one to
+    /// bound I/O).
     pub fn with_vfs(mut self, vfs: Arc<dyn Vfs>) -> Self {
         self.vfs = vfs;
         self
@@ -127,12 +128,16 @@ impl Store {
         &self.sources
     }
 
-    pub(crate) fn artifact_dir_for(&self, journal: &Path) -> PathBuf {
+    /// The artifact directory of the journal at `journal`: the one of the session id
+    /// its file name carries, which must be a valid id (a journal named `...jsonl`,
+    /// stem `..`, has none: its artifact directory would be the store's root).
+    pub(crate) fn artifact_dir_for(&self, journal: &Path) -> Result<PathBuf, InvalidSessionId> {
         let stem = journal
-            .file_stem()
+            .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        self.layout.root().join("session-artifacts").join(stem)
+        let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem);
+        Ok(self.layout.artifact_dir(&SafeSessionId::new(stem)?))
     }
 
     /// The artifact directory of the session with this id (not created).
@@ -166,7 +171,9 @@ impl Store {
         );
         header.parent_session = options.parent_session;
         let dir = self.layout.sessions_dir();
-        create_private_dir(dir).map_err(io(dir, "create directory"))?;
+        self.vfs
+            .create_dir_all(dir)
+            .map_err(io(dir, "create directory"))?;
         let path = self.layout.journal_path(&id);
         if self.vfs.exists(&path).map_err(io(&path, "stat"))? {
             return Err(OpenError::Exists {
@@ -180,6 +187,7 @@ impl Store {
             CreateOptions {
                 session_id: Some(id.as_str().to_owned()),
                 vfs: self.vfs.clone(),
+                clock: self.sources.journal_clock(),
                 ..CreateOptions::default()
             },
         )
@@ -301,6 +309,7 @@ impl Store {
             OpenOptions {
                 vfs: self.vfs.clone(),
                 trusted,
+                clock: self.sources.journal_clock(),
                 ..OpenOptions::default()
             },
         )
@@ -427,7 +436,7 @@ impl Store {
                     header,
                     path.clone(),
                     self.layout.sessions_dir().to_path_buf(),
-                    self.artifact_dir_for(&path),
+                    self.artifact_dir_for(&path).ok(),
                 );
                 for f in pending.drain(..) {
                     push_frame(&mut v, &f, &path);
@@ -467,7 +476,7 @@ impl Store {
         observer: &mut dyn ListObserver,
     ) -> Result<Vec<SessionInfo>, OpenError> {
         let dir = self.layout.sessions_dir();
-        if !dir.is_dir() {
+        if !self.vfs.exists(dir).map_err(io(dir, "stat"))? {
             observer.on_progress(0, 0);
             return Ok(Vec::new());
         }
@@ -498,15 +507,41 @@ impl Store {
     /// [`open`](Self::open)`(&outcome.journal)`.
     pub fn import(&self, legacy: &Path) -> Result<ImportOutcome, OpenError> {
         let dir = self.layout.sessions_dir();
-        create_private_dir(dir).map_err(io(dir, "create directory"))?;
+        self.vfs
+            .create_dir_all(dir)
+            .map_err(io(dir, "create directory"))?;
         Ok(session_import::import(
             legacy,
             &Destination::Dir(dir.to_path_buf()),
             &ImportOptions {
                 vfs: self.vfs.clone(),
+                clock: self.sources.journal_clock(),
                 ..ImportOptions::default()
             },
         )?)
+    }
+
+    // ----- export -----
+
+    /// Exports the session at `journal` as v3 JSONL to `dest` (atomically, through
+    /// this store's file system): what the reference opens.
+    pub fn export(
+        &self,
+        journal: &Path,
+        dest: &Path,
+    ) -> Result<session_import::ExportOutcome, session_import::ExportError> {
+        session_import::export_in(self.vfs.clone(), journal, dest)
+    }
+
+    /// Exports the session at `journal` as v3 JSONL to `out`, streaming (memory
+    /// bounded by the largest entry); `shown` names the destination in errors.
+    pub fn export_to(
+        &self,
+        journal: &Path,
+        out: &mut dyn std::io::Write,
+        shown: &Path,
+    ) -> Result<session_import::ExportOutcome, session_import::ExportError> {
+        session_import::export_to_in(self.vfs.clone(), journal, out, shown)
     }
 
     // ----- deletion -----

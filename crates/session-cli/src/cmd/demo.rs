@@ -15,11 +15,11 @@ use crate::render;
 use crate::store::{Store, View};
 
 /// The fixture whose tree and context the demo prints.
-pub const RICH: &str = "legacy/v2-hookmessage.jsonl";
+pub(crate) const RICH: &str = "legacy/v2-hookmessage.jsonl";
 
 /// The workspace root: the nearest ancestor of the current directory holding
 /// `tests/fixtures/legacy`, else the one this binary was built from.
-pub fn workspace_root() -> Result<PathBuf> {
+pub(crate) fn workspace_root() -> Result<PathBuf> {
     let has = |p: &Path| p.join("tests/fixtures/legacy").is_dir() && p.join("Cargo.toml").is_file();
     if let Ok(cwd) = std::env::current_dir() {
         for a in cwd.ancestors() {
@@ -42,7 +42,7 @@ pub fn workspace_root() -> Result<PathBuf> {
 }
 
 /// The demo's sample files, in order.
-pub fn samples(root: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn samples(root: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for dir in ["legacy", "edge"] {
         let d = root.join("tests/fixtures").join(dir);
@@ -61,7 +61,7 @@ pub fn samples(root: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// `bcs demo`. `explicit_home`: the user gave `--home`/`--session-dir`; use that store.
-pub fn run(store: Option<Store>, out: &mut Out) -> Result<()> {
+pub(crate) fn run(store: Option<Store>, out: &mut Out) -> Result<()> {
     let root = workspace_root()?;
     let store = match store {
         Some(s) => s,

@@ -17,7 +17,7 @@ const MAX_FILES: usize = 1_000_000;
 
 /// Expands the arguments: files as given, directories searched recursively (without
 /// following symbolic links) for `*.jsonl`, in path order.
-pub fn expand(sources: &[PathBuf]) -> Result<Vec<PathBuf>> {
+pub(crate) fn expand(sources: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for s in sources {
         let md = std::fs::metadata(s).with_context(|| format!("{}: cannot read", s.display()))?;
@@ -54,12 +54,12 @@ pub fn expand(sources: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 /// What importing one source gave.
-pub type Imported = (PathBuf, Result<ImportOutcome, String>);
+pub(crate) type Imported = (PathBuf, Result<ImportOutcome, String>);
 
 /// Imports every source into the store's sessions directory through the manager
 /// (`Store::import`); each new journal gets its index sidecar saved, so the next reads
 /// start fresh.
-pub fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
+pub(crate) fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
     let dir = store.sessions_dir();
     session_manager::layout::create_private_dir(dir)
         .with_context(|| format!("{}: cannot create the sessions directory", dir.display()))?;
@@ -83,7 +83,7 @@ pub fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imp
 }
 
 /// The `--json` object of one source.
-pub fn imported_json(source: &Path, r: &Result<ImportOutcome, String>) -> Value {
+pub(crate) fn imported_json(source: &Path, r: &Result<ImportOutcome, String>) -> Value {
     match r {
         Ok(o) => json!({
             "source": source.to_string_lossy(),
@@ -110,7 +110,7 @@ pub fn imported_json(source: &Path, r: &Result<ImportOutcome, String>) -> Value 
 }
 
 /// The human lines of one source.
-pub fn imported_human(source: &Path, r: &Result<ImportOutcome, String>) -> Vec<String> {
+pub(crate) fn imported_human(source: &Path, r: &Result<ImportOutcome, String>) -> Vec<String> {
     let src = source.display();
     match r {
         Ok(o) if o.already_imported => vec![format!("already imported  {src} -> {}", o.session_id)],
@@ -150,7 +150,7 @@ fn without_path<'e>(e: &'e str, source: &Path) -> &'e str {
 }
 
 /// `bcs import`. Exits non-zero if any source was refused.
-pub fn run(store: &Store, args: &ImportArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn run(store: &Store, args: &ImportArgs, out: &mut Out) -> Result<()> {
     let files = expand(&args.sources)?;
     if files.is_empty() {
         bail!(
@@ -188,7 +188,7 @@ pub fn run(store: &Store, args: &ImportArgs, out: &mut Out) -> Result<()> {
 }
 
 /// `bcs export`.
-pub fn export(store: &Store, args: &ExportArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn export(store: &Store, args: &ExportArgs, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
     if let Some(dest) = &args.output {
         export_journal(&path, dest).map_err(|e| anyhow!(e))?;

@@ -1,7 +1,7 @@
 //! One module per group of subcommands.
 
-pub mod demo;
-pub mod import;
-pub mod read;
-pub mod verify;
-pub mod write;
+pub(crate) mod demo;
+pub(crate) mod import;
+pub(crate) mod read;
+pub(crate) mod verify;
+pub(crate) mod write;

@@ -1,7 +1,6 @@
 //! The reading commands: `list`, `show`, `tree`, `context`. None of them writes
 //! anything: indexes are opened without saving their sidecars.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
@@ -49,7 +48,7 @@ fn listed(store: &Store, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
 }
 
 /// `bcs list`.
-pub fn list(store: &Store, args: &ListArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn list(store: &Store, args: &ListArgs, out: &mut Out) -> Result<()> {
     let filter: Option<PathBuf> = if args.all {
         None
     } else {
@@ -111,13 +110,13 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
 }
 
 /// `bcs list --all` rendering for the demo.
-pub fn list_all(store: &Store, out: &mut Out) -> Result<()> {
+pub(crate) fn list_all(store: &Store, out: &mut Out) -> Result<()> {
     let (rows, _) = listed(store, out)?;
     list_human(&rows, out)
 }
 
 /// `bcs show`.
-pub fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
+pub(crate) fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
     let view = View::open(&path)?;
     let idx = &view.index;
@@ -192,7 +191,7 @@ pub fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
 
 /// The tree JSON: `{"roots": [ids], "nodes": [{id, parentId, type, children, depth, label?}]}`
 /// in pre-order, the shape of the reference oracle's `tree`.
-pub fn tree_json(view: &View) -> Value {
+pub(crate) fn tree_json(view: &View) -> Value {
     let idx = &view.index;
     let tree = idx.tree();
     let id_of = |i: EntryIndex| idx.info(i).and_then(|x| x.id).unwrap_or("").to_owned();
@@ -228,7 +227,7 @@ pub fn tree_json(view: &View) -> Value {
 }
 
 /// `bcs tree`.
-pub fn tree(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
+pub(crate) fn tree(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
     let view = View::open(&path)?;
     if args.json {
@@ -238,7 +237,7 @@ pub fn tree(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
 }
 
 /// The human tree: one line per node, indented by depth, the leaf marked.
-pub fn tree_human(view: &View, out: &mut Out) -> Result<()> {
+pub(crate) fn tree_human(view: &View, out: &mut Out) -> Result<()> {
     let idx = &view.index;
     let tree = idx.tree();
     let leaf = idx.leaf();
@@ -276,7 +275,7 @@ pub fn tree_human(view: &View, out: &mut Out) -> Result<()> {
 }
 
 /// Builds the reference context JSON of a session at `leaf` (default: its leaf).
-pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
+pub(crate) fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
     if let Some(l) = leaf
         && view.index.find(l).is_none()
     {
@@ -310,7 +309,7 @@ pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
 }
 
 /// `bcs context`.
-pub fn context(store: &Store, args: &ContextArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn context(store: &Store, args: &ContextArgs, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
     let view = View::open(&path)?;
     if let Some(off) = view.report.tail_stop {
@@ -324,9 +323,4 @@ pub fn context(store: &Store, args: &ContextArgs, out: &mut Out) -> Result<()> {
         return out.json(&v);
     }
     out.text(&render::context(&v))
-}
-
-/// Writes `v` compactly on one line, numbers as `JSON.stringify` spells them.
-pub fn json_line(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {
-    crate::out::json_line(out, v)
 }

@@ -14,7 +14,7 @@ use crate::store::{Store, index_status, read_only_index, session_id_of};
 
 /// The verdict on one session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     /// Journal and index are sound and current.
     Clean,
     /// The journal ends in a torn (never acknowledged) frame.
@@ -29,7 +29,7 @@ pub enum Status {
 
 impl Status {
     /// The JSON spelling.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Status::Clean => "clean",
             Status::TornTail => "torn-tail",
@@ -98,7 +98,7 @@ fn session_problem(path: &Path, report: &session_journal::VerifyReport) -> Optio
 }
 
 /// Checks one journal without modifying anything.
-pub fn check(path: &Path) -> (Status, Value) {
+pub(crate) fn check(path: &Path) -> (Status, Value) {
     let mut journal = serde_json::Map::new();
     let report = match settled_verify(path) {
         Ok(r) => r,
@@ -185,7 +185,7 @@ fn repair(path: &Path, status: Status) -> Result<Option<String>> {
 }
 
 /// `bcs verify`. Exits 0 only when every session ends up clean.
-pub fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
     let paths = match &args.session {
         Some(s) => vec![store.find(s)?],
         None => store.journals()?,

@@ -2,11 +2,11 @@
 //! outputs produced by the reference) and our seed vectors (child usage, service tier).
 
 use serde_json::Value;
-use session_context::compare::first_difference;
 use session_context::{
     ContextOptions, ContextWarning, Leaf, ResidentSource, TextSource, build_context,
     context_entries, own_usage,
 };
+use session_testkit::compare::first_difference;
 
 use crate::{entries_of, leaf_of, repo_root};
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use serde_json::Value;
-use session_context::compare::first_difference;
 use session_context::{ContextOptions, Leaf, ResidentSource, TextSource, build_context};
+use session_testkit::compare::first_difference;
 use session_types::json::replace_lone_surrogates;
 
 use crate::{load_jsonl, parse_all, repo_root};

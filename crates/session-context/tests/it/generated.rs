@@ -4,8 +4,8 @@
 //! for the resume leaf and the small ones, a blake3 of the canonical JSON for all.
 
 use serde_json::Value;
-use session_context::compare::{first_difference, js_canonical};
 use session_context::{ContextOptions, Leaf, ResidentSource, TextSource, build_context};
+use session_testkit::compare::{first_difference, js_canonical};
 
 use crate::{load_jsonl, parse_all, repo_root};
 

@@ -10,9 +10,9 @@ mod harness;
 use std::path::Path;
 use std::sync::Arc;
 
-use session_journal::sim::SimFs;
 use session_journal::vfs::Vfs;
 use session_journal::{OpenError, OpenOptions, Reader, ReaderOptions, TailState, Writer};
+use session_testkit::sim::SimFs;
 
 use crate::support::{fixtures, import_into};
 

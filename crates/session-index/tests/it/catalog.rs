@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
-use session_index::{CATALOG_FILE, CatalogStatus, CountingVfs, ListOptions, list_all};
+use session_index::{CATALOG_FILE, CatalogStatus, ListOptions, list_all};
 use session_journal::vfs::StdVfs;
+use session_testkit::CountingVfs;
 
 use crate::conformance::{assert_listing_matches, native_copy};
 

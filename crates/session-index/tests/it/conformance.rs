@@ -123,8 +123,8 @@ pub(crate) fn native_copy(root: &Path) {
             let f = f.unwrap().path();
             let text = std::fs::read_to_string(&f).unwrap();
             let target = out.join(f.file_name().unwrap());
-            let id = session_index::legacy::fixture_journal_id(&target.to_string_lossy());
-            session_index::legacy::write_journal_from_jsonl(
+            let id = session_testkit::legacy::fixture_journal_id(&target.to_string_lossy());
+            session_testkit::legacy::write_journal_from_jsonl(
                 &target,
                 id,
                 &text,

@@ -22,7 +22,7 @@ fn no_index_claims_bytes_the_journal_lost() {
         let path = Path::new("/s/a.jsonl");
         write(fs.clone(), path, &synthetic(20));
         let mut w = writer(fs.clone(), path);
-        let mut rng = session_journal::sim::SimRng::new(seed);
+        let mut rng = session_testkit::sim::SimRng::new(seed);
         for (i, l) in lines.iter().enumerate().skip(20).take(60) {
             let d = if rng.one_in(4) {
                 Durability::Durable

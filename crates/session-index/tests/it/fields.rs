@@ -177,7 +177,7 @@ fn varied() -> Vec<Entry> {
 fn observe_both(
     entries: &[Entry],
     path: &Path,
-) -> (Index, Index, std::sync::Arc<session_journal::sim::SimFs>) {
+) -> (Index, Index, std::sync::Arc<session_testkit::sim::SimFs>) {
     let fs = sim();
     write(fs.clone(), path, HEAD);
     let (mut parsed, _) = open(fs.clone(), path);

@@ -4,11 +4,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use session_index::{
-    CountingVfs, IndexError, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason,
-    sidecar_path,
+    IndexError, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason, sidecar_path,
 };
 use session_journal::Durability;
 use session_journal::vfs::Vfs;
+use session_testkit::CountingVfs;
 
 use crate::support::{fingerprint, open, sim, synthetic, write, write_with_id, writer};
 
@@ -164,7 +164,7 @@ fn damaged_indexes_are_rebuilt_with_identical_answers_and_the_reason_reported() 
 fn a_replaced_journal_with_the_same_id_fails_the_witness_and_is_rebuilt() {
     let fs = sim();
     let path = Path::new("/s/a.jsonl");
-    let id = session_index::legacy::fixture_journal_id("same");
+    let id = session_testkit::legacy::fixture_journal_id("same");
     write_with_id(fs.clone(), path, id, &synthetic(60));
     open(fs.clone(), path);
     let side = fs.read_raw(&sidecar_path(path)).unwrap();

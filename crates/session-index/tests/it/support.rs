@@ -3,10 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use session_index::{Index, IndexReport, OpenIndexOptions, legacy};
-use session_journal::sim::SimFs;
+use session_index::{Index, IndexReport, OpenIndexOptions};
 use session_journal::vfs::Vfs;
 use session_journal::{Capture, JournalId};
+use session_testkit::legacy;
+use session_testkit::sim::SimFs;
 
 pub(crate) fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")

@@ -1,8 +1,8 @@
 //! Hostile frame headers: lengths are bounded before anything is allocated, and
 //! zero-filled bytes never parse as a frame.
 
-use session_journal::fuzz::forge_frame_header;
 use session_journal::{FrameFault, Offset, ReadError, TailState};
+use session_testkit::fuzz::forge_frame_header;
 
 use crate::alloc::largest_allocation;
 use crate::{BUFFERED, DURABLE, Env, JOURNAL, entry};

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use session_journal::fuzz::exercise_decoder;
+use session_testkit::fuzz::exercise_decoder;
 
 #[test]
 fn committed_fuzz_findings_replay_without_panics() {
@@ -24,7 +24,7 @@ fn committed_fuzz_findings_replay_without_panics() {
 
 #[test]
 fn decoder_survives_pseudo_random_inputs() {
-    let mut rng = session_journal::sim::SimRng::new(77);
+    let mut rng = session_testkit::sim::SimRng::new(77);
     for i in 0..crate::scale(300, "JOURNAL_FUZZ_ITERS") {
         let len = rng.below(600) as usize;
         let mut data = vec![0u8; len];

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use session_journal::golden::{GOLDEN_NAMES, dump, write_golden};
+use session_testkit::golden::{GOLDEN_NAMES, dump, write_golden};
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden"))

@@ -296,6 +296,12 @@ impl session_journal::vfs::Vfs for RaceFs {
     ) -> std::io::Result<Option<session_journal::vfs::FileId>> {
         self.inner.identity(p)
     }
+    fn stat(
+        &self,
+        p: &std::path::Path,
+    ) -> std::io::Result<Option<session_journal::vfs::PathStatus>> {
+        self.inner.stat(p)
+    }
     fn hard_link(&self, a: &std::path::Path, b: &std::path::Path) -> std::io::Result<()> {
         self.inner.hard_link(a, b)
     }

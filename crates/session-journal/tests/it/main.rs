@@ -20,12 +20,12 @@ mod witness;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use session_journal::sim::SimFs;
 use session_journal::vfs::Vfs;
 use session_journal::{
     Clock, CreateOptions, Durability, FrameKind, JournalId, OpenOptions, Reader, ReaderOptions,
     VerifyOptions, Writer,
 };
+use session_testkit::sim::SimFs;
 
 #[global_allocator]
 static ALLOC: alloc::Counting = alloc::Counting;
@@ -130,7 +130,7 @@ pub(crate) const JOURNAL: JournalId = JournalId(*b"journal-id-0001!");
 
 /// Deterministic payload `i` of `len` bytes.
 pub(crate) fn payload(i: u64, len: usize) -> Vec<u8> {
-    let mut rng = session_journal::sim::SimRng::new(i.wrapping_mul(0x9e37) ^ len as u64);
+    let mut rng = session_testkit::sim::SimRng::new(i.wrapping_mul(0x9e37) ^ len as u64);
     let mut v = vec![0u8; len];
     rng.fill(&mut v);
     v

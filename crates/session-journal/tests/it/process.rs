@@ -108,7 +108,7 @@ fn kill9_never_loses_an_acknowledged_durable_append() {
         .unwrap(),
     );
     let runs = crate::scale(50, "JOURNAL_KILL_RUNS");
-    let mut rng = session_journal::sim::SimRng::new(2024);
+    let mut rng = session_testkit::sim::SimRng::new(2024);
     let mut acked_max = 0u64;
     let mut torn = 0;
     for _ in 0..runs {

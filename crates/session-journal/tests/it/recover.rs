@@ -1,11 +1,11 @@
 //! Open-time recovery: torn tails are repaired, durable damage is refused.
 
-use session_journal::fuzz::forge_frame;
-use session_journal::sim::SimRng;
 use session_journal::{
     Appended, FrameFault, JournalId, NewFrame, Offset, OpenError, Reader, ReaderOptions,
     RecoveryMode, Seq, TailState, VerifyOptions, salvage, verify,
 };
+use session_testkit::fuzz::forge_frame;
+use session_testkit::sim::SimRng;
 
 use crate::{BUFFERED, DURABLE, Env, JOURNAL, entry, payload};
 
@@ -194,6 +194,19 @@ impl session_journal::vfs::Vfs for PrefixFs {
         path: &std::path::Path,
     ) -> std::io::Result<Option<session_journal::vfs::FileId>> {
         Ok((path == self.path).then_some(session_journal::vfs::FileId { dev: 0, ino: 1 }))
+    }
+    fn stat(
+        &self,
+        path: &std::path::Path,
+    ) -> std::io::Result<Option<session_journal::vfs::PathStatus>> {
+        Ok(
+            (path == self.path).then(|| session_journal::vfs::PathStatus {
+                id: session_journal::vfs::FileId { dev: 0, ino: 1 },
+                kind: session_journal::vfs::EntryKind::File,
+                len: self.len.load(std::sync::atomic::Ordering::Relaxed) as u64,
+                modified_ms: None,
+            }),
+        )
     }
     fn hard_link(&self, _: &std::path::Path, _: &std::path::Path) -> std::io::Result<()> {
         Err(read_only())

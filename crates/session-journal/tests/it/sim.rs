@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use session_journal::sim::{SimFs, SimRng};
 use session_journal::vfs::{OpenMode, Vfs};
 use session_journal::{Durability, NewFrame, OpenError};
+use session_testkit::sim::{SimFs, SimRng};
 
 use crate::{Env, entry, payload};
 

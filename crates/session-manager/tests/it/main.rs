@@ -8,5 +8,6 @@ mod owned;
 mod process;
 mod reference_bb;
 mod resident;
+mod seams;
 mod store;
 mod support;

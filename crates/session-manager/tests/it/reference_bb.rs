@@ -541,7 +541,7 @@ fn resume_of_imported_v3_fixtures_matches_the_reference() {
                 .expect("context");
             let ours = ctx.to_reference_json();
             assert_eq!(
-                session_context::compare::first_difference(&ours, &oracle["context"]),
+                session_testkit::compare::first_difference(&ours, &oracle["context"]),
                 None,
                 "{name}: context"
             );

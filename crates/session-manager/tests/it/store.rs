@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use session_index::{CountingVfs, SessionInfo};
+use session_index::SessionInfo;
 use session_journal::vfs::StdVfs;
 use session_manager::{ListObserver, NewSessionOptions, OpenError, ReadLimits, SafeSessionId};
+use session_testkit::CountingVfs;
 
 use crate::support::{assistant, assistant_from, store, store_at, user};
 

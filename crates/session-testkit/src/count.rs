@@ -161,6 +161,9 @@ impl Vfs for CountingVfs {
     fn identity(&self, path: &Path) -> io::Result<Option<FileId>> {
         self.inner.identity(path)
     }
+    fn stat(&self, path: &Path) -> io::Result<Option<session_journal::vfs::PathStatus>> {
+        self.inner.stat(path)
+    }
     fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
         self.inner.hard_link(existing, new)
     }

@@ -1,15 +1,20 @@
-//! The decoder fuzz harness, shared by the cargo-fuzz target (`fuzz/`) and the
-//! regression test that replays its committed findings.
+//! The journal decoder's fuzz harness, shared by the cargo-fuzz target
+//! (`fuzz/fuzz_targets/decode.rs`) and the session-journal test that replays its
+//! committed findings; and, re-exported from `session_journal::testing` (they need the
+//! journal's internals), frames forged with valid checks.
 
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use crate::append::{CreateOptions, OpenOptions, Writer};
-use crate::read::{Reader, ReaderOptions};
+use session_journal::vfs::Vfs;
+use session_journal::{
+    Clock, CreateOptions, Durability, FrameKind, JournalId, Offset, OpenOptions, Reader,
+    ReaderOptions, TailState, VerifyOptions, Writer, salvage, verify,
+};
+
 use crate::sim::SimFs;
-use crate::types::{Clock, Durability, FrameKind, JournalId, Offset};
-use crate::verify::{VerifyOptions, salvage, verify};
-use crate::vfs::Vfs;
+
+pub use session_journal::testing::{forge_frame, forge_frame_header};
 
 fn base_journal() -> &'static [u8] {
     static BASE: OnceLock<Vec<u8>> = OnceLock::new();
@@ -113,66 +118,9 @@ pub fn exercise_decoder(data: &[u8]) {
         match reopened {
             Ok((_, again)) => {
                 assert_eq!(again.frames, report.frames + 1, "lost a frame on reopen");
-                assert_eq!(again.tail, crate::recover::TailState::Clean);
+                assert_eq!(again.tail, TailState::Clean);
             }
             Err(e) => panic!("reopen after recovery failed: {e}"),
         }
     }
-}
-
-/// Builds a 64-byte frame header for `journal` at `offset` with arbitrary fields and a
-/// *valid* header check — so tests can present lengths and sequence numbers that only
-/// the later bound checks can reject. The body check is left zero.
-pub fn forge_frame_header(
-    journal: JournalId,
-    offset: u64,
-    kind: u8,
-    payload_len: u32,
-    seq: u64,
-    synced_to: u64,
-) -> [u8; crate::format::FRAME_HEADER_LEN] {
-    let key = crate::frame::FrameKey::derive(&journal);
-    let mut raw = crate::frame::RawHeader {
-        magic: crate::format::FRAME_MAGIC,
-        version: crate::format::FRAME_VERSION,
-        kind,
-        flags: 0,
-        payload_len,
-        header_check: [0; 4],
-        seq,
-        synced_to,
-        time_ms: 0,
-        tag: [0; 16],
-        body_check: [0; 8],
-    };
-    raw.header_check = key.header_check(offset, &raw.to_bytes());
-    raw.to_bytes()
-}
-
-/// Re-encodes a whole frame (header and payload, valid checks) for `journal` at
-/// `offset` — for tests that need a well-formed frame breaking a sequencing rule.
-pub fn forge_frame(
-    journal: JournalId,
-    offset: u64,
-    kind: u8,
-    seq: u64,
-    synced_to: u64,
-    payload: &[u8],
-) -> Vec<u8> {
-    let key = crate::frame::FrameKey::derive(&journal);
-    let mut out = Vec::new();
-    crate::encode::encode_frame(
-        &key,
-        &crate::encode::FrameSpec {
-            offset,
-            kind,
-            seq,
-            synced_to,
-            time_ms: 0,
-            tag: [0; 16],
-            payload,
-        },
-        &mut out,
-    );
-    out
 }

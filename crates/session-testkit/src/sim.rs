@@ -29,7 +29,7 @@
 //!
 //! ```
 //! use std::path::Path;
-//! use session_journal::sim::SimFs;
+//! use session_testkit::sim::SimFs;
 //! use session_journal::vfs::{OpenMode, Vfs};
 //!
 //! let fs = SimFs::new();
@@ -52,7 +52,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::vfs::{DirEntry, EntryKind, FileId, FileStatus, OpenMode, Vfs, VfsFile, parent_dir};
+use session_journal::vfs::{
+    DirEntry, EntryKind, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile,
+};
 
 /// A small deterministic PRNG (SplitMix64), for crash decisions and for tests.
 #[derive(Debug, Clone)]
@@ -517,6 +519,26 @@ impl Vfs for SimFs {
         }))
     }
 
+    fn stat(&self, path: &Path) -> io::Result<Option<PathStatus>> {
+        let Some(id) = self.identity(path)? else {
+            return Ok(None);
+        };
+        let s = self.lock_state();
+        let (kind, len) = match s.names.get(path) {
+            Some(ino) => (
+                EntryKind::File,
+                s.inodes.get(ino).map_or(0, |i| i.current.len() as u64),
+            ),
+            None => (EntryKind::Dir, 0),
+        };
+        Ok(Some(PathStatus {
+            id,
+            kind,
+            len,
+            modified_ms: None,
+        }))
+    }
+
     fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
         let mut s = self.lock_state();
         let ino = *s.names.get(existing).ok_or_else(|| not_found(existing))?;
@@ -742,5 +764,14 @@ impl VfsFile for SimFile {
                 Ok(true)
             }
         })
+    }
+}
+
+/// The directory containing `path` (`.` for a bare file name), as the journal's
+/// `StdVfs` computes it.
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }

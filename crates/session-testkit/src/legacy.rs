@@ -12,7 +12,7 @@ use session_journal::{
     Capture, Clock, CreateOptions, Durability, JournalId, NewFrame, Tag, Writer,
 };
 
-use crate::kinds::{ENTRY, SESSION_HEADER, id_tag};
+use session_index::kinds::{ENTRY, SESSION_HEADER, id_tag};
 
 /// The records of a legacy JSONL text as the reference reads them: the text is
 /// trimmed and split on `\n`; blank lines and lines that are not JSON are skipped.

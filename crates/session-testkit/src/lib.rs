@@ -1,0 +1,50 @@
+//! Test support for Base Context sessions, kept out of the library crates' APIs (as
+//! gitoxide keeps `gix-testtools`).
+//!
+//! Outside the layer stack: it may depend on every library crate, and library crates
+//! use it only as a dev-dependency (`cargo xtask layers` checks both). Never
+//! published. Its users are the crates' integration tests, doctests and benchmarks,
+//! the workspace `tests/` crate, the cargo-fuzz targets in `fuzz/` and `xtask`.
+//!
+//! Tour:
+//!
+//! - [`sim`] — [`SimFs`](sim::SimFs), an in-memory [`Vfs`](session_journal::vfs::Vfs)
+//!   with crash semantics and error injection, and [`SimRng`](sim::SimRng), the seeded
+//!   generator behind it.
+//! - [`count`] — [`CountingVfs`], a `Vfs` wrapper counting opens and bytes read per
+//!   file, so tests assert I/O bounds.
+//! - [`fuzz`] — the journal decoder's fuzz harness, shared by `fuzz/` and the replay
+//!   of its committed findings.
+//! - [`golden`] — the golden native journals (`cargo xtask fixtures` writes them) and
+//!   a readable [`dump`](golden::dump) of any journal.
+//! - [`legacy`] — writes a native journal holding a legacy JSONL text's records
+//!   verbatim (not the import: no migration, no checks).
+//! - [`compare`] — our context JSON against the reference's, under JavaScript number
+//!   semantics.
+//!
+//! Frames forged with valid checks come from `session_journal::testing` (the
+//! `testing` feature this crate turns on), since they need the journal's internals.
+//!
+//! ```
+//! use std::path::Path;
+//! use session_journal::vfs::{OpenMode, Vfs};
+//! use session_testkit::sim::SimFs;
+//!
+//! let fs = SimFs::new();
+//! fs.create_dir_all(Path::new("/s"))?;
+//! let f = fs.open(Path::new("/s/a.bin"), OpenMode::CreateNew)?;
+//! f.write_all_at(0, b"never synced")?;
+//! drop(f);
+//! fs.crash(7); // the file was never made durable: it may be gone, or hold less
+//! assert!(fs.read_raw(Path::new("/s/a.bin")).is_none_or(|b| b.len() <= 12));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod compare;
+pub mod count;
+pub mod fuzz;
+pub mod golden;
+pub mod legacy;
+pub mod sim;
+
+pub use count::CountingVfs;
