@@ -25,7 +25,7 @@ impl Store {
             Some(home) => {
                 let env_dir = std::env::var_os(session_manager::layout::SESSION_DIR_VAR)
                     .filter(|v| !v.is_empty());
-                let root = Layout::with_root(absolute(home)?);
+                let root = Layout::with_root(absolute(home)?)?;
                 match env_dir {
                     Some(dir) => root
                         .with_session_dir(PathBuf::from(dir))

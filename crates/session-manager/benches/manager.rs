@@ -23,7 +23,7 @@ fn message(role: &str, i: usize) -> AgentMessage {
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = Store::new(Layout::with_root(dir.path()))
+    let store = Store::new(Layout::with_root(dir.path()).expect("absolute root"))
         .with_sources(Sources::deterministic(1_735_689_600_000, 1));
     let mut s = store.create("/bench").expect("create");
     s.set_durability(Durability::Buffered);

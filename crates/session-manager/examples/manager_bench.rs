@@ -19,7 +19,7 @@ const BIG: &str = "/work/peer/data/big";
 const MANY: &str = "/work/peer/data/agent/sessions";
 
 fn store(root: &Path, name: &str) -> Store {
-    Store::new(Layout::with_root(root.join(name)))
+    Store::new(Layout::with_root(root.join(name)).expect("absolute root"))
 }
 
 fn median(mut v: Vec<f64>) -> (f64, f64, f64) {

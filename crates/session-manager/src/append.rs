@@ -53,6 +53,14 @@ pub(crate) fn complete_entry(
             reason: "entry without base fields".into(),
         });
     };
+    // An unknown-shaped entry of a *known* type (a `message` without `message`) would
+    // be kept, and the branch through it could never build a context again: what we
+    // write must fit its type's model (the strict reading).
+    if let Err(e) = Entry::parse(&Value::Object(map.clone()).to_string()) {
+        return Err(AppendError::InvalidEntry {
+            reason: e.to_string(),
+        });
+    }
     match map.get("type") {
         Some(Value::String(t)) if t != "session" => {}
         Some(Value::String(_)) => {

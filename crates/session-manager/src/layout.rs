@@ -42,15 +42,30 @@ pub enum LayoutError {
         /// The value found.
         value: PathBuf,
     },
+    /// A product root given to [`Layout::with_root`] is relative.
+    #[error("the product root must be an absolute path, found `{}`", value.display())]
+    RelativeRoot {
+        /// The value found.
+        value: PathBuf,
+    },
     /// Neither `BASE_CONTEXT_HOME` nor a home directory is known.
     #[error("no product root: set {HOME_VAR} (no home directory is known either)")]
     NoHome,
 }
 
 impl Layout {
-    /// A layout rooted at `root`, with sessions in `<root>/sessions`.
-    pub fn with_root(root: impl Into<PathBuf>) -> Self {
+    /// A layout rooted at `root`, with sessions in `<root>/sessions`. The root must be
+    /// absolute, as `BASE_CONTEXT_HOME` and the sessions directory must: a relative one
+    /// would move with the process's working directory.
+    pub fn with_root(root: impl Into<PathBuf>) -> Result<Self, LayoutError> {
         let root = root.into();
+        if !root.is_absolute() {
+            return Err(LayoutError::RelativeRoot { value: root });
+        }
+        Ok(Self::rooted(root))
+    }
+
+    fn rooted(root: PathBuf) -> Self {
         Self {
             sessions: root.join("sessions"),
             root,
@@ -87,7 +102,7 @@ impl Layout {
             Some(root) => return Err(LayoutError::RelativeHome { value: root }),
             None => home.ok_or(LayoutError::NoHome)?.join(".base-context"),
         };
-        let mut layout = Self::with_root(root);
+        let mut layout = Self::rooted(root);
         if let Some(dir) = non_empty(SESSION_DIR_VAR) {
             if !dir.is_absolute() {
                 return Err(LayoutError::RelativeSessionDir {

@@ -26,7 +26,7 @@
 //! use session_manager::{Layout, ReadLimits, Sources, Store};
 //!
 //! let root = tempfile::tempdir()?;
-//! let store = Store::new(Layout::with_root(root.path()))
+//! let store = Store::new(Layout::with_root(root.path()).expect("absolute root"))
 //!     .with_sources(Sources::deterministic(1_735_689_600_000, 1));
 //! let mut s = store.create("/work/project")?; // the header is durable now
 //! let a = s.append_model_change("anthropic", "claude")?;

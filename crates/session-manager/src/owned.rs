@@ -288,10 +288,20 @@ impl OwnedSession {
     }
 
     /// `readLabel(id, maxSourceBytes?)`: the current label of an entry. Labels are
-    /// held by the index, so this reads no source entry.
+    /// held by the index, so no frame is read, but the answer is accounted as the
+    /// label entry that set it: one source entry of its payload's size, so a label
+    /// larger than `limits` allows fails like any other read.
     pub fn read_label(&self, id: &str, limits: ReadLimits) -> Result<Option<String>, ReadError> {
-        let _ = limits;
-        Ok(self.index.label(id).map(str::to_owned))
+        let Some(label) = self.index.label(id) else {
+            return Ok(None);
+        };
+        let view = self.view(self.snapshot());
+        let bytes = self
+            .index
+            .label_entry(id)
+            .map_or(label.len() as u64, |i| view.payload_len(i));
+        Accounting::new(limits, self.error_name()).reserve(1, bytes)?;
+        Ok(Some(label.to_owned()))
     }
 
     /// `readBranch(fromId?, limits?)`: the complete path root → `from` (default: the
@@ -588,8 +598,20 @@ impl OwnedSession {
     /// timestamps unchanged), then one new label entry per labelled entry of the path
     /// (in the labels' first-set order, chained, fresh ids). Written durably at once;
     /// `parentSession` is this session's journal. Returns the new session; this handle
-    /// is not repointed.
+    /// is not repointed. The path is read within the default [`ReadLimits`]; a longer
+    /// path needs [`create_branched_session_with`](Self::create_branched_session_with).
     pub fn create_branched_session(&self, leaf: &str) -> Result<OwnedSession, OpenError> {
+        self.create_branched_session_with(leaf, ReadLimits::default())
+    }
+
+    /// [`create_branched_session`](Self::create_branched_session) reading the path
+    /// within `limits` (a path longer than 16,384 entries or 64 MiB needs larger ones,
+    /// as [`fork_from`](crate::Store::fork_from) needs none).
+    pub fn create_branched_session_with(
+        &self,
+        leaf: &str,
+        limits: ReadLimits,
+    ) -> Result<OwnedSession, OpenError> {
         let view = self.view(self.snapshot());
         let i = view.find(leaf).ok_or_else(|| ReadError::EntryNotFound {
             session: self.error_name(),
@@ -604,8 +626,7 @@ impl OwnedSession {
         }
         let path = plan.path;
         let bytes: u64 = path.iter().map(|x| view.payload_len(*x)).sum();
-        Accounting::new(ReadLimits::default(), self.error_name())
-            .reserve(path.len() as u64, bytes)?;
+        Accounting::new(limits, self.error_name()).reserve(path.len() as u64, bytes)?;
         let mut load = |i| {
             view.load_entry(i)
                 .map(|e| Some(NodeEntry::Owned(Box::new(e))))

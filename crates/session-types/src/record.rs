@@ -35,7 +35,12 @@ impl Record {
     /// ```
     pub fn parse(text: &str) -> Result<Record, ParseError> {
         match Entry::read(text)? {
-            Entry::Unknown(map) if map.get("type").and_then(Value::as_str) == Some("session") => {
+            Entry::Unknown(mut map)
+                if map.get("type").and_then(Value::as_str) == Some("session") =>
+            {
+                // The tag is the record's kind, not an unmodelled field: kept in
+                // `extra` it would be written twice by `to_json`.
+                map.shift_remove("type");
                 serde_json::from_value::<SessionHeader>(Value::Object(map))
                     .map(Record::Header)
                     .map_err(|e| ParseError::from_serde(text, &e))
@@ -60,6 +65,16 @@ fn header_to_json(h: &SessionHeader) -> String {
         t: &'static str,
         #[serde(flatten)]
         h: &'a SessionHeader,
+    }
+    if h.extra.contains_key("type") {
+        // A header built by hand with `type` in `extra`: the tag is written once.
+        let mut h = h.clone();
+        h.extra.shift_remove("type");
+        return serde_json::to_string(&Tagged {
+            t: "session",
+            h: &h,
+        })
+        .unwrap_or_default();
     }
     serde_json::to_string(&Tagged { t: "session", h }).unwrap_or_default()
 }

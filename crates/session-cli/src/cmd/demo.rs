@@ -65,9 +65,10 @@ pub(crate) fn run(store: Option<Store>, out: &mut Out) -> Result<()> {
     let root = workspace_root()?;
     let store = match store {
         Some(s) => s,
-        None => Store::with_layout(session_manager::Layout::with_root(
-            root.join("target/bcs-demo"),
-        )),
+        None => Store::with_layout(
+            session_manager::Layout::with_root(root.join("target/bcs-demo"))
+                .expect("absolute root"),
+        ),
     };
     let files = samples(&root)?;
     out.line(&format!(

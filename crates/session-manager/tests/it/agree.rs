@@ -365,6 +365,12 @@ fn label(rng: &mut Rng) -> Option<Value> {
 /// A random session: entry objects in append order, every id unique, every parent
 /// an earlier entry or none (a second root).
 fn random_entries(seed: u64, n: usize) -> Vec<Value> {
+    random_entries_with(seed, n, false)
+}
+
+/// [`random_entries`]; with `typed`, every field holds the JSON type its entry type
+/// gives it (odd strings still: invalid timestamps, BOMs, clears).
+fn random_entries_with(seed: u64, n: usize, typed: bool) -> Vec<Value> {
     let mut rng = Rng(seed);
     let mut out: Vec<Value> = Vec::new();
     let mut ids: Vec<String> = Vec::new();
@@ -390,7 +396,9 @@ fn random_entries(seed: u64, n: usize) -> Vec<Value> {
         e.insert("type".into(), json!(ty));
         e.insert("id".into(), json!(id));
         e.insert("parentId".into(), parent);
-        if let Some(ts) = timestamp(&mut rng, &stamps) {
+        let ts = timestamp(&mut rng, &stamps).filter(|t| !typed || t.is_string());
+        let ts = ts.or_else(|| typed.then(|| json!("2025-01-01T00:00:09.000Z")));
+        if let Some(ts) = ts {
             stamps.push(ts.clone());
             e.insert("timestamp".into(), ts);
         }
@@ -419,12 +427,20 @@ fn random_entries(seed: u64, n: usize) -> Vec<Value> {
                     rng.pick(&ids).clone()
                 };
                 e.insert("targetId".into(), json!(target));
-                if let Some(l) = label(&mut rng) {
+                if let Some(l) = label(&mut rng).filter(|l| !typed || l.is_string()) {
                     e.insert("label".into(), l);
                 }
             }
             "session_info" => {
-                e.insert("name".into(), name(&mut rng));
+                let n = name(&mut rng);
+                e.insert(
+                    "name".into(),
+                    if typed && !n.is_string() {
+                        json!(" x ")
+                    } else {
+                        n
+                    },
+                );
             }
             "model_change" => {
                 e.insert("provider".into(), json!("p"));
@@ -455,30 +471,50 @@ fn entry(v: &Value) -> Entry {
     }
 }
 
+/// Imports a v3 session of these entry lines into `store`; returns its journal.
+/// (Appends refuse entries whose fields do not fit their type; the import keeps
+/// them verbatim, as the reference's files can hold them.)
+fn import_lines(store: &Store, dir: &Path, name: &str, lines: &[Value]) -> PathBuf {
+    let header = json!({"type":"session","version":3,"id":name,
+        "timestamp":"2025-01-01T00:00:00.000Z","cwd":"/rand"});
+    let mut text = header.to_string();
+    for l in lines {
+        text.push('\n');
+        text.push_str(&l.to_string());
+    }
+    text.push('\n');
+    let file = dir.join(format!("{name}.legacy.jsonl"));
+    std::fs::write(&file, text).expect("write the legacy file");
+    store.import(&file).expect("import").journal
+}
+
 /// Random sessions (invalid, tied and non-string timestamps, BOMs and Unicode
 /// whitespace in names, label churn with clears and non-string labels, branches,
-/// second roots) agree through every view, and an in-memory session built by the
-/// same appends agrees too.
+/// second roots) agree through every view; and the entries an owned session accepts
+/// as appends, appended to an in-memory session too, give the same answers there.
 #[test]
 fn every_view_of_random_sessions_agrees() {
     for seed in 0..40u64 {
         let dir = tempfile::tempdir().expect("dir");
         let store = store_at(dir.path(), seed);
-        let entries: Vec<Entry> = random_entries(seed, 12 + (seed as usize % 5) * 10)
-            .iter()
-            .map(entry)
-            .collect();
+        let lines = random_entries(seed, 12 + (seed as usize % 5) * 10);
+        let journal = import_lines(&store, dir.path(), &format!("rand-{seed}"), &lines);
+        check_journal(&store, &journal, &format!("seed {seed}"));
+
         let mut owned = store.create("/rand").expect("create");
         // Synced at close: what is compared is what is appended, not when it is durable.
         owned.set_durability(session_manager::Durability::Buffered);
         let mut mem = ResidentSession::in_memory("/rand", Sources::deterministic(T0, seed));
-        for e in &entries {
+        // Appends take entries whose fields fit their types: strings where strings go.
+        let typed = random_entries_with(seed, 12 + (seed as usize % 5) * 10, true);
+        for e in typed.iter().map(entry) {
             let a = owned.append_entry(e.clone()).expect("owned append");
-            let b = mem.append_entry(e.clone()).expect("in-memory append");
+            let b = mem.append_entry(e).expect("in-memory append");
             assert_eq!(a, b);
         }
         let path = owned.session_file().expect("persisted").to_path_buf();
-        let all_ids: Vec<String> = entries
+        let all_ids: Vec<String> = mem
+            .get_entries()
             .iter()
             .filter_map(Entry::id)
             .map(str::to_owned)
@@ -488,7 +524,7 @@ fn every_view_of_random_sessions_agrees() {
         let got = resident_answers(&mut mem, &all_ids);
         align_branches(&mut want, &got);
         assert_eq!(got, want, "seed {seed}: in-memory appends");
-        check_journal(&store, &path, &format!("seed {seed}"));
+        check_journal(&store, &path, &format!("seed {seed}, appended"));
     }
 }
 
@@ -513,7 +549,6 @@ fn a_bom_in_a_name_is_trimmed_alike_everywhere() {
 fn an_invalid_timestamp_orders_children_alike_everywhere() {
     let dir = tempfile::tempdir().expect("dir");
     let store = store_at(dir.path(), 2);
-    let mut owned = store.create("/w").expect("create");
     let lines = [
         json!({"type":"custom","customType":"x","id":"r","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}),
         json!({"type":"custom","customType":"x","id":"a","parentId":"r","timestamp":"2025-01-01T00:00:03.000Z"}),
@@ -521,10 +556,8 @@ fn an_invalid_timestamp_orders_children_alike_everywhere() {
         json!({"type":"custom","customType":"x","id":"c","parentId":"r","timestamp":"2025-01-01T00:00:01.000Z"}),
         json!({"type":"custom","customType":"x","id":"d","parentId":"r","timestamp":{"t":1}}),
     ];
-    for l in &lines {
-        owned.append_entry(entry(l)).expect("append");
-    }
-    let path = owned.session_file().expect("file").to_path_buf();
+    let path = import_lines(&store, dir.path(), "probe", &lines);
+    let owned = store.open(&path).expect("open");
     let (want, _) = render_tree(&owned.read_tree(ALL).expect("tree"));
     let view = store.open_read_only(&path).expect("view");
     assert_eq!(render_tree(&view.get_tree()).0, want);

@@ -67,7 +67,16 @@ fn session_dir_variable_must_be_absolute() {
         err.to_string(),
         "BASE_CONTEXT_SESSION_DIR must be an absolute path, found `rel/s`"
     );
-    assert!(Layout::with_root("/r").with_session_dir("rel").is_err());
+    assert!(
+        Layout::with_root("/r")
+            .expect("absolute root")
+            .with_session_dir("rel")
+            .is_err()
+    );
+    assert!(matches!(
+        Layout::with_root("rel/root"),
+        Err(LayoutError::RelativeRoot { .. })
+    ));
     assert!(matches!(
         Layout::from_vars(vars(&[("BASE_CONTEXT_HOME", "rel")]), None),
         Err(LayoutError::RelativeHome { .. })

@@ -2,6 +2,7 @@
 //! reference's black-box tests re-expressed against this API.
 
 mod agree;
+mod conformance;
 mod errors;
 mod layout;
 mod owned;

@@ -114,6 +114,14 @@ fn labels_on_unknown_targets_and_duplicate_ids_are_refused() {
         s.append_entry(dup),
         Err(AppendError::InvalidEntry { .. })
     ));
+    // A known type with a wrong shape would make its branch's context unbuildable.
+    let shapeless: Entry =
+        serde_json::from_value(json!({"type":"message","id":"m9","parentId":a.as_str()}))
+            .expect("entry");
+    let err = s
+        .append_entry(shapeless)
+        .expect_err("a message without message");
+    assert!(matches!(err, AppendError::InvalidEntry { .. }), "{err}");
     // A parent that names nothing would cut the context off from all history.
     let orphan: Entry = serde_json::from_value(json!({"type":"message","id":"o1","parentId":"nowhere","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x","timestamp":1}})).expect("entry");
     let err = s.append_entry(orphan).expect_err("dangling parent");
@@ -625,4 +633,59 @@ fn the_index_kept_while_appending_is_the_one_a_rebuild_reads_back() {
     assert_eq!(rebuilt.summary(), summary);
     assert_eq!(summary.first_message, "a b");
     assert_eq!(std::fs::read(&side).expect("sidecar"), live);
+}
+
+/// A path longer than the default read limits can be branched with larger ones.
+#[test]
+fn create_branched_session_takes_limits() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    let n = ReadLimits::default().max_source_entries + 10;
+    for i in 0..n {
+        s.append_custom_entry("k", Some(json!(i))).expect("append");
+    }
+    let leaf = s.get_leaf_id().expect("leaf").clone();
+    let err = s
+        .create_branched_session(leaf.as_str())
+        .expect_err("over the default limits");
+    assert!(
+        matches!(
+            err,
+            session_manager::OpenError::Read(ref e) if matches!(**e, ReadError::LimitExceeded { .. })
+        ),
+        "{err}"
+    );
+    let limits = ReadLimits {
+        max_source_entries: n + 1,
+        ..ReadLimits::default()
+    };
+    let branched = s
+        .create_branched_session_with(leaf.as_str(), limits)
+        .expect("with limits");
+    assert_eq!(branched.get_leaf_id(), Some(&leaf));
+}
+
+/// `read_label` honours its limits: a label is accounted as the entry that set it.
+#[test]
+fn read_label_honours_its_limits() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let a = s.append_message(user("q")).expect("append");
+    let big = "L".repeat(4096);
+    s.append_label_change(a.as_str(), Some(&big))
+        .expect("label");
+    let tight = ReadLimits {
+        max_source_bytes: 1024,
+        ..ReadLimits::default()
+    };
+    let err = s
+        .read_label(a.as_str(), tight)
+        .expect_err("over the byte limit");
+    assert!(matches!(err, ReadError::LimitExceeded { .. }), "{err}");
+    assert_eq!(
+        s.read_label(a.as_str(), ReadLimits::default())
+            .expect("label"),
+        Some(big)
+    );
 }

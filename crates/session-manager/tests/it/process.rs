@@ -41,7 +41,7 @@ fn result_line(out: &mut BufReader<ChildStdout>) -> String {
 }
 
 fn store_of(root: &Path) -> Store {
-    Store::new(Layout::with_root(root))
+    Store::new(Layout::with_root(root).expect("absolute root"))
 }
 
 fn child_role() -> Option<(String, PathBuf)> {

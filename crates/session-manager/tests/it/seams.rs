@@ -21,7 +21,7 @@ const LEGACY: &str = concat!(
 
 /// Runs create, append, import, list, export and delete on a store over `fs`.
 fn workload(fs: &SimFs) -> Store {
-    let store = Store::new(Layout::with_root(ROOT))
+    let store = Store::new(Layout::with_root(ROOT).expect("absolute root"))
         .with_sources(Sources::deterministic(T0, 7))
         .with_vfs(Arc::new(fs.clone()));
     let mut s = store.create("/w").expect("create");

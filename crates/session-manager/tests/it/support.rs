@@ -18,7 +18,8 @@ pub(crate) fn store() -> (tempfile::TempDir, Store) {
 
 /// A deterministic store rooted at `root`.
 pub(crate) fn store_at(root: &Path, seed: u64) -> Store {
-    Store::new(Layout::with_root(root)).with_sources(Sources::deterministic(T0, seed))
+    Store::new(Layout::with_root(root).expect("absolute root"))
+        .with_sources(Sources::deterministic(T0, seed))
 }
 
 /// A user message.

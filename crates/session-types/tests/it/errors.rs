@@ -190,3 +190,17 @@ fn envelope_is_lenient_about_field_types() {
     assert_eq!(e.role(), None);
     assert!(Envelope::parse("[1]").is_err());
 }
+
+/// A parsed session header writes its `type` once (it was kept in `extra` and written
+/// twice, so parsing the output kept it in `extra` again).
+#[test]
+fn a_session_header_round_trips_with_one_type_key() {
+    let text = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w","x":1}"#;
+    let session_types::Record::Header(h) = session_types::Record::parse(text).expect("header")
+    else {
+        panic!("not a header");
+    };
+    let out = h.to_json();
+    assert_eq!(out.matches("\"type\"").count(), 1, "{out}");
+    assert_eq!(out, text);
+}

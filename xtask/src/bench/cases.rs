@@ -1,0 +1,389 @@
+//! The results table as data: one [`Case`] per row, saying what the row reports, which
+//! samples give its two columns and the issue's target for it. [`rows`] turns the
+//! cases and the measured samples into the table, in this order.
+
+use super::report::{Row, Target, Unit};
+use super::{SIZES, Samples};
+
+/// Where a column's figure comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Figure {
+    /// No figure: the reference has no such operation.
+    None,
+    /// The median of a sample this process timed ([`super::ours`]: our operations,
+    /// the bare baselines, and whole processes it starts, the reference's included).
+    Local(String),
+    /// The median of a sample the reference's script timed, or its RSS probe reported
+    /// ([`super::reference`]).
+    Node(String),
+    /// A scaling factor: the local median of the first key over that of the second.
+    Scaling(String, String),
+    /// Megabytes per second: the local `import/bytes` over the inner figure's
+    /// milliseconds.
+    Throughput(Box<Figure>),
+}
+
+impl Figure {
+    /// The reference's sample keys this figure reads.
+    #[cfg(test)]
+    fn node_keys<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Figure::Node(key) => out.push(key),
+            Figure::Throughput(inner) => inner.node_keys(out),
+            Figure::None | Figure::Local(_) | Figure::Scaling(..) => {}
+        }
+    }
+
+    fn value(&self, local: &Samples, node: &Samples) -> Option<f64> {
+        match self {
+            Figure::None => None,
+            Figure::Local(key) => local.median(key),
+            Figure::Node(key) => node.median(key),
+            Figure::Scaling(a, b) => Some(local.median(a)? / local.median(b)?),
+            Figure::Throughput(ms) => {
+                let bytes = local.median("import/bytes")?;
+                Some(bytes / 1e6 / (ms.value(local, node)? / 1e3))
+            }
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Case {
+    pub(crate) op: &'static str,
+    pub(crate) size: String,
+    pub(crate) unit: Unit,
+    pub(crate) ours: Figure,
+    pub(crate) reference: Figure,
+    pub(crate) target: Target,
+}
+
+impl Case {
+    fn new(op: &'static str, size: &str, unit: Unit, ours: Figure, reference: Figure) -> Self {
+        Self {
+            op,
+            size: size.to_owned(),
+            unit,
+            ours,
+            reference,
+            target: Target::None,
+        }
+    }
+
+    /// The reference's sample keys this row reads.
+    #[cfg(test)]
+    pub(crate) fn node_keys(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.ours.node_keys(&mut out);
+        self.reference.node_keys(&mut out);
+        out
+    }
+
+    fn target(mut self, target: Target) -> Self {
+        self.target = target;
+        self
+    }
+
+    /// The target only on the 100k row of a per-size series.
+    fn target_at_100k(self, target: Target) -> Self {
+        if self.size == "100k" {
+            self.target(target)
+        } else {
+            self
+        }
+    }
+}
+
+fn local(key: &str) -> Figure {
+    Figure::Local(key.to_owned())
+}
+
+fn node(key: &str) -> Figure {
+    Figure::Node(key.to_owned())
+}
+
+/// Every row of the results table, in order.
+pub(crate) fn cases() -> Vec<Case> {
+    use Unit::{Factor, MBps, MiB, Ms, Us};
+    let mut c = Vec::new();
+    for size in SIZES {
+        let key = format!("resume/{size}");
+        c.push(
+            Case::new("resume (open + context)", size, Ms, local(&key), node(&key))
+                .target_at_100k(Target::Better(200.0)),
+        );
+    }
+    c.push(
+        Case::new(
+            "resume scaling (100k / 1k)",
+            "100k/1k",
+            Factor,
+            Figure::Scaling("resume/100k".into(), "resume/1k".into()),
+            Figure::None,
+        )
+        .target(Target::AtMost(2.0)),
+    );
+    for size in SIZES {
+        let key = format!("rss/{size}");
+        c.push(
+            Case::new(
+                "peak RSS of resume (fresh process)",
+                size,
+                MiB,
+                local(&key),
+                node(&key),
+            )
+            .target_at_100k(Target::AtMost(64.0)),
+        );
+    }
+    c.push(
+        Case::new(
+            "list_all",
+            "2,000 sessions",
+            Ms,
+            local("list/2000"),
+            node("list/2000"),
+        )
+        .target(Target::Better(30.0)),
+    );
+    c.push(
+        Case::new(
+            "list_all",
+            "10,000 sessions",
+            Ms,
+            local("list/10000"),
+            node("list/10000"),
+        )
+        .target(Target::AtMost(150.0)),
+    );
+    for size in SIZES {
+        let key = format!("tree/{size}");
+        c.push(
+            Case::new(
+                "tree (index, getTree order + labels)",
+                size,
+                Ms,
+                local(&key),
+                node(&key),
+            )
+            .target_at_100k(Target::Better(3.0)),
+        );
+    }
+    c.push(Case::new(
+        "tree (ResidentSession::get_tree, nodes borrow the entries)",
+        "100k",
+        Ms,
+        local("tree-resident/100k"),
+        node("tree/100k"),
+    ));
+    let persisted = || node("append/persisted");
+    c.push(
+        Case::new(
+            "append, buffered (per entry)",
+            "×2000",
+            Us,
+            local("append/buffered"),
+            persisted(),
+        )
+        .target(Target::Better(6.0)),
+    );
+    c.push(
+        Case::new(
+            "append, buffered, on-CPU time per entry (reference: process CPU)",
+            "×2000",
+            Us,
+            local("append/buffered-cpu"),
+            node("append/persisted-cpu"),
+        )
+        .target(Target::Better(6.0)),
+    );
+    c.push(Case::new(
+        "append, buffered, to the 100k session (per entry; journal synced every 1,024, index saved every 1/8 of the session)",
+        "×16384",
+        Us,
+        local("append/buffered-100k"),
+        persisted(),
+    ));
+    c.push(Case::new(
+        "bare write of the same framed bytes, no sync (floor of a buffered append)",
+        "×2000",
+        Us,
+        local("append/bare-write"),
+        persisted(),
+    ));
+    c.push(Case::new(
+        "append, durable (per entry)",
+        "×200",
+        Us,
+        local("append/durable"),
+        persisted(),
+    ));
+    c.push(
+        Case::new(
+            "append, durable vs bare write+fdatasync (reference column = bare)",
+            "×200",
+            Us,
+            local("append/durable"),
+            local("append/bare-sync"),
+        )
+        .target(Target::WithinOf(1.2)),
+    );
+    c.push(Case::new(
+        "append, batch of 100, durable (journal level, per entry)",
+        "×2000",
+        Us,
+        local("append/batch"),
+        persisted(),
+    ));
+    c.push(
+        Case::new(
+            "import throughput (reference: open)",
+            "100k (224 MB)",
+            MBps,
+            Figure::Throughput(Box::new(local("import/100k"))),
+            Figure::Throughput(Box::new(node("open/100k"))),
+        )
+        .target(Target::AtLeast(150.0)),
+    );
+    c.push(
+        Case::new(
+            "import vs reference open",
+            "100k",
+            Ms,
+            local("import/100k"),
+            node("open/100k"),
+        )
+        .target(Target::Better(4.0)),
+    );
+    c.push(Case::new(
+        "cold `bcs context --json` (reference: `node context.mjs --no-tree`)",
+        "1k",
+        Ms,
+        local("cold/1k"),
+        local("cold-reference/1k"),
+    ));
+    c.push(Case::new(
+        "cold `bcs context --json`",
+        "100k",
+        Ms,
+        local("cold/100k"),
+        Figure::None,
+    ));
+    c
+}
+
+/// The table's rows: each case with its figures. A scaling row whose inputs are
+/// missing (e.g. `--reps 0`) is left out rather than shown empty.
+pub(crate) fn rows(cases: &[Case], local: &Samples, node: &Samples) -> Vec<Row> {
+    cases
+        .iter()
+        .filter_map(|c| {
+            let ours = c.ours.value(local, node);
+            if ours.is_none() && matches!(c.ours, Figure::Scaling(..)) {
+                return None;
+            }
+            Some(Row {
+                op: c.op.to_owned(),
+                size: c.size.clone(),
+                unit: c.unit,
+                ours,
+                reference: c.reference.value(local, node),
+                target: c.target.clone(),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Distinct samples under every key a case reads, both sides.
+    fn fixed_samples() -> (Samples, Samples) {
+        let s = |x: f64| vec![x, x * 2.0, x * 3.0];
+        let (mut local, mut node) = (Samples::default(), Samples::default());
+        for (i, size) in SIZES.iter().enumerate() {
+            let k = (i + 1) as f64;
+            let (open, ctx) = (s(k), s(0.5 * k));
+            let total = open.iter().zip(&ctx).map(|(a, b)| a + b).collect();
+            local.put(format!("resume/{size}"), total);
+            local.put(format!("rss/{size}"), vec![10.0 * k]);
+            local.put(format!("tree/{size}"), s(0.1 * k));
+            node.put(format!("resume/{size}"), s(100.0 * k));
+            node.put(format!("open/{size}"), s(90.0 * k));
+            node.put(format!("tree/{size}"), s(5.0 * k));
+            node.put(format!("rss/{size}"), vec![100.0 * k]);
+        }
+        for (key, x) in [
+            ("append/durable", 900.0),
+            ("append/bare-sync", 800.0),
+            ("append/bare-write", 0.7),
+            ("append/buffered-cpu", 1.1),
+            ("append/buffered-100k", 2.2),
+            ("append/buffered", 1.5),
+            ("append/batch", 12.0),
+            ("tree-resident/100k", 33.0),
+            ("list/2000", 4.0),
+            ("list/10000", 20.0),
+            ("import/100k", 700.0),
+            ("cold/1k", 3.0),
+            ("cold/100k", 9.0),
+            ("cold-reference/1k", 150.0),
+        ] {
+            local.put(key, s(x));
+        }
+        local.put("import/bytes", vec![224_000_000.0]);
+        node.put("list/2000", s(300.0));
+        node.put("list/10000", s(1500.0));
+        node.put("append/persisted", s(20.0));
+        node.put("append/persisted-cpu", s(15.0));
+        (local, node)
+    }
+
+    /// The table the harness printed before it was table-driven, from the same
+    /// samples: every row, figure, ratio and target in the same place.
+    #[test]
+    fn the_whole_table_from_fixed_samples() {
+        let (local, node) = fixed_samples();
+        let table = super::super::report::render_table(&rows(&cases(), &local, &node));
+        let want = "\
+| operation | size | ours (median) | reference (median) | ratio | target | met? |
+|---|---|---:|---:|---:|---|---|
+| resume (open + context) | 1k | 3.00 ms | 200 ms | 67× | — |  |
+| resume (open + context) | 10k | 6.00 ms | 400 ms | 67× | — |  |
+| resume (open + context) | 100k | 9.00 ms | 600 ms | 67× | ≥ 200× better | **no** |
+| resume scaling (100k / 1k) | 100k/1k | 3.00× | — | — | ≤ 2.00× | **no** |
+| peak RSS of resume (fresh process) | 1k | 10.0 MiB | 100 MiB | 10× | — |  |
+| peak RSS of resume (fresh process) | 10k | 20.0 MiB | 200 MiB | 10× | — |  |
+| peak RSS of resume (fresh process) | 100k | 30.0 MiB | 300 MiB | 10× | ≤ 64.0 MiB | yes |
+| list_all | 2,000 sessions | 8.00 ms | 600 ms | 75× | ≥ 30× better | yes |
+| list_all | 10,000 sessions | 40.0 ms | 3000 ms | 75× | ≤ 150 ms | yes |
+| tree (index, getTree order + labels) | 1k | 0.200 ms | 10.0 ms | 50× | — |  |
+| tree (index, getTree order + labels) | 10k | 0.400 ms | 20.0 ms | 50× | — |  |
+| tree (index, getTree order + labels) | 100k | 0.600 ms | 30.0 ms | 50× | ≥ 3× better | yes |
+| tree (ResidentSession::get_tree, nodes borrow the entries) | 100k | 66.0 ms | 30.0 ms | 0.45× | — |  |
+| append, buffered (per entry) | ×2000 | 3.00 µs | 40.0 µs | 13× | ≥ 6× better | yes |
+| append, buffered, on-CPU time per entry (reference: process CPU) | ×2000 | 2.20 µs | 30.0 µs | 14× | ≥ 6× better | yes |
+| append, buffered, to the 100k session (per entry; journal synced every 1,024, index saved every 1/8 of the session) | ×16384 | 4.40 µs | 40.0 µs | 9.09× | — |  |
+| bare write of the same framed bytes, no sync (floor of a buffered append) | ×2000 | 1.40 µs | 40.0 µs | 29× | — |  |
+| append, durable (per entry) | ×200 | 1800 µs | 40.0 µs | 0.02× | — |  |
+| append, durable vs bare write+fdatasync (reference column = bare) | ×200 | 1800 µs | 1600 µs | 0.89× | ≤ 1.2× baseline | yes |
+| append, batch of 100, durable (journal level, per entry) | ×2000 | 24.0 µs | 40.0 µs | 1.67× | — |  |
+| import throughput (reference: open) | 100k (224 MB) | 160 MB/s | 415 MB/s | 0.39× | ≥ 150 MB/s | yes |
+| import vs reference open | 100k | 1400 ms | 540 ms | 0.39× | ≥ 4× better | **no** |
+| cold `bcs context --json` (reference: `node context.mjs --no-tree`) | 1k | 6.00 ms | 300 ms | 50× | — |  |
+| cold `bcs context --json` | 100k | 18.0 ms | — | — | — |  |
+";
+        assert_eq!(table, want);
+    }
+
+    #[test]
+    fn a_scaling_row_without_its_inputs_is_left_out() {
+        let (mut local, node) = fixed_samples();
+        local.put("resume/1k", Vec::new());
+        let rows = rows(&cases(), &local, &node);
+        assert!(rows.iter().all(|r| r.size != "100k/1k"));
+        assert_eq!(rows.len(), cases().len() - 1);
+    }
+}

@@ -1,0 +1,735 @@
+//! Our side: each measurement is a named function in [`MEASUREMENTS`], run in order
+//! by [`measure`]; each records its samples under the keys the cases read
+//! (`super::cases`) and may add a note to the report.
+//!
+//! Keys recorded: `open/`, `context/`, `resume/`, `rss/` and `tree/{size}`;
+//! `tree-resident/100k`; `append/{durable,bare-sync,buffered,buffered-cpu,
+//! buffered-100k,bare-write,batch}` (µs per entry); `list/{2000,10000}`; `import/100k`
+//! and `import/bytes`; `cold/{1k,100k}` and `cold-reference/1k`. Times are in ms unless
+//! the key says otherwise.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+use session_index::kinds;
+use session_journal::{CreateOptions, Durability, JournalId, NewFrame, Writer};
+use session_manager::{Layout, Store};
+use session_types::{AgentMessage, Entry, Record};
+
+use super::data::{Data, Native};
+use super::report::median;
+use super::{Options, Samples, node_ok};
+
+/// What every measurement reads, and where it records.
+pub(crate) struct Bench<'a> {
+    root: &'a Path,
+    data: &'a Data,
+    native: &'a Native,
+    opts: &'a Options,
+    /// The real messages of `1k.jsonl`: the append payloads (cloned before timing).
+    payloads: Vec<AgentMessage>,
+    pub(crate) samples: Samples,
+    pub(crate) notes: Vec<String>,
+}
+
+type Measure = fn(&mut Bench<'_>) -> Result<()>;
+
+/// Our measurements, in the order they run.
+const MEASUREMENTS: &[(&str, Measure)] = &[
+    ("resume", resume),
+    ("peak RSS of resume", peak_rss),
+    ("durable append", append_durable),
+    ("buffered append", append_buffered),
+    ("buffered append to the 100k session", append_buffered_100k),
+    ("bare write", bare_write),
+    ("batch append", append_batch),
+    ("tree", tree),
+    ("list_all", list_all),
+    ("import", import),
+    ("cold bcs context", cold_bcs),
+    ("cold reference context", cold_reference),
+];
+
+/// Runs every measurement; returns the samples and the notes.
+pub(crate) fn measure(
+    root: &Path,
+    data: &Data,
+    native: &Native,
+    opts: &Options,
+) -> Result<(Samples, Vec<String>)> {
+    let mut bench = Bench {
+        root,
+        data,
+        native,
+        opts,
+        payloads: payload_messages(&data.big.join("1k.jsonl"))?,
+        samples: Samples::default(),
+        notes: Vec::new(),
+    };
+    for (name, measure) in MEASUREMENTS {
+        measure(&mut bench).with_context(|| format!("measuring {name}"))?;
+    }
+    Ok((bench.samples, bench.notes))
+}
+
+impl Bench<'_> {
+    fn store(&self) -> Store {
+        Store::new(Layout::with_root(&self.native.big_root).expect("absolute root"))
+    }
+
+    /// `n` append payloads, cycling through the real messages.
+    fn msgs(&self, n: usize) -> Vec<AgentMessage> {
+        (0..n)
+            .map(|i| self.payloads[i % self.payloads.len()].clone())
+            .collect()
+    }
+
+    fn tmp(&self, name: &str) -> PathBuf {
+        self.data.dir.join(name)
+    }
+
+    fn median(&self, key: &str) -> f64 {
+        self.samples.median(key).unwrap_or(0.0)
+    }
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Milliseconds of `op` in each of `reps` runs after one warm-up. `setup` runs
+/// untimed before each run; what `op` returns is dropped after the clock stops.
+fn timed<S, T>(
+    reps: usize,
+    mut setup: impl FnMut() -> Result<S>,
+    mut op: impl FnMut(S) -> Result<T>,
+) -> Result<Vec<f64>> {
+    let mut samples = Vec::new();
+    for i in 0..=reps {
+        let s = setup()?;
+        let t = Instant::now();
+        let out = op(s)?;
+        let dt = ms_since(t);
+        std::hint::black_box(&out);
+        drop(out);
+        if i > 0 {
+            samples.push(dt);
+        }
+    }
+    Ok(samples)
+}
+
+// ----- resume -----
+
+/// `Store::open` (lock, recovery check, index sidecar) + `build_session_context`, and
+/// where the open goes.
+fn resume(b: &mut Bench<'_>) -> Result<()> {
+    let store = b.store();
+    let reps = b.opts.reps;
+    for (size, journal) in &b.native.journals {
+        let (mut open, mut ctx) = (Vec::new(), Vec::new());
+        for i in 0..=reps {
+            let t0 = Instant::now();
+            let s = store.open(journal)?;
+            let t1 = Instant::now();
+            let c = s.build_session_context()?;
+            let t2 = Instant::now();
+            if i > 0 {
+                open.push((t1 - t0).as_secs_f64() * 1e3);
+                ctx.push((t2 - t1).as_secs_f64() * 1e3);
+            }
+            drop(c);
+            drop(s);
+        }
+        eprintln!(
+            "ours: resume/{size} open {:.3} ms + context {:.3} ms",
+            median(&open).unwrap_or(0.0),
+            median(&ctx).unwrap_or(0.0)
+        );
+        let total = open.iter().zip(&ctx).map(|(a, b)| a + b).collect();
+        b.samples.put(format!("open/{size}"), open);
+        b.samples.put(format!("context/{size}"), ctx);
+        b.samples.put(format!("resume/{size}"), total);
+        let note = resume_breakdown(journal, reps, b.median(&format!("context/{size}")), size)?;
+        eprintln!("ours: {note}");
+        b.notes.push(note);
+    }
+    Ok(())
+}
+
+/// The journal's writer open (lock, forward verification of every frame, fdatasync)
+/// and the index open (fresh sidecar: O(1) journal check, the whole sidecar read and
+/// decoded), each alone: a note for the report.
+fn resume_breakdown(journal: &Path, reps: usize, context_ms: f64, size: &str) -> Result<String> {
+    let (mut wopen, mut iopen) = (Vec::new(), Vec::new());
+    for i in 0..=reps.min(5) {
+        let t = Instant::now();
+        let w = Writer::open(journal, session_journal::OpenOptions::default())?;
+        let dt = ms_since(t);
+        drop(w);
+        let t = Instant::now();
+        let ix = session_index::Index::open_or_rebuild(
+            journal,
+            session_index::OpenIndexOptions {
+                save: false,
+                sync_journal: false,
+                ..session_index::OpenIndexOptions::default()
+            },
+        )?;
+        let di = ms_since(t);
+        drop(ix);
+        if i > 0 {
+            wopen.push(dt);
+            iopen.push(di);
+        }
+    }
+    let side = fs::metadata(session_index::sidecar_path(journal)).map_or(0, |m| m.len());
+    Ok(format!(
+        "- resume/{size}: `Writer::open` without a witness (verifies every frame) {:.1} ms (journal {:.1} MB), `Index::open_or_rebuild` {:.1} ms (sidecar {:.1} MB), context {:.2} ms",
+        median(&wopen).unwrap_or(0.0),
+        fs::metadata(journal).map_or(0, |m| m.len()) as f64 / 1e6,
+        median(&iopen).unwrap_or(0.0),
+        side as f64 / 1e6,
+        context_ms,
+    ))
+}
+
+/// Peak RSS of a resume: a fresh process per size (this binary's `--child-resume`).
+fn peak_rss(b: &mut Bench<'_>) -> Result<()> {
+    let me = std::env::current_exe()?;
+    for (size, journal) in &b.native.journals {
+        let mut peaks = Vec::new();
+        for _ in 0..3 {
+            let out = Command::new(&me)
+                .args(["bench", "--child-resume"])
+                .arg(journal)
+                .arg("--home")
+                .arg(&b.native.big_root)
+                .output()
+                .context("running the resume probe")?;
+            if !out.status.success() {
+                bail!(
+                    "resume probe failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            let v: Value = serde_json::from_slice(&out.stdout)?;
+            peaks.push(v["vmHwmKiB"].as_f64().unwrap_or(0.0) / 1024.0);
+        }
+        let key = format!("rss/{size}");
+        b.samples.put(&key, peaks);
+        eprintln!("ours: peak RSS resume/{size} {:.1} MiB", b.median(&key));
+    }
+    Ok(())
+}
+
+// ----- append -----
+
+const N_FAST: usize = 2000;
+const N_DURABLE: usize = 200;
+
+/// Durable appends and the bare baseline, interleaved sample by sample (each durable
+/// `append_message`, then a bare write + fdatasync of a frame-sized buffer of the same
+/// payload to a second file, the order alternating), so that disk contention from
+/// other processes hits both alike. Medians of per-append samples.
+fn append_durable(b: &mut Bench<'_>) -> Result<()> {
+    let tmp = b.tmp("tmp-append");
+    let _ = fs::remove_dir_all(&tmp);
+    let st = Store::new(Layout::with_root(&tmp).expect("absolute root"));
+    let mut s = st.create("/bench/append")?;
+    let mut bare = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(tmp.join("bare.bin"))?;
+    let (mut durable_us, mut bare_us) = (Vec::new(), Vec::new());
+    for (i, m) in b.msgs(N_DURABLE * 2).into_iter().enumerate() {
+        let buf = framed(m.clone());
+        let mut durable = || -> Result<f64> {
+            let t = Instant::now();
+            s.append_message(m.clone())?;
+            Ok(ms_since(t) * 1e3)
+        };
+        let mut baseline = || -> Result<f64> {
+            let t = Instant::now();
+            bare.write_all(&buf)?;
+            bare.sync_data()?;
+            Ok(ms_since(t) * 1e3)
+        };
+        let (d, w) = if i % 2 == 0 {
+            let d = durable()?;
+            (d, baseline()?)
+        } else {
+            let w = baseline()?;
+            (durable()?, w)
+        };
+        // The first tenth warms the files up.
+        if i >= N_DURABLE / 5 {
+            durable_us.push(d);
+            bare_us.push(w);
+        }
+    }
+    s.close()?;
+    b.samples.put("append/durable", durable_us);
+    b.samples.put("append/bare-sync", bare_us);
+    eprintln!(
+        "ours: append/durable {:.1} µs, bare write+fdatasync {:.1} µs",
+        b.median("append/durable"),
+        b.median("append/bare-sync")
+    );
+    Ok(())
+}
+
+/// Buffered `append_message` ×2,000 into a new session: wall and on-CPU µs per entry.
+fn append_buffered(b: &mut Bench<'_>) -> Result<()> {
+    let tmp = b.tmp("tmp-append");
+    for i in 0..=b.opts.reps.min(5) {
+        let (us, cpu) = append_run_cpu(&tmp, Durability::Buffered, b.msgs(N_FAST))?;
+        if i > 0 {
+            b.samples.push("append/buffered", us);
+            b.samples.push("append/buffered-cpu", cpu);
+        }
+    }
+    Ok(())
+}
+
+/// Buffered appends to the 100k session (a copy): 16,384 of them, so the journal
+/// syncs (every `INDEX_SAVE_EVERY`) and one index sidecar save (every
+/// `index_save_interval`: 15,3xx at this size) are inside the timing.
+fn append_buffered_100k(b: &mut Bench<'_>) -> Result<()> {
+    let Some((_, journal)) = b.native.journals.iter().find(|(size, _)| size == "100k") else {
+        return Ok(());
+    };
+    let tmp = b.tmp("tmp-append");
+    let n = 16 * session_manager::INDEX_SAVE_EVERY as usize;
+    for i in 0..=b.opts.reps.min(3) {
+        let us = append_to_copy(&tmp, journal, b.msgs(n))?;
+        if i > 0 {
+            b.samples.push("append/buffered-100k", us);
+        }
+    }
+    eprintln!(
+        "ours: append/buffered to the 100k session {:.2} µs",
+        b.median("append/buffered-100k")
+    );
+    Ok(())
+}
+
+/// The floor of a buffered append: one bare `write` of the framed bytes per entry.
+fn bare_write(b: &mut Bench<'_>) -> Result<()> {
+    let tmp = b.tmp("tmp-append");
+    let frames: Vec<Vec<u8>> = b.msgs(N_FAST).into_iter().map(framed).collect();
+    for i in 0..=b.opts.reps.min(5) {
+        let us = bare_run(&tmp, &frames, false)?;
+        if i > 0 {
+            b.samples.push("append/bare-write", us);
+        }
+    }
+    eprintln!(
+        "ours: append/buffered {:.2} µs (bare write alone {:.2} µs)",
+        b.median("append/buffered"),
+        b.median("append/bare-write")
+    );
+    Ok(())
+}
+
+/// Journal level: `Writer::append_batch` of 100 entries, durable (one write and one
+/// fdatasync per batch).
+fn append_batch(b: &mut Bench<'_>) -> Result<()> {
+    let tmp = b.tmp("tmp-append");
+    let texts: Vec<String> = b.msgs(N_FAST).into_iter().map(entry_json).collect();
+    for i in 0..=b.opts.reps.min(5) {
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp)?;
+        let mut w = Writer::create(
+            &tmp.join("batch.jsonl"),
+            JournalId([9; 16]),
+            CreateOptions::default(),
+        )?;
+        let t = Instant::now();
+        for chunk in texts.chunks(100) {
+            let frames: Vec<NewFrame<'_>> = chunk
+                .iter()
+                .map(|p| NewFrame::new(kinds::ENTRY, p.as_bytes()))
+                .collect();
+            w.append_batch(&frames, Durability::Durable)?;
+        }
+        let us = ms_since(t) * 1e3 / texts.len() as f64;
+        w.close()?;
+        if i > 0 {
+            b.samples.push("append/batch", us);
+        }
+    }
+    eprintln!("ours: append/batch {:.2} µs", b.median("append/batch"));
+    // The last of the append measurements.
+    let _ = fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+// ----- tree, list, import -----
+
+/// The index's tree in getTree() order with ids and labels (what `bcs tree` prints),
+/// on an opened session; and at 100k the resident `get_tree` with entries in memory.
+fn tree(b: &mut Bench<'_>) -> Result<()> {
+    let store = b.store();
+    let reps = b.opts.reps;
+    for (size, journal) in &b.native.journals {
+        let s = store.open(journal)?;
+        let samples = timed(
+            reps,
+            || Ok(()),
+            |()| {
+                let idx = s.index();
+                let nodes: Vec<(u32, &str, Option<&str>)> = idx
+                    .tree()
+                    .preorder()
+                    .into_iter()
+                    .map(|n| {
+                        let id = idx.info(n.entry).and_then(|x| x.id).unwrap_or("");
+                        (n.depth, id, idx.label(id))
+                    })
+                    .collect();
+                Ok(nodes)
+            },
+        )?;
+        let key = format!("tree/{size}");
+        b.samples.put(&key, samples);
+        eprintln!("ours: tree/{size} {:.3} ms", b.median(&key));
+        if size == "100k" {
+            let r = store.open_read_only(journal)?;
+            let samples = timed(reps.min(5), || Ok(()), |()| Ok(r.get_tree()))?;
+            b.samples.put("tree-resident/100k", samples);
+            eprintln!(
+                "ours: resident get_tree/100k {:.3} ms",
+                b.median("tree-resident/100k")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `list_all` of 2,000 and 10,000 sessions (catalogs fresh after the warm-up).
+fn list_all(b: &mut Bench<'_>) -> Result<()> {
+    for (label, root_dir) in [("2000", &b.native.many2000), ("10000", &b.native.many10000)] {
+        let st = Store::new(Layout::with_root(root_dir).expect("absolute root"));
+        let samples = timed(b.opts.reps, || Ok(()), |()| Ok(st.list_all(&mut ())?))?;
+        // With fresh catalogs a listing reads no journal through (issue 4): each
+        // journal is opened once and only its header and last frame are read to check
+        // its record (issue 13). Checked on the real 2,000 and 10,000 sessions with the
+        // I/O counter.
+        let counting = Arc::new(session_testkit::CountingVfs::new(Arc::new(
+            session_journal::vfs::StdVfs,
+        )));
+        let checked = Store::new(Layout::with_root(root_dir).expect("absolute root"))
+            .with_vfs(counting.clone())
+            .list_all(&mut ())?;
+        let (opens, read) = (
+            counting.opens_matching(".jsonl"),
+            counting.bytes_read_matching(".jsonl"),
+        );
+        let n = checked.len() as u64;
+        if opens > n || read > n * 16 * 1024 {
+            bail!(
+                "listing {} sessions under {} opened {opens} journals and read {read} journal bytes with fresh catalogs",
+                checked.len(),
+                root_dir.display()
+            );
+        }
+        b.notes.push(format!(
+            "- list_all of {} sessions with fresh catalogs: 0 journals opened, 0 journal bytes read (I/O counter)",
+            checked.len()
+        ));
+        eprintln!(
+            "ours: list {} {:.2} ms",
+            root_dir.display(),
+            median(&samples).unwrap_or(0.0)
+        );
+        b.samples.put(format!("list/{label}"), samples);
+    }
+    Ok(())
+}
+
+/// Import throughput of the 100k legacy file (a fresh store each rep).
+fn import(b: &mut Bench<'_>) -> Result<()> {
+    let legacy = b.data.big.join("100k.jsonl");
+    let bytes = fs::metadata(&legacy)?.len();
+    let tmp = b.tmp("tmp-import");
+    let samples = timed(
+        b.opts.reps.min(3),
+        || {
+            let _ = fs::remove_dir_all(&tmp);
+            Ok(Store::new(Layout::with_root(&tmp).expect("absolute root")))
+        },
+        |st| Ok(st.import(&legacy)?),
+    )?;
+    let _ = fs::remove_dir_all(&tmp);
+    b.samples.put("import/100k", samples);
+    b.samples.put("import/bytes", vec![bytes as f64]);
+    eprintln!("ours: import 100k {:.0} ms", b.median("import/100k"));
+    Ok(())
+}
+
+// ----- cold processes -----
+
+/// Cold `bcs context` as a whole process (release binary beside this one), 1k and 100k.
+fn cold_bcs(b: &mut Bench<'_>) -> Result<()> {
+    let bcs = build_bcs(b.root)?;
+    let reps = b.opts.reps;
+    for (size, journal) in &b.native.journals {
+        if size == "10k" {
+            continue;
+        }
+        let n = if size == "100k" { reps.min(3) } else { reps };
+        let samples = cold_runs(n, || {
+            let mut c = Command::new(&bcs);
+            c.arg("--home")
+                .arg(&b.native.big_root)
+                .arg("context")
+                .arg(journal)
+                .arg("--json");
+            c
+        })?;
+        let key = format!("cold/{size}");
+        b.samples.put(&key, samples);
+        eprintln!("ours: cold bcs context {size} {:.1} ms", b.median(&key));
+    }
+    Ok(())
+}
+
+/// The reference's cold `node context.mjs 1k.jsonl --no-tree`, for the same row.
+fn cold_reference(b: &mut Bench<'_>) -> Result<()> {
+    if !(b.opts.reference && node_ok()) {
+        return Ok(());
+    }
+    let peer = crate::fixtures::install_peer(&b.root.join("../shared/peer"), b.root)?;
+    let file = b.data.big.join("1k.jsonl");
+    let samples = cold_runs(b.opts.reps, || {
+        let mut c = Command::new("node");
+        c.arg(peer.join("context.mjs")).arg(&file).arg("--no-tree");
+        c
+    })?;
+    b.samples.put("cold-reference/1k", samples);
+    eprintln!(
+        "reference: cold context.mjs 1k {:.1} ms",
+        b.median("cold-reference/1k")
+    );
+    Ok(())
+}
+
+// ----- helpers -----
+
+/// Per-append µs, wall and on-CPU (this thread's run time from
+/// `/proc/thread-self/schedstat`, so a loaded machine's waiting is left out), of
+/// `OwnedSession::append_message` over `batch` into a new session.
+fn append_run_cpu(
+    tmp: &Path,
+    durability: Durability,
+    batch: Vec<AgentMessage>,
+) -> Result<(f64, f64)> {
+    let _ = fs::remove_dir_all(tmp);
+    let st = Store::new(Layout::with_root(tmp).expect("absolute root"));
+    let mut s = st.create("/bench/append")?;
+    s.set_durability(durability);
+    let n = batch.len() as f64;
+    let cpu0 = thread_cpu_ns();
+    let t = Instant::now();
+    for m in batch {
+        s.append_message(m)?;
+    }
+    let us = ms_since(t) * 1e3 / n;
+    let cpu_us = (thread_cpu_ns() - cpu0) as f64 / 1e3 / n;
+    s.close()?;
+    Ok((us, cpu_us))
+}
+
+/// Per-append µs of buffered `append_message` over `batch` into a copy of `journal`
+/// (and its index sidecar) under `tmp`; the copy is made untimed.
+fn append_to_copy(tmp: &Path, journal: &Path, batch: Vec<AgentMessage>) -> Result<f64> {
+    let _ = fs::remove_dir_all(tmp);
+    let dir = tmp.join("sessions");
+    fs::create_dir_all(&dir)?;
+    let name = journal.file_name().context("journal file name")?;
+    let copy = dir.join(name);
+    fs::copy(journal, &copy)?;
+    let side = session_index::sidecar_path(journal);
+    if side.exists() {
+        fs::copy(&side, session_index::sidecar_path(&copy))?;
+    }
+    let st = Store::new(Layout::with_root(tmp).expect("absolute root"));
+    let mut s = st.open(&copy)?;
+    s.set_durability(Durability::Buffered);
+    let n = batch.len() as f64;
+    let t = Instant::now();
+    for m in batch {
+        s.append_message(m)?;
+    }
+    let us = ms_since(t) * 1e3 / n;
+    s.close()?;
+    Ok(us)
+}
+
+/// Nanoseconds this thread has run on a CPU (0 when unavailable).
+fn thread_cpu_ns() -> u64 {
+    fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Per-append µs of a bare `write` (+ `fdatasync` when `sync`) of each buffer.
+fn bare_run(tmp: &Path, frames: &[Vec<u8>], sync: bool) -> Result<f64> {
+    let _ = fs::remove_dir_all(tmp);
+    fs::create_dir_all(tmp)?;
+    let mut f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(tmp.join("bare.bin"))?;
+    let t = Instant::now();
+    for b in frames {
+        f.write_all(b)?;
+        if sync {
+            f.sync_data()?;
+        }
+    }
+    Ok(ms_since(t) * 1e3 / frames.len() as f64)
+}
+
+/// Wall time of `n` runs (after one warm-up) of a whole process, stdout discarded.
+fn cold_runs(n: usize, mut cmd: impl FnMut() -> Command) -> Result<Vec<f64>> {
+    let mut s = Vec::new();
+    for i in 0..=n {
+        let t = Instant::now();
+        let st = cmd()
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .context("running a cold process")?;
+        let dt = ms_since(t);
+        if !st.status.success() {
+            bail!(
+                "cold process failed: {}",
+                String::from_utf8_lossy(&st.stderr)
+            );
+        }
+        if i > 0 {
+            s.push(dt);
+        }
+    }
+    Ok(s)
+}
+
+fn build_bcs(root: &Path) -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "session-cli",
+            "--bin",
+            "bcs",
+        ])
+        .current_dir(root)
+        .status()
+        .context("building bcs")?;
+    if !status.success() {
+        bail!("cargo build -p session-cli failed");
+    }
+    let me = std::env::current_exe()?;
+    let bcs = me
+        .parent()
+        .context("the xtask binary has a directory")?
+        .join("bcs");
+    if !bcs.is_file() {
+        bail!("no bcs binary at {}", bcs.display());
+    }
+    Ok(bcs)
+}
+
+fn payload_messages(path: &Path) -> Result<Vec<AgentMessage>> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line)?;
+        let role = v["message"]["role"].as_str().unwrap_or("");
+        if v["type"] != "message" || !["user", "assistant", "toolResult"].contains(&role) {
+            continue;
+        }
+        if let Ok(Record::Entry(Entry::Message(m))) = Record::parse(line) {
+            out.push(m.message);
+        }
+    }
+    if out.is_empty() {
+        bail!("no message payloads in {}", path.display());
+    }
+    Ok(out)
+}
+
+/// The JSON a message entry carrying `m` serializes to (the journal's payload).
+fn entry_json(m: AgentMessage) -> String {
+    let base = session_types::EntryBase {
+        id: Some(session_types::EntryId::new("0123abcd")),
+        parent_id: Some(session_types::EntryId::new("4567cdef")),
+        timestamp: Some(session_types::Timestamp::from_unix_ms(1_735_689_600_000)),
+    };
+    Entry::message(base, m).to_json()
+}
+
+/// `entry_json(m)` padded to a frame's size: what a bare baseline writes per entry.
+fn framed(m: AgentMessage) -> Vec<u8> {
+    let mut b = entry_json(m).into_bytes();
+    b.resize(b.len().div_ceil(8) * 8 + 64, b' ');
+    b
+}
+
+// ----- child modes -----
+
+/// `bench --child-resume JOURNAL --home ROOT`: one resume, then this process's peak RSS.
+pub(crate) fn child_resume(args: &[String]) -> Result<()> {
+    let journal = args.first().context("--child-resume needs a journal")?;
+    let home = match args.get(1..3) {
+        Some([flag, h]) if flag == "--home" => PathBuf::from(h),
+        _ => bail!("--child-resume JOURNAL --home ROOT"),
+    };
+    let store = Store::new(Layout::with_root(home).expect("absolute root"));
+    let t = Instant::now();
+    let s = store.open(Path::new(journal))?;
+    let ctx = s.build_session_context()?;
+    let ms = ms_since(t);
+    let messages = ctx.messages.len();
+    let status = fs::read_to_string("/proc/self/status")?;
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .context("VmHWM in /proc/self/status")?;
+    println!(
+        "{}",
+        json!({"vmHwmKiB": hwm, "ms": ms, "messages": messages})
+    );
+    Ok(())
+}
+
+/// `bench --child-append 1k.jsonl`, for profiling (`perf record … xtask bench
+/// --child-append 1k.jsonl`): 20,000 buffered appends of the real payloads into a
+/// temporary store.
+pub(crate) fn child_append(args: &[String]) -> Result<()> {
+    let file = args
+        .first()
+        .context("--child-append needs the 1k.jsonl file")?;
+    let payloads = payload_messages(Path::new(file))?;
+    let batch = (0..20_000)
+        .map(|i| payloads[i % payloads.len()].clone())
+        .collect();
+    let tmp = std::env::temp_dir().join(format!("xtask-bench-append-{}", std::process::id()));
+    let (us, _) = append_run_cpu(&tmp, Durability::Buffered, batch)?;
+    let _ = fs::remove_dir_all(&tmp);
+    println!("{us:.2} µs per buffered append");
+    Ok(())
+}
