@@ -1,6 +1,7 @@
 //! Opening an index: validate the sidecar in O(1), catch up the tail, or rebuild; and
 //! keeping it current while appending.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -13,10 +14,10 @@ use session_journal::{
 };
 use session_types::{Entry, Record};
 
+use crate::derived::{Derived, EntryIndex};
 use crate::error::{IndexError, LoadError, ObserveError, SaveError};
 use crate::sidecar::{self, DecodeFault};
-use crate::state::{REC_UNPARSABLE, State};
-use crate::summary::SessionSummary;
+use crate::state::State;
 
 /// The sidecar path of a journal: `<journal>.idx`.
 pub fn sidecar_path(journal: &Path) -> PathBuf {
@@ -173,68 +174,6 @@ pub struct IndexReport {
     pub tail_stop: Option<Offset>,
 }
 
-/// Position of an indexed frame in append order (0: the header record's frame).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct EntryIndex(pub u32);
-
-/// Where an indexed entry lives and what it is, without decoding it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct EntryInfo<'a> {
-    /// Its position in append order.
-    pub index: EntryIndex,
-    /// `id` (`None` if absent or not a string).
-    pub id: Option<&'a str>,
-    /// `parentId` (`None` for null, absent, empty or not a string).
-    pub parent_id: Option<&'a str>,
-    /// `parentId` as compact JSON text when it is present but neither `null` nor a
-    /// non-empty string (`""`, `5`, `{…}`): it names no parent, and the reference's
-    /// tree shows it as is.
-    pub parent_json: Option<&'a str>,
-    /// `type` (`""` if absent).
-    pub entry_type: &'a str,
-    /// `message.role` for messages.
-    pub role: Option<&'a str>,
-    /// `Date.parse(timestamp)`, `None` when invalid.
-    pub timestamp_ms: Option<i64>,
-    /// Frame offset in the journal.
-    pub offset: Offset,
-    /// Frame seq.
-    pub seq: Seq,
-    /// Payload length.
-    pub payload_len: u32,
-    /// The frame's kind byte.
-    pub kind: u8,
-}
-
-impl EntryInfo<'_> {
-    /// The entry type `entry_type` names, `None` for a type this version does not
-    /// model.
-    pub fn known_type(&self) -> Option<session_types::EntryType> {
-        session_types::EntryType::from_name(self.entry_type)
-    }
-}
-
-/// Entry counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct Counts {
-    /// Entry frames (header record excluded).
-    pub entries: u64,
-    /// `message` entries, all roles, all branches.
-    pub messages: u64,
-    /// `label` entries.
-    pub label_entries: u64,
-    /// Entries whose payload is not a JSON object (located, not in the tree).
-    pub unparsable: u64,
-    /// Entries without a string id (located, not in the tree).
-    pub without_id: u64,
-    /// Entries whose id an earlier entry already had (the later one wins lookups).
-    pub duplicate_ids: u64,
-    /// Frames of kinds this crate does not know.
-    pub other_kinds: u64,
-}
-
 /// The derived index of one session journal.
 #[derive(Debug, Clone)]
 pub struct Index {
@@ -242,7 +181,7 @@ pub struct Index {
     pub(crate) journal_id: JournalId,
     pub(crate) data_start: u64,
     pub(crate) vfs: Arc<dyn Vfs>,
-    pub(crate) state: State,
+    pub(crate) derived: Derived,
 }
 
 /// Frames beyond the durable point kept in memory while replaying, at most.
@@ -258,6 +197,15 @@ struct Replay {
 enum Loaded {
     Usable(Box<State>),
     Rebuild(RebuildReason),
+}
+
+/// An index answers every query of the state its journal derives.
+impl std::ops::Deref for Index {
+    type Target = Derived;
+
+    fn deref(&self) -> &Derived {
+        &self.derived
+    }
 }
 
 impl Index {
@@ -358,24 +306,24 @@ impl Index {
 
     /// Journal bytes covered (the end of the last indexed frame).
     pub fn covered_len(&self) -> Offset {
-        Offset(self.state.covered_len)
+        Offset(self.derived.state.covered_len)
     }
 
     /// Seq of the last indexed frame (0: none).
     pub fn covered_seq(&self) -> Seq {
-        Seq(self.state.covered_seq)
+        Seq(self.derived.state.covered_seq)
     }
 
     /// The prefix this index covers, as a claim the journal's writer can check in
     /// O(1) and then verify only what follows (`session_journal::OpenOptions::trusted`).
     /// `None` when no entry frame is covered.
     pub fn witness(&self) -> Option<session_journal::Witness> {
-        let (offset, check) = self.state.last_frame?;
+        let (offset, check) = self.derived.state.last_frame?;
         Some(session_journal::Witness {
             frame: Offset(offset),
-            seq: Seq(self.state.covered_seq),
+            seq: Seq(self.derived.state.covered_seq),
             body_check: session_journal::BodyCheck(check),
-            end: Offset(self.state.covered_len),
+            end: Offset(self.derived.state.covered_len),
         })
     }
 
@@ -388,7 +336,7 @@ impl Index {
         payload: &[u8],
     ) -> Result<(), ObserveError> {
         let info = self.appended_info(kind, appended, payload)?;
-        self.state.observe(&info, payload);
+        self.derived.state.observe(&info, payload);
         Ok(())
     }
 
@@ -432,7 +380,9 @@ impl Index {
         entry: &Entry,
     ) -> Result<(), ObserveError> {
         let info = self.appended_info(crate::kinds::ENTRY, appended, payload)?;
-        self.state.observe_entry(&info, payload, entry);
+        self.derived
+            .state
+            .observe_entry(&info, entry, || Cow::Borrowed(payload));
         Ok(())
     }
 
@@ -442,12 +392,12 @@ impl Index {
         appended: &Appended,
         payload: &[u8],
     ) -> Result<FrameInfo, ObserveError> {
-        if appended.seq.0 != self.state.covered_seq + 1
-            || appended.offset.0 != self.state.covered_len
+        if appended.seq.0 != self.derived.state.covered_seq + 1
+            || appended.offset.0 != self.derived.state.covered_len
         {
             return Err(ObserveError::OutOfOrder {
-                expected_seq: Seq(self.state.covered_seq + 1),
-                expected_offset: Offset(self.state.covered_len),
+                expected_seq: Seq(self.derived.state.covered_seq + 1),
+                expected_offset: Offset(self.derived.state.covered_len),
                 found_seq: appended.seq,
                 found_offset: appended.offset,
             });
@@ -471,144 +421,21 @@ impl Index {
         if durable.journal_id != self.journal_id {
             return Err(SaveError::ForeignCapture { path: side });
         }
-        if self.state.covered_len > durable.len.0 {
+        if self.derived.state.covered_len > durable.len.0 {
             return Err(SaveError::NotDurable {
                 path: side,
-                covered: self.state.covered_len,
+                covered: self.derived.state.covered_len,
                 durable: durable.len.0,
             });
         }
-        let bytes = sidecar::encode(&self.state, self.journal_id, self.data_start);
+        let bytes = sidecar::encode(&self.derived.state, self.journal_id, self.data_start);
         write_atomic(self.vfs.as_ref(), &side, &bytes)
-    }
-
-    /// Entry counts.
-    pub fn counts(&self) -> Counts {
-        let a = &self.state.agg;
-        Counts {
-            entries: a.entries,
-            messages: a.message_count,
-            label_entries: a.label_entries,
-            unparsable: a.unparsable,
-            without_id: a.no_id,
-            duplicate_ids: a.duplicate_ids,
-            other_kinds: a.other_kinds,
-        }
-    }
-
-    /// Number of indexed frames (header record included).
-    pub fn len(&self) -> usize {
-        self.state.recs.len()
-    }
-
-    /// Whether no frame is indexed.
-    pub fn is_empty(&self) -> bool {
-        self.state.recs.is_empty()
-    }
-
-    /// The entry with this id (the last one, if the id repeats).
-    pub fn find(&self, id: &str) -> Option<EntryIndex> {
-        self.state.find_id(id).map(EntryIndex)
-    }
-
-    /// Location and envelope of an indexed frame.
-    pub fn info(&self, i: EntryIndex) -> Option<EntryInfo<'_>> {
-        let r = self.state.recs.get(i.0 as usize)?;
-        Some(EntryInfo {
-            index: i,
-            id: self.state.id_of(i.0),
-            parent_id: self.state.parent_id_of(i.0),
-            parent_json: self.state.parent_json_of(i.0),
-            entry_type: self.state.type_of(i.0),
-            role: self.state.role_of(i.0),
-            timestamp_ms: (!r.ts.is_nan()).then_some(r.ts as i64),
-            offset: Offset(r.offset),
-            seq: Seq(r.seq),
-            payload_len: r.payload_len,
-            kind: r.kind,
-        })
-    }
-
-    /// The entry the reference resumes at: the last appended entry.
-    pub fn leaf(&self) -> Option<EntryIndex> {
-        self.state.agg.leaf.map(EntryIndex)
-    }
-
-    /// The resolved parent of an entry (by the reference's rules: the last entry with
-    /// that id; `None` for roots, self-parents and orphans).
-    pub fn parent(&self, i: EntryIndex) -> Option<EntryIndex> {
-        if i.0 as usize >= self.state.recs.len() {
-            return None;
-        }
-        self.state.parent_pos(i.0).map(EntryIndex)
-    }
-
-    /// Current labels: target id → label, in the reference's map order.
-    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.state
-            .agg
-            .labels
-            .iter()
-            .filter(|(_, v)| !v.json)
-            .map(|(k, v)| (k.as_str(), v.label.as_str()))
-    }
-
-    /// The current label of an entry id, if it is a string (see [`Index::label_value`]).
-    pub fn label(&self, id: &str) -> Option<&str> {
-        self.state
-            .agg
-            .labels
-            .get(id)
-            .filter(|l| !l.json)
-            .map(|l| l.label.as_str())
-    }
-
-    /// The current label of an entry id as the reference holds it: any truthy JSON
-    /// value of the latest label entry (`"start"`, but also `42` or `{…}`), or `None`.
-    pub fn label_value(&self, id: &str) -> Option<serde_json::Value> {
-        let l = self.state.agg.labels.get(id)?;
-        if l.json {
-            serde_json::from_str(&l.label).ok()
-        } else {
-            Some(serde_json::Value::String(l.label.clone()))
-        }
-    }
-
-    /// The label entry that set the current label of an entry id (reference 0.73.1
-    /// reports its timestamp as the tree node's `labelTimestamp` and re-uses it in
-    /// `createBranchedSession`).
-    pub fn label_entry(&self, id: &str) -> Option<EntryIndex> {
-        self.state.agg.labels.get(id).map(|l| EntryIndex(l.entry))
-    }
-
-    /// The session name: the latest `session_info` in append order, trimmed; an empty
-    /// name clears it (reference 0.73.1).
-    pub fn name(&self) -> Option<&str> {
-        self.state.agg.name.as_deref()
-    }
-
-    /// The latest `session_state` entry's state, as written.
-    pub fn lifecycle_state(&self) -> Option<&str> {
-        self.state.agg.state.as_deref()
-    }
-
-    /// The latest `child_usage_attributed` entry for a target message id.
-    pub fn latest_aggregate_usage(&self, target_id: &str) -> Option<EntryIndex> {
-        self.state
-            .agg
-            .usage_latest
-            .get(target_id)
-            .map(|i| EntryIndex(*i))
-    }
-
-    /// The listing summary (the reference's `SessionInfo` fields).
-    pub fn summary(&self) -> SessionSummary {
-        SessionSummary::from_aggregates(&self.state.agg)
     }
 
     /// Reads and verifies one entry's frame through `reader` and parses it.
     pub fn load(&self, reader: &Reader, i: EntryIndex) -> Result<Record, LoadError> {
         let r = self
+            .derived
             .state
             .recs
             .get(i.0 as usize)
@@ -631,32 +458,6 @@ impl Index {
             source,
         })
     }
-
-    /// The entry's id, without building an [`EntryInfo`] (the hot path of walks).
-    pub fn id_of(&self, i: EntryIndex) -> Option<&str> {
-        self.state.recs.get(i.0 as usize)?;
-        self.state.id_of(i.0)
-    }
-
-    /// The entry's `parentId` string (`None` for null, absent, empty or not a string).
-    pub fn parent_id_of(&self, i: EntryIndex) -> Option<&str> {
-        self.state.recs.get(i.0 as usize)?;
-        self.state.parent_id_of(i.0)
-    }
-
-    /// The entry's `type` and `message.role`, from interned codes (no decoding).
-    pub fn kind_of(&self, i: EntryIndex) -> Option<(&str, Option<&str>)> {
-        self.state.recs.get(i.0 as usize)?;
-        Some((self.state.type_of(i.0), self.state.role_of(i.0)))
-    }
-
-    /// Whether the entry's payload was not a JSON object.
-    pub fn is_unparsable(&self, i: EntryIndex) -> bool {
-        self.state
-            .recs
-            .get(i.0 as usize)
-            .is_some_and(|r| r.flags & REC_UNPARSABLE != 0)
-    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -675,7 +476,7 @@ fn finish(
         journal_id,
         data_start,
         vfs: options.vfs.clone(),
-        state,
+        derived: Derived::from_state(state),
     };
     let mut saved_coverage = None;
     let mut save_error = None;

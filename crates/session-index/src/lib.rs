@@ -11,16 +11,20 @@
 //!
 //! - [`kinds`] — the frame kinds of a session journal ([`kinds::SESSION_HEADER`],
 //!   [`kinds::ENTRY`]) and the entry-id [`kinds::id_tag`].
-//! - [`Index`] — one session's index: [`Index::open_or_rebuild`] validates the
-//!   sidecar `<journal>.idx` in O(1), catches up the tail or rebuilds, and reports
-//!   which ([`IndexReport`], [`RebuildReason`]); [`Index::observe`] (or, from the
-//!   typed entry without parsing, [`Index::observe_entry`]) and [`Index::save`] keep
-//!   it current while appending. Queries: [`Index::find`],
-//!   [`Index::info`], [`Index::parent`], [`Index::leaf`], [`Index::labels`],
-//!   [`Index::name`], [`Index::lifecycle_state`], [`Index::summary`],
-//!   [`Index::load`] (one verified frame, parsed).
-//! - Tree queries ([`Index::children`], [`Index::path_to_root`], [`Index::tree`]):
-//!   the reference's `getTree()` order, iterative, cycles reported ([`TreeReport`]).
+//! - [`Derived`] — what a replay of a session's records derives, and the one
+//!   implementation of its rules: [`Derived::find`], [`Derived::info`],
+//!   [`Derived::parent`], [`Derived::leaf`], [`Derived::labels`], [`Derived::name`],
+//!   [`Derived::lifecycle_state`], [`Derived::summary`]; tree queries
+//!   ([`Derived::children`], [`Derived::path_to_root`], [`Derived::tree`]) in the
+//!   reference's `getTree()` order, iterative, cycles reported ([`TreeReport`]).
+//!   Fed without a journal ([`Derived::push_payload`], [`Derived::push_entry`]) it
+//!   serves sessions held in memory with the same answers.
+//! - [`Index`] — one session journal's index (dereferences to its [`Derived`]):
+//!   [`Index::open_or_rebuild`] validates the sidecar `<journal>.idx` in O(1),
+//!   catches up the tail or rebuilds, and reports which ([`IndexReport`],
+//!   [`RebuildReason`]); [`Index::observe`] (or, from the typed entry without
+//!   parsing, [`Index::observe_entry`]) and [`Index::save`] keep it current while
+//!   appending; [`Index::load`] reads one verified frame, parsed.
 //! - [`list_sessions`] / [`list_all`] — listing through the per-directory catalog;
 //!   a fresh catalog reads no journal through (each record is checked against its
 //!   journal's id and last frame, O(1) bytes); [`forget`] drops a deleted session's
@@ -54,6 +58,7 @@
 //! ```
 
 mod catalog;
+mod derived;
 mod error;
 mod fields;
 mod index;
@@ -68,10 +73,10 @@ pub use catalog::{
     CATALOG_FILE, CatalogStatus, ForgetError, ListError, ListOptions, ListReport, SessionInfo,
     forget, list_all, list_sessions,
 };
+pub use derived::{Counts, Derived, EntryIndex, EntryInfo};
 pub use error::{IndexError, LoadError, ObserveError, SaveError};
 pub use index::{
-    Counts, EntryIndex, EntryInfo, Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions,
-    RebuildReason, sidecar_path,
+    Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason, sidecar_path,
 };
 pub use probe::FIRST_MESSAGE_MAX_BYTES;
 pub use sidecar::{

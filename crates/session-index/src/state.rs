@@ -519,10 +519,16 @@ impl State {
     /// Adds one entry frame the caller just appended, whose payload is `entry`
     /// serialized: the fields come from the typed entry, so nothing is parsed (unless
     /// only the text gives them exactly; see [`Fields::from_entry`]).
-    pub(crate) fn observe_entry(&mut self, info: &FrameInfo, payload: &[u8], entry: &Entry) {
+    /// `payload` gives that text when it must be read.
+    pub(crate) fn observe_entry<'p>(
+        &mut self,
+        info: &FrameInfo,
+        entry: &Entry,
+        payload: impl FnOnce() -> Cow<'p, [u8]>,
+    ) {
         let fields = match Fields::from_entry(entry) {
             Some(f) if info.kind.get() == ENTRY_KIND => f,
-            _ => return self.observe(info, payload),
+            _ => return self.observe(info, &payload()),
         };
         let Some((index, mut rec)) = self.begin(info) else {
             return;

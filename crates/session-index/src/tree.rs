@@ -6,11 +6,11 @@ use std::collections::HashSet;
 
 use session_types::js::sort::sort_by_number_key;
 
-use crate::index::{EntryIndex, Index};
+use crate::derived::{Derived, EntryIndex};
 use crate::kinds::ENTRY_KIND;
 use crate::state::{REC_UNPARSABLE, State};
 
-/// The result of [`Index::path_to_root`].
+/// The result of [`Derived::path_to_root`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PathToRoot {
@@ -33,7 +33,7 @@ pub struct TreeNode {
     pub children: u32,
 }
 
-/// What [`Index::tree`] found besides the tree.
+/// What [`Derived::tree`] found besides the tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TreeReport {
@@ -96,7 +96,7 @@ fn is_tree_entry(s: &State, i: u32) -> bool {
     r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0 && !r.id.is_none()
 }
 
-impl Index {
+impl Derived {
     /// The children of an entry in append order (`getChildren`), by one pass over the
     /// records (no entry is decoded).
     pub fn children(&self, parent: EntryIndex) -> Vec<EntryIndex> {

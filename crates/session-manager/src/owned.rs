@@ -4,16 +4,16 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use session_context::{ContextOptions, Leaf, SessionContext};
+use session_context::{ContextOptions, SessionContext};
 use session_import::Retention;
 use session_import::format::{KIND_RETENTION, RetentionRecord};
 use session_index::{EntryIndex, Index, kinds};
 use session_journal::{Durability, NewFrame, Reader, Writer};
-use session_types::{Entry, EntryBase, EntryId, EntryType, SessionHeader};
+use session_types::{Entry, EntryBase, EntryId, SessionHeader};
 
 use crate::append::{append_methods, base, complete_entry, fresh_id, recreated_label};
 use crate::error::{AppendError, OpenError, ReadError};
-use crate::read::{Accounting, ReadLimits, SessionTree, TreeNode};
+use crate::read::{Accounting, NodeEntry, ReadLimits, SessionTree, label_time};
 use crate::source::{Snapshot, View};
 use crate::store::{NewSessionOptions, Store};
 
@@ -432,39 +432,10 @@ impl OwnedSession {
             .collect();
         let bytes: u64 = order.iter().map(|n| view.payload_len(n.entry)).sum();
         Accounting::new(limits, self.error_name()).reserve(order.len() as u64, bytes)?;
-        let mut tree = SessionTree::default();
-        let mut stack: Vec<usize> = Vec::new();
-        for n in order {
-            let entry = view.load_entry(n.entry)?;
-            let (label, label_timestamp) = match entry.id() {
-                Some(id) => match self.index.label(id) {
-                    Some(l) => (Some(l.to_owned()), self.label_time(&view, id)?),
-                    None => (None, None),
-                },
-                None => (None, None),
-            };
-            let pos = tree.nodes.len();
-            while let Some(&top) = stack.last() {
-                if tree.nodes[top].depth >= n.depth {
-                    stack.pop();
-                } else {
-                    break;
-                }
-            }
-            match stack.last() {
-                Some(&parent) if n.depth > 0 => tree.nodes[parent].children.push(pos),
-                _ => tree.roots.push(pos),
-            }
-            tree.nodes.push(TreeNode {
-                entry: crate::read::NodeEntry::Owned(Box::new(entry)),
-                label,
-                label_timestamp,
-                depth: n.depth,
-                children: Vec::new(),
-            });
-            stack.push(pos);
-        }
-        Ok(tree)
+        crate::read::assemble_tree(&self.index, order, |i| {
+            view.load_entry(i)
+                .map(|e| Some(crate::read::NodeEntry::Owned(Box::new(e))))
+        })
     }
 
     /// The working context at the leaf (the resume path): a captured read with the
@@ -480,18 +451,7 @@ impl OwnedSession {
         limits: ReadLimits,
         options: &ContextOptions,
     ) -> Result<SessionContext<'static>, ReadError> {
-        let last = self
-            .index
-            .leaf()
-            .and_then(|l| self.index.info(l))
-            .and_then(|i| i.id);
-        let leaf = match &self.leaf {
-            None => Leaf::None,
-            // The usual resume: the leaf is the last appended entry, which the context
-            // finds without an id lookup (so no id map is built just to resume).
-            Some(id) if last == Some(id.as_str()) => Leaf::Default,
-            Some(id) => Leaf::Id(id.as_str()),
-        };
+        let leaf = crate::view::context_leaf(&self.index, self.leaf.as_ref());
         crate::view::context_in(self.view(self.snapshot()), leaf, limits, options)
     }
 
@@ -657,33 +617,24 @@ impl OwnedSession {
             session: self.error_name(),
             id: leaf.to_owned(),
         })?;
-        let p = self.index.path_to_root(i);
-        if p.cycle.is_some() {
+        let plan = crate::read::branch_plan(&self.index, i);
+        if plan.cycle {
             return Err(ReadError::Cycle {
                 id: leaf.to_owned(),
             }
             .into());
         }
-        let path: Vec<EntryIndex> = p
-            .path
-            .into_iter()
-            .filter(|x| {
-                self.index
-                    .info(*x)
-                    .is_some_and(|i| i.known_type() != Some(EntryType::Label))
-            })
-            .collect();
+        let path = plan.path;
         let bytes: u64 = path.iter().map(|x| view.payload_len(*x)).sum();
         Accounting::new(limits, self.error_name()).reserve(path.len() as u64, bytes)?;
-        let ids: Vec<String> = path
-            .iter()
-            .filter_map(|x| self.index.info(*x).and_then(|i| i.id).map(str::to_owned))
-            .collect();
-        let labels: Vec<(String, String, Option<String>)> = self
-            .index
-            .labels()
-            .filter(|(t, _)| ids.iter().any(|i| i == t))
-            .map(|(t, l)| Ok((t.to_owned(), l.to_owned(), self.label_time(&view, t)?)))
+        let mut load = |i| {
+            view.load_entry(i)
+                .map(|e| Some(NodeEntry::Owned(Box::new(e))))
+        };
+        let labels: Vec<(Option<String>, String, String)> = plan
+            .labels
+            .into_iter()
+            .map(|(t, l)| Ok((label_time(&self.index, &t, &mut load)?, t, l)))
             .collect::<Result<_, ReadError>>()?;
         let options = NewSessionOptions::with_parent_session(self.path.to_string_lossy());
         let mut new = self.store.create_with(self.cwd(), options)?;
@@ -695,20 +646,11 @@ impl OwnedSession {
                 .collect::<Result<_, _>>()?;
             new.append_raw_batch(&payloads)?;
         }
-        for (target, label, time) in labels {
+        for (time, target, label) in labels {
             new.append_with(|b| recreated_label(b, &target, &label, time))?;
         }
         new.sync()?;
         Ok(new)
-    }
-
-    /// The timestamp of the label entry that set `target`'s current label (`None`
-    /// when unlabelled, or when that entry has no string timestamp).
-    fn label_time(&self, view: &View<'_>, target: &str) -> Result<Option<String>, ReadError> {
-        match self.index.label_entry(target) {
-            Some(i) => Ok(view.load_entry(i)?.timestamp().map(str::to_owned)),
-            None => Ok(None),
-        }
     }
 
     /// Appends verbatim entry payloads (copies), in one write, durably.

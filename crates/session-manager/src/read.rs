@@ -2,6 +2,7 @@
 
 use std::cell::Cell;
 
+use session_index::{Derived, EntryIndex};
 use session_types::{Entry, EntryId};
 
 use crate::error::{Limit, ReadError};
@@ -187,6 +188,101 @@ impl<'a> SessionTree<'a> {
             .unwrap_or_default()
             .iter()
             .filter_map(|c| self.nodes.get(*c))
+    }
+}
+
+/// Nests the nodes of a [`session_index::Tree`]'s pre-order (the part a read sees)
+/// into a [`SessionTree`], with the labels `derived` holds: the one tree assembly
+/// of owned sessions and resident views. `load` gives a record's entry (`None`:
+/// the node is left out, as the reference leaves out what it cannot read).
+pub(crate) fn assemble_tree<'a, E>(
+    derived: &Derived,
+    order: impl IntoIterator<Item = session_index::TreeNode>,
+    mut load: impl FnMut(EntryIndex) -> Result<Option<NodeEntry<'a>>, E>,
+) -> Result<SessionTree<'a>, E> {
+    let mut tree = SessionTree::default();
+    let mut stack: Vec<usize> = Vec::new();
+    for n in order {
+        let Some(entry) = load(n.entry)? else {
+            continue;
+        };
+        let (label, label_timestamp) = match entry.id().and_then(|id| derived.label(id)) {
+            Some(l) => {
+                let id = entry.id().unwrap_or_default();
+                (Some(l.to_owned()), label_time(derived, id, &mut load)?)
+            }
+            None => (None, None),
+        };
+        let pos = tree.nodes.len();
+        while stack
+            .last()
+            .is_some_and(|&top| tree.nodes[top].depth >= n.depth)
+        {
+            stack.pop();
+        }
+        match stack.last() {
+            Some(&parent) if n.depth > 0 => tree.nodes[parent].children.push(pos),
+            _ => tree.roots.push(pos),
+        }
+        tree.nodes.push(TreeNode {
+            entry,
+            label,
+            label_timestamp,
+            depth: n.depth,
+            children: Vec::new(),
+        });
+        stack.push(pos);
+    }
+    Ok(tree)
+}
+
+/// The timestamp of the label entry that set `target`'s current label (`None` when
+/// unlabelled, or when that entry has no string timestamp).
+pub(crate) fn label_time<'a, E>(
+    derived: &Derived,
+    target: &str,
+    load: &mut impl FnMut(EntryIndex) -> Result<Option<NodeEntry<'a>>, E>,
+) -> Result<Option<String>, E> {
+    match derived.label_entry(target) {
+        Some(i) => Ok(load(i)?.and_then(|e| e.timestamp().map(str::to_owned))),
+        None => Ok(None),
+    }
+}
+
+/// What `createBranchedSession(leaf)` copies, decided once for owned and resident
+/// sessions: the path root → leaf without its label entries, and the current labels
+/// of the path's entries in the labels' first-set order.
+pub(crate) struct BranchPlan {
+    /// The records to copy, root first.
+    pub(crate) path: Vec<EntryIndex>,
+    /// (target id, label).
+    pub(crate) labels: Vec<(String, String)>,
+    /// Whether the walk met a parent cycle (and stopped there).
+    pub(crate) cycle: bool,
+}
+
+pub(crate) fn branch_plan(derived: &Derived, leaf: EntryIndex) -> BranchPlan {
+    let p = derived.path_to_root(leaf);
+    let path: Vec<EntryIndex> = p
+        .path
+        .into_iter()
+        .filter(|x| {
+            derived
+                .info(*x)
+                .is_some_and(|i| i.known_type() != Some(session_types::EntryType::Label))
+        })
+        .collect();
+    let ids: std::collections::HashSet<&str> =
+        path.iter().filter_map(|x| derived.id_of(*x)).collect();
+    let labels = derived
+        .labels()
+        .filter(|(t, _)| ids.contains(t))
+        .map(|(t, l)| (t.to_owned(), l.to_owned()))
+        .collect();
+    BranchPlan {
+        path,
+        labels,
+        cycle: p.cycle.is_some(),
     }
 }
 

@@ -2,18 +2,18 @@
 //! [`ResidentSession::in_memory`] persists nothing; [`Store::open_read_only`]
 //! (crate::Store::open_read_only) is a read-only snapshot of a journal.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use indexmap::IndexMap;
-use session_context::{ContextOptions, Leaf, ResidentSource, SessionContext, build_context};
-use session_types::js::sort::sort_by_number_key;
+use session_context::{ContextOptions, SessionContext};
+use session_index::{Derived, EntryIndex, kinds};
+use session_journal::FrameKind;
 use session_types::{Entry, EntryBase, EntryId, SessionHeader, SessionId};
 
 use crate::append::{append_methods, base, complete_entry, fresh_id, recreated_label};
 use crate::clock::Sources;
 use crate::error::{AppendError, ReadError};
-use crate::read::{NodeEntry, SessionTree, TreeNode};
+use crate::read::{NodeEntry, ReadLimits, SessionTree};
+use crate::source::{Memory, NO_ENTRY};
 use crate::store::NewSessionOptions;
 
 /// A session held entirely in memory, with the seed's synchronous getters
@@ -39,16 +39,20 @@ use crate::store::NewSessionOptions;
 pub struct ResidentSession {
     sources: Sources,
     header: SessionHeader,
+    /// What the session's records derive (ids, parents, tree, labels, name): the
+    /// rules owned sessions answer from, fed through the same path.
+    derived: Derived,
+    /// Every entry, in file order.
     entries: Vec<Entry>,
-    by_id: HashMap<String, usize>,
-    labels: IndexMap<String, String>,
-    /// Per labelled target, the timestamp of the label entry that set its label.
-    label_times: HashMap<String, Option<String>>,
-    name: Option<String>,
+    /// Per record of `derived`, the position of its entry in `entries`
+    /// ([`NO_ENTRY`] for the header record and payloads that are not entries).
+    slots: Vec<u32>,
     leaf: Option<EntryId>,
     file: Option<PathBuf>,
     session_dir: PathBuf,
     artifact_dir: Option<PathBuf>,
+    /// How errors name this session: its journal, or its id in memory.
+    name_in_errors: String,
 }
 
 impl ResidentSession {
@@ -62,70 +66,108 @@ impl ResidentSession {
             session_types::Timestamp::from_unix_ms(now),
             cwd,
         );
-        Self::from_parts(sources, header, Vec::new(), None, PathBuf::new(), None)
+        Self::from_entries(header, Vec::new(), sources)
     }
 
     /// An in-memory session holding `entries` (header excluded, file order), e.g. to
     /// build contexts from entries obtained elsewhere. The leaf is the last entry.
     pub fn from_entries(header: SessionHeader, entries: Vec<Entry>, sources: Sources) -> Self {
-        Self::from_parts(sources, header, entries, None, PathBuf::new(), None)
+        let mut s = Self::empty(sources, header, None, PathBuf::new(), None);
+        s.derived
+            .push_payload(kinds::SESSION_HEADER, s.header.to_json().as_bytes());
+        s.slots.push(NO_ENTRY);
+        s.entries.reserve(entries.len());
+        for e in entries {
+            s.push(e);
+        }
+        s.resume_at_last();
+        s
     }
 
-    pub(crate) fn from_parts(
+    /// An empty read-only view of the journal `file` (`Store::open_read_only`), fed
+    /// by [`push_frame`](Self::push_frame) and finished by
+    /// [`resume_at_last`](Self::resume_at_last).
+    pub(crate) fn read_only(
         sources: Sources,
         header: SessionHeader,
-        entries: Vec<Entry>,
+        file: PathBuf,
+        session_dir: PathBuf,
+        artifact_dir: Option<PathBuf>,
+    ) -> Self {
+        Self::empty(sources, header, Some(file), session_dir, artifact_dir)
+    }
+
+    /// Adds one journal frame through the same replay as the journal's index; `entry`
+    /// is the entry its payload parsed to, if any.
+    pub(crate) fn push_frame(&mut self, kind: FrameKind, payload: &[u8], entry: Option<Entry>) {
+        let before = self.derived.len();
+        self.derived.push_payload(kind, payload);
+        if self.derived.len() == before {
+            return; // a frame of another kind: counted, not a record
+        }
+        match entry {
+            Some(e) => {
+                self.slots
+                    .push(u32::try_from(self.entries.len()).unwrap_or(NO_ENTRY));
+                self.entries.push(e);
+            }
+            None => self.slots.push(NO_ENTRY),
+        }
+    }
+
+    fn empty(
+        sources: Sources,
+        header: SessionHeader,
         file: Option<PathBuf>,
         session_dir: PathBuf,
         artifact_dir: Option<PathBuf>,
     ) -> Self {
-        let mut s = Self {
+        let name_in_errors = file.as_ref().map_or_else(
+            || header.id.as_str().to_owned(),
+            |p| p.display().to_string(),
+        );
+        Self {
             sources,
             header,
-            entries: Vec::with_capacity(entries.len()),
-            by_id: HashMap::new(),
-            labels: IndexMap::new(),
-            label_times: HashMap::new(),
-            name: None,
+            derived: Derived::new(),
+            entries: Vec::new(),
+            slots: Vec::new(),
             leaf: None,
             file,
             session_dir,
             artifact_dir,
-        };
-        for e in entries {
-            s.push(e);
+            name_in_errors,
         }
-        s.leaf = s.entries.last().and_then(Entry::id).map(EntryId::new);
-        s
+    }
+
+    /// The leaf the reference resumes at: the last appended entry.
+    pub(crate) fn resume_at_last(&mut self) {
+        self.leaf = self
+            .derived
+            .leaf()
+            .and_then(|l| self.derived.id_of(l))
+            .map(EntryId::new);
     }
 
     fn push(&mut self, e: Entry) {
-        match &e {
-            Entry::Label(l) => match l.label.as_deref().filter(|x| !x.is_empty()) {
-                Some(label) => {
-                    self.labels.insert(l.target_id.0.clone(), label.to_owned());
-                    let time = l.base.timestamp.as_ref().map(|t| t.as_str().to_owned());
-                    self.label_times.insert(l.target_id.0.clone(), time);
-                }
-                None => {
-                    self.labels.shift_remove(l.target_id.as_str());
-                    self.label_times.remove(l.target_id.as_str());
-                }
-            },
-            Entry::SessionInfo(i) => {
-                self.name = i
-                    .name
-                    .as_deref()
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty())
-                    .map(str::to_owned);
-            }
-            _ => {}
-        }
-        if let Some(id) = e.id() {
-            self.by_id.insert(id.to_owned(), self.entries.len());
-        }
+        self.derived.push_entry(&e);
+        self.slots
+            .push(u32::try_from(self.entries.len()).unwrap_or(NO_ENTRY));
         self.entries.push(e);
+    }
+
+    fn memory(&self) -> Memory<'_> {
+        Memory {
+            derived: &self.derived,
+            entries: &self.entries,
+            slots: &self.slots,
+            session: &self.name_in_errors,
+        }
+    }
+
+    /// The entry of a record.
+    fn entry_at(&self, i: EntryIndex) -> Option<&Entry> {
+        self.memory().get(i)
     }
 
     fn append_with(
@@ -133,7 +175,7 @@ impl ResidentSession {
         build: impl FnOnce(EntryBase) -> Entry,
     ) -> Result<EntryId, AppendError> {
         self.writable()?;
-        let id = fresh_id(&self.sources, |c| self.by_id.contains_key(c));
+        let id = fresh_id(&self.sources, |c| self.derived.find(c).is_some());
         let entry = build(base(
             id.clone(),
             self.leaf.clone(),
@@ -152,7 +194,7 @@ impl ResidentSession {
     }
 
     fn has_entry(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.derived.find(id).is_some()
     }
 
     /// Appends a caller-built entry (see
@@ -160,14 +202,14 @@ impl ResidentSession {
     pub fn append_entry(&mut self, mut entry: Entry) -> Result<EntryId, AppendError> {
         self.writable()?;
         let sources = self.sources.clone();
-        let by_id = &self.by_id;
+        let derived = &self.derived;
         let id = complete_entry(
             &mut entry,
-            || fresh_id(&sources, |c| by_id.contains_key(c)),
+            || fresh_id(&sources, |c| derived.find(c).is_some()),
             self.leaf.clone(),
             sources.clock.now(),
         )?;
-        if self.by_id.contains_key(id.as_str()) {
+        if self.derived.find(id.as_str()).is_some() {
             return Err(AppendError::InvalidEntry {
                 reason: format!("entry {id} already exists"),
             });
@@ -181,7 +223,7 @@ impl ResidentSession {
 
     /// `getEntry(id)`: the entry with this id (the last one when ids repeat).
     pub fn get_entry(&self, id: &str) -> Option<&Entry> {
-        self.by_id.get(id).and_then(|i| self.entries.get(*i))
+        self.derived.find(id).and_then(|i| self.entry_at(i))
     }
 
     /// `getEntries()`: every entry (header excluded) in file order.
@@ -196,20 +238,17 @@ impl ResidentSession {
 
     /// `getLabel(id)`
     pub fn get_label(&self, id: &str) -> Option<&str> {
-        self.labels.get(id).map(String::as_str)
+        self.derived.label(id)
     }
 
     /// `getChildren(id)`: entries whose parent is `id`, in file order.
     pub fn get_children(&self, id: &str) -> Vec<&Entry> {
-        self.entries
-            .iter()
-            .enumerate()
-            .filter(|(i, e)| {
-                e.parent_id() == Some(id)
-                    && e.id() != Some(id)
-                    && e.id().is_some_and(|x| self.by_id.get(x) == Some(i))
-            })
-            .map(|(_, e)| e)
+        self.derived
+            .find(id)
+            .map(|i| self.derived.children(i))
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|c| self.entry_at(c))
             .collect()
     }
 
@@ -217,96 +256,30 @@ impl ResidentSession {
     /// leaf is `None` or the id is unknown (as the reference). A parent cycle ends the
     /// walk instead of looping.
     pub fn get_branch(&self, from: Option<&str>) -> Vec<&Entry> {
-        let start = match from {
-            Some(id) => Some(id),
-            None => self.leaf.as_ref().map(EntryId::as_str),
-        };
-        let mut path = Vec::new();
-        let mut cur = start.and_then(|id| self.by_id.get(id).copied());
-        let mut steps = 0usize;
-        while let Some(i) = cur {
-            if steps > self.entries.len() {
-                break;
-            }
-            steps += 1;
-            let e = &self.entries[i];
-            path.push(e);
-            cur = e
-                .parent_id()
-                .filter(|p| Some(*p) != e.id())
-                .and_then(|p| self.by_id.get(p).copied());
+        let start = from.or(self.leaf.as_ref().map(EntryId::as_str));
+        match start.and_then(|id| self.derived.find(id)) {
+            None => Vec::new(),
+            Some(i) => self
+                .derived
+                .path_to_root(i)
+                .path
+                .into_iter()
+                .filter_map(|x| self.entry_at(x))
+                .collect(),
         }
-        path.reverse();
-        path
     }
 
     /// `getTree()`: the reference's tree order (roots in file order, children by
     /// timestamp, stable), flattened. Nodes borrow the session's entries.
     pub fn get_tree(&self) -> SessionTree<'_> {
-        let n = self.entries.len();
-        let canonical = |i: usize| {
-            self.entries[i]
-                .id()
-                .is_some_and(|id| self.by_id.get(id) == Some(&i))
-        };
-        let mut roots = Vec::new();
-        let mut kids: Vec<Vec<(Option<i64>, usize)>> = vec![Vec::new(); n];
-        for i in 0..n {
-            if !canonical(i) {
-                continue;
-            }
-            let e = &self.entries[i];
-            match e
-                .parent_id()
-                .filter(|p| Some(*p) != e.id())
-                .and_then(|p| self.by_id.get(p))
-            {
-                Some(&p) => kids[p].push((None, i)),
-                None => roots.push(i),
-            }
-        }
-        // Timestamps are parsed only where there is an order to decide.
-        for k in kids.iter_mut().filter(|k| k.len() > 1) {
-            for c in k.iter_mut() {
-                c.0 = self.entries[c.1].timestamp_ms();
-            }
-            // The reference's `getTree()`: V8's sort by `Date.parse(timestamp)`.
-            sort_by_number_key(k, |c| c.0.map_or(f64::NAN, |ms| ms as f64));
-        }
-        let mut tree = SessionTree::default();
-        let mut seen = vec![false; n];
-        // (entry index, depth, parent position)
-        let mut stack: Vec<(usize, u32, Option<usize>)> =
-            roots.iter().rev().map(|r| (*r, 0, None)).collect();
-        while let Some((i, depth, parent)) = stack.pop() {
-            if std::mem::replace(&mut seen[i], true) {
-                continue;
-            }
-            let pos = tree.nodes.len();
-            match parent {
-                Some(p) => tree.nodes[p].children.push(pos),
-                None => tree.roots.push(pos),
-            }
-            let entry = NodeEntry::Borrowed(&self.entries[i]);
-            let (label, label_timestamp) = match entry.id() {
-                Some(id) if !self.labels.is_empty() => (
-                    self.get_label(id).map(str::to_owned),
-                    self.label_times.get(id).cloned().flatten(),
-                ),
-                _ => (None, None),
-            };
-            tree.nodes.push(TreeNode {
-                entry,
-                label,
-                label_timestamp,
-                depth,
-                children: Vec::new(),
+        let loaded =
+            crate::read::assemble_tree(&self.derived, self.derived.tree().preorder(), |i| {
+                Ok::<_, std::convert::Infallible>(self.entry_at(i).map(NodeEntry::Borrowed))
             });
-            for (_, c) in kids[i].iter().rev() {
-                stack.push((*c, depth + 1, Some(pos)));
-            }
+        match loaded {
+            Ok(tree) => tree,
+            Err(never) => match never {},
         }
-        tree
     }
 
     /// `buildSessionContext()`: the context at the leaf (empty when the leaf is
@@ -320,23 +293,13 @@ impl ResidentSession {
         &self,
         options: &ContextOptions,
     ) -> Result<SessionContext<'static>, ReadError> {
-        let source = ResidentSource::new(&self.entries);
-        let leaf = match &self.leaf {
-            None => Leaf::None,
-            Some(id) => Leaf::Id(id.as_str()),
+        // Everything is in memory already: no read limit applies.
+        let unlimited = ReadLimits {
+            max_source_entries: u64::MAX,
+            max_source_bytes: u64::MAX,
         };
-        build_context(&source, leaf, options)
-            .map(crate::read::detach)
-            .map_err(|e| match e {
-                session_context::ContextError::Cycle { at, .. } => ReadError::Cycle { id: at.0 },
-                other => {
-                    let session = self.error_name();
-                    ReadError::Context(Box::new(other.map_source(|e| ReadError::EntryNotFound {
-                        session,
-                        id: format!("#{}", e.position),
-                    })))
-                }
-            })
+        let leaf = crate::view::context_leaf(&self.derived, self.leaf.as_ref());
+        crate::view::context_in(self.memory(), leaf, unlimited, options)
     }
 
     // ----- leaf -----
@@ -350,7 +313,7 @@ impl ResidentSession {
     pub fn branch_to(&mut self, id: Option<&str>) -> Result<(), AppendError> {
         self.leaf = match id {
             None => None,
-            Some(id) if self.by_id.contains_key(id) => Some(EntryId::new(id)),
+            Some(id) if self.derived.find(id).is_some() => Some(EntryId::new(id)),
             Some(id) => {
                 return Err(AppendError::EntryNotFound {
                     session: self.error_name(),
@@ -392,33 +355,29 @@ impl ResidentSession {
     /// root → `leaf` (labels left out, then re-created for labelled path entries with
     /// the original label entries' timestamps, as in 0.73.1).
     pub fn create_branched_session(&self, leaf: &str) -> Result<ResidentSession, AppendError> {
-        if !self.by_id.contains_key(leaf) {
+        let Some(i) = self.derived.find(leaf) else {
             return Err(AppendError::EntryNotFound {
                 session: self.error_name(),
                 id: leaf.to_owned(),
             });
-        }
-        let path: Vec<Entry> = self
-            .get_branch(Some(leaf))
-            .into_iter()
-            .filter(|e| !matches!(e, Entry::Label(_)))
-            .cloned()
-            .collect();
+        };
+        let plan = crate::read::branch_plan(&self.derived, i);
         let mut new = ResidentSession::in_memory(self.cwd(), self.sources.clone());
         new.header.parent_session = self.file.as_ref().map(|f| f.to_string_lossy().into_owned());
-        let on_path: Vec<String> = path
-            .iter()
-            .filter_map(|e| e.id().map(str::to_owned))
-            .collect();
-        for e in path {
-            new.push(e);
-        }
-        new.leaf = new.entries.last().and_then(Entry::id).map(EntryId::new);
-        for (target, label) in &self.labels {
-            if on_path.contains(target) {
-                let time = self.label_times.get(target).cloned().flatten();
-                new.append_with(|b| recreated_label(b, target, label, time))?;
+        for x in &plan.path {
+            if let Some(e) = self.entry_at(*x) {
+                new.push(e.clone());
             }
+        }
+        new.resume_at_last();
+        let mut load =
+            |x| Ok::<_, std::convert::Infallible>(self.entry_at(x).map(NodeEntry::Borrowed));
+        for (target, label) in &plan.labels {
+            let time = match crate::read::label_time(&self.derived, target, &mut load) {
+                Ok(t) => t,
+                Err(never) => match never {},
+            };
+            new.append_with(|b| recreated_label(b, target, label, time))?;
         }
         Ok(new)
     }
@@ -430,9 +389,10 @@ impl ResidentSession {
         &self.header
     }
 
-    /// `getSessionName()`: the latest `session_info` name in file order.
+    /// `getSessionName()`: the latest `session_info` name in file order (trimmed as
+    /// JavaScript trims; empty clears).
     pub fn session_name(&self) -> Option<&str> {
-        self.name.as_deref()
+        self.derived.name()
     }
 
     /// `getCwd()`
@@ -453,8 +413,7 @@ impl ResidentSession {
 
     /// How errors name this session: its journal, or its id in memory.
     pub(crate) fn error_name(&self) -> String {
-        self.session_file()
-            .map_or_else(|| self.session_id().to_owned(), |p| p.display().to_string())
+        self.name_in_errors.clone()
     }
 
     /// `getSessionFile()`: `None` in memory; the journal for a read-only view.

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 use session_context::{ContextSource, EntryKind, Node, Parent, UsageAttribution};
-use session_index::{EntryIndex, Index, kinds};
+use session_index::{Derived, EntryIndex, Index, kinds};
 use session_journal::{Capture, Reader};
 use session_types::json::replace_lone_surrogates;
 use session_types::{Entry, Record};
@@ -125,46 +125,143 @@ pub(crate) fn parse_entry(
     }
 }
 
-/// [`ContextSource`] over an owned session's index: the path walk reads parents and
-/// kinds from the index; only the entries the context holds are read from the journal
-/// (verified frame reads), each counted against the read's limits.
-pub(crate) struct IndexSource<'a> {
-    pub(crate) view: View<'a>,
+/// Where the entries of a context read come from, besides the derived state that
+/// answers every question about them: the journal through a snapshot ([`View`]), or
+/// memory ([`Memory`], resident sessions).
+pub(crate) trait Records {
+    /// The session's derived state.
+    fn derived(&self) -> &Derived;
+    /// Whether record `i` lies inside what this read sees.
+    fn visible(&self, i: EntryIndex) -> bool;
+    /// The number of records this read sees.
+    fn frames(&self) -> u32;
+    /// The source bytes reading record `i` costs.
+    fn payload_len(&self, i: EntryIndex) -> u64;
+    /// The entry of record `i`.
+    fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError>;
+    /// How errors name the session.
+    fn session(&self) -> String;
+}
+
+impl Records for View<'_> {
+    fn derived(&self) -> &Derived {
+        self.index
+    }
+
+    fn visible(&self, i: EntryIndex) -> bool {
+        View::visible(self, i)
+    }
+
+    fn frames(&self) -> u32 {
+        self.snapshot.frames
+    }
+
+    fn payload_len(&self, i: EntryIndex) -> u64 {
+        View::payload_len(self, i)
+    }
+
+    fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
+        let raw = self.load_raw(i)?;
+        let offset = self.index.info(i).map_or(0, |x| x.offset.0);
+        parse_entry(&raw, self.path, offset, false).map(Cow::Owned)
+    }
+
+    fn session(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// Sentinel of [`Memory::slots`]: the record has no entry (the header record, or a
+/// payload that is not an entry).
+pub(crate) const NO_ENTRY: u32 = u32::MAX;
+
+/// A resident session's records: its derived state and its entries in memory.
+pub(crate) struct Memory<'a> {
+    pub(crate) derived: &'a Derived,
+    pub(crate) entries: &'a [Entry],
+    /// Per record of `derived`, the position of its entry in `entries`.
+    pub(crate) slots: &'a [u32],
+    pub(crate) session: &'a str,
+}
+
+impl<'a> Memory<'a> {
+    /// The entry of record `i`, if it has one.
+    pub(crate) fn get(&self, i: EntryIndex) -> Option<&'a Entry> {
+        let slot = *self.slots.get(i.0 as usize)?;
+        self.entries.get(slot as usize)
+    }
+}
+
+impl Records for Memory<'_> {
+    fn derived(&self) -> &Derived {
+        self.derived
+    }
+
+    fn visible(&self, i: EntryIndex) -> bool {
+        (i.0 as usize) < self.slots.len()
+    }
+
+    fn frames(&self) -> u32 {
+        u32::try_from(self.slots.len()).unwrap_or(u32::MAX)
+    }
+
+    fn payload_len(&self, _: EntryIndex) -> u64 {
+        0
+    }
+
+    fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
+        self.get(i)
+            .map(Cow::Borrowed)
+            .ok_or_else(|| ReadError::EntryNotFound {
+                session: self.session.to_owned(),
+                id: format!("#{}", i.0),
+            })
+    }
+
+    fn session(&self) -> String {
+        self.session.to_owned()
+    }
+}
+
+/// [`ContextSource`] over a session's derived state: the path walk reads parents and
+/// kinds from it; only the entries the context holds are loaded (from the journal:
+/// verified frame reads), each counted against the read's limits. Owned sessions,
+/// read-only views and resident sessions all build their contexts through it.
+pub(crate) struct IndexSource<'a, R> {
+    pub(crate) records: R,
     pub(crate) acct: &'a Accounting,
     /// A limit error met where the trait cannot return one (usage attribution); the
     /// caller fails the read with it.
     pub(crate) deferred: std::cell::RefCell<Option<ReadError>>,
 }
 
-impl ContextSource for IndexSource<'_> {
+impl<R: Records> ContextSource for IndexSource<'_, R> {
     type Handle = EntryIndex;
     type Error = ReadError;
 
     fn last_entry(&self) -> Option<EntryIndex> {
-        // The last entry frame inside the snapshot.
-        let leaf = self.view.index.leaf()?;
-        if self.view.visible(leaf) {
+        // The last entry record this read sees.
+        let derived = self.records.derived();
+        let leaf = derived.leaf()?;
+        if self.records.visible(leaf) {
             return Some(leaf);
         }
-        (0..self.view.snapshot.frames)
-            .rev()
-            .map(EntryIndex)
-            .find(|i| {
-                self.view
-                    .index
-                    .info(*i)
-                    .is_some_and(|x| x.kind == kinds::ENTRY_KIND)
-            })
+        (0..self.records.frames()).rev().map(EntryIndex).find(|i| {
+            derived
+                .info(*i)
+                .is_some_and(|x| x.kind == kinds::ENTRY_KIND)
+        })
     }
 
     fn find(&self, id: &str) -> Option<EntryIndex> {
-        self.view
+        let derived = self.records.derived();
+        derived
             .find(id)
-            .filter(|i| !self.view.index.is_unparsable(*i))
+            .filter(|i| self.records.visible(*i) && !derived.is_unparsable(*i))
     }
 
     fn node(&self, entry: EntryIndex) -> Node<'_, EntryIndex> {
-        let index = self.view.index;
+        let index = self.records.derived();
         let Some((entry_type, role)) = index.kind_of(entry) else {
             return Node {
                 parent: Parent::Root,
@@ -182,7 +279,7 @@ impl ContextSource for IndexSource<'_> {
             // needs no id lookups (and resume builds no id map).
             Some(p) => match index
                 .parent(entry)
-                .filter(|i| self.view.visible(*i) && !index.is_unparsable(*i))
+                .filter(|i| self.records.visible(*i) && !index.is_unparsable(*i))
             {
                 Some(i) => Parent::Node(i),
                 None => Parent::Missing(Cow::Borrowed(p)),
@@ -195,33 +292,31 @@ impl ContextSource for IndexSource<'_> {
     }
 
     fn id(&self, entry: EntryIndex) -> Cow<'_, str> {
-        Cow::Borrowed(self.view.index.id_of(entry).unwrap_or(""))
+        Cow::Borrowed(self.records.derived().id_of(entry).unwrap_or(""))
     }
 
     fn load(&self, entry: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
-        self.acct.charge(self.view.payload_len(entry))?;
-        let raw = self.view.load_raw(entry)?;
-        let offset = self.view.index.info(entry).map_or(0, |x| x.offset.0);
-        parse_entry(&raw, self.view.path, offset, false).map(Cow::Owned)
+        self.acct.charge(self.records.payload_len(entry))?;
+        self.records.entry(entry)
     }
 
     fn entry_count(&self) -> usize {
-        usize::try_from(self.view.index.counts().entries).unwrap_or(usize::MAX)
+        usize::try_from(self.records.derived().counts().entries).unwrap_or(usize::MAX)
     }
 
     /// The latest `child_usage_attributed` entry for the target (the index keeps only
     /// the latest): its aggregate is exact; `children`/`count` describe that entry
     /// only, which is all the messages view uses.
     fn usage_attribution(&self, target: &str) -> Option<UsageAttribution> {
-        let i = self.view.index.latest_aggregate_usage(target)?;
-        if !self.view.visible(i) {
+        let i = self.records.derived().latest_aggregate_usage(target)?;
+        if !self.records.visible(i) {
             return None;
         }
-        if let Err(e) = self.acct.charge(self.view.payload_len(i)) {
+        if let Err(e) = self.acct.charge(self.records.payload_len(i)) {
             self.deferred.borrow_mut().get_or_insert(e);
             return None;
         }
-        match self.view.load_entry(i).ok()? {
+        match self.records.entry(i).ok()?.as_ref() {
             Entry::ChildUsageAttributed(c) => {
                 Some(UsageAttribution::first(&c.child_usage, &c.aggregate_usage))
             }

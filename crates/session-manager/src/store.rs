@@ -411,35 +411,45 @@ impl Store {
             },
         )
         .map_err(journal_open_error)?;
-        let mut header = None;
-        let mut entries = Vec::new();
+        // Frames before the header record (none in a journal this crate writes) wait
+        // for it, so that every frame reaches the view in journal order.
+        let mut pending = Vec::new();
+        let mut view: Option<ResidentSession> = None;
         for frame in reader.frames(None) {
             let frame = frame.map_err(|e| OpenError::from(ReadError::from(e)))?;
-            if frame.info.kind == kinds::SESSION_HEADER && header.is_none() {
-                let text = String::from_utf8_lossy(&frame.payload);
-                match Record::parse(&text) {
-                    Ok(Record::Header(h)) => header = Some(h),
-                    Ok(_) => {}
-                    Err(source) => {
-                        return Err(OpenError::BadHeader { path, source });
-                    }
+            if view.is_none() {
+                if frame.info.kind != kinds::SESSION_HEADER {
+                    pending.push(frame);
+                    continue;
                 }
-            } else if frame.info.kind == kinds::ENTRY
-                && let Ok(e) = parse_entry(&frame.payload, &path, frame.info.offset.0, true)
-            {
-                entries.push(e);
+                let text = String::from_utf8_lossy(&frame.payload);
+                let header = match Record::parse(&text) {
+                    Ok(Record::Header(h)) => h,
+                    Ok(_) => {
+                        pending.push(frame);
+                        continue;
+                    }
+                    Err(source) => return Err(OpenError::BadHeader { path, source }),
+                };
+                let mut v = ResidentSession::read_only(
+                    self.sources.clone(),
+                    header,
+                    path.clone(),
+                    self.layout.sessions_dir().to_path_buf(),
+                    self.artifact_dir_for(&path).ok(),
+                );
+                for f in pending.drain(..) {
+                    push_frame(&mut v, &f, &path);
+                }
+                view = Some(v);
+            }
+            if let Some(v) = view.as_mut() {
+                push_frame(v, &frame, &path);
             }
         }
-        let header = header.ok_or_else(|| OpenError::NoHeader { path: path.clone() })?;
-        let artifact = self.artifact_dir_for(&path).ok();
-        Ok(ResidentSession::from_parts(
-            self.sources.clone(),
-            header,
-            entries,
-            Some(path),
-            self.layout.sessions_dir().to_path_buf(),
-            artifact,
-        ))
+        let mut view = view.ok_or_else(|| OpenError::NoHeader { path: path.clone() })?;
+        view.resume_at_last();
+        Ok(view)
     }
 
     // ----- listing -----
@@ -744,4 +754,12 @@ fn refuse_non_journal(vfs: &dyn session_journal::vfs::Vfs, path: &Path) -> Resul
         path: path.to_path_buf(),
         found: format!("it starts with {:02x?}", &head[..n]),
     })
+}
+
+/// Hands one journal frame to a read-only view, with the entry its payload parses to.
+fn push_frame(view: &mut ResidentSession, frame: &session_journal::Frame, path: &Path) {
+    let entry = (frame.info.kind == kinds::ENTRY)
+        .then(|| parse_entry(&frame.payload, path, frame.info.offset.0, true).ok())
+        .flatten();
+    view.push_frame(frame.info.kind, &frame.payload, entry);
 }

@@ -4,12 +4,13 @@
 use std::path::Path;
 
 use session_context::{ContextOptions, Leaf, SessionContext, build_context};
-use session_index::Index;
+use session_index::{Derived, Index};
 use session_journal::{Capture, Reader};
+use session_types::EntryId;
 
 use crate::error::ReadError;
 use crate::read::{Accounting, ReadLimits};
-use crate::source::{IndexSource, Snapshot, View};
+use crate::source::{IndexSource, Records, Snapshot, View};
 
 /// The context of the session whose journal `reader` reads and whose `index` was
 /// opened without saving (e.g. `Index::open_or_rebuild` with `save: false`), at
@@ -47,17 +48,29 @@ pub fn indexed_context(
     context_in(view, leaf, limits, options)
 }
 
-/// The context at `leaf` of what `view` captures: the index-backed source, counted
-/// against `limits`; shared by owned sessions and read-only views.
+/// Where a context read starts for a session whose leaf is `leaf`: the usual resume
+/// (the leaf is the last appended entry) finds it without an id lookup, so no id map
+/// is built just to resume.
+pub(crate) fn context_leaf<'a>(derived: &Derived, leaf: Option<&'a EntryId>) -> Leaf<'a> {
+    let last = derived.leaf().and_then(|l| derived.id_of(l));
+    match leaf {
+        None => Leaf::None,
+        Some(id) if last == Some(id.as_str()) => Leaf::Default,
+        Some(id) => Leaf::Id(id.as_str()),
+    }
+}
+
+/// The context at `leaf` of what `records` hold: the index-backed source, counted
+/// against `limits`; shared by owned sessions, read-only views and resident sessions.
 pub(crate) fn context_in(
-    view: View<'_>,
+    records: impl Records,
     leaf: Leaf<'_>,
     limits: ReadLimits,
     options: &ContextOptions,
 ) -> Result<SessionContext<'static>, ReadError> {
-    let acct = Accounting::new(limits, view.path.display().to_string());
+    let acct = Accounting::new(limits, records.session());
     let source = IndexSource {
-        view,
+        records,
         acct: &acct,
         deferred: Default::default(),
     };

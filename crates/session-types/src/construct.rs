@@ -146,11 +146,13 @@ impl Entry {
         })
     }
 
-    /// `appendSessionInfo(name)`: the name is trimmed, as the reference does.
+    /// `appendSessionInfo(name)`: the name is trimmed as the reference's JavaScript
+    /// trims it ([`crate::js::trim`]: a BOM and every Unicode space, not only
+    /// Rust's whitespace).
     pub fn session_info(base: EntryBase, name: &str) -> Self {
         Entry::SessionInfo(SessionInfoEntry {
             base,
-            name: Some(name.trim().to_owned()),
+            name: Some(crate::js::trim(name).to_owned()),
             extra: Extra::new(),
         })
     }

@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::Value;
-use session_index::{Index, ListOptions};
+use session_index::{Derived, Index, ListOptions, kinds};
 
 use crate::support::{fixtures, open, sim, write};
 
 /// The reference's tree rendering from our index: roots, [id, children, depth], labels.
-fn ours(ix: &Index) -> Value {
+fn ours(ix: &Derived) -> Value {
     let t = ix.tree();
     let nodes: Vec<Value> = t
         .preorder()
@@ -82,6 +82,44 @@ fn edge_and_v3_fixtures_match_the_reference_tree_labels_and_name() {
         }
     }
     assert!(checked >= 5, "checked {checked}");
+}
+
+/// A `Derived` fed the same records without a journal (`push_payload`) answers
+/// exactly as the journal's index: tree, labels, name, leaf, counts, and the listing
+/// summary. (Resident sessions of `session-manager` rely on this.)
+#[test]
+fn derived_without_a_journal_answers_as_the_journal_index() {
+    let mut checked = 0;
+    for dir in ["edge", "legacy", "leniency", "generated"] {
+        for e in std::fs::read_dir(fixtures().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".jsonl") || name.ends_with(".after-open.jsonl") {
+                continue;
+            }
+            // The journal writer of the test kit takes text.
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            let ix = index_file(&p);
+            let mut d = Derived::new();
+            for (i, r) in session_testkit::legacy::legacy_records(&text)
+                .iter()
+                .enumerate()
+            {
+                let kind = match ix.info(session_index::EntryIndex(i as u32)) {
+                    Some(info) if info.kind == kinds::SESSION_HEADER_KIND => kinds::SESSION_HEADER,
+                    _ => kinds::ENTRY,
+                };
+                d.push_payload(kind, r.as_bytes());
+            }
+            assert_eq!(ours(&d), ours(&ix), "{dir}/{name}");
+            assert_eq!(d.counts(), ix.counts(), "{dir}/{name}");
+            assert_eq!(d.summary(), ix.summary(), "{dir}/{name}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 45, "checked {checked}");
 }
 
 fn generated() -> PathBuf {

@@ -1,6 +1,7 @@
 //! Integration tests of session-manager, one module per source module plus the
 //! reference's black-box tests re-expressed against this API.
 
+mod agree;
 mod conformance;
 mod errors;
 mod layout;

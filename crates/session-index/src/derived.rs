@@ -1,0 +1,304 @@
+//! What a replay of one session's records derives — ids, parents, tree, labels,
+//! name, leaf, counts, the listing summary — with or without a journal.
+//!
+//! [`Derived`] is the one implementation of these rules: an [`Index`](crate::Index)
+//! holds one fed from its journal's frames (and dereferences to it), and a session
+//! held in memory builds one from its records ([`Derived::push_payload`],
+//! [`Derived::push_entry`]) through the same `observe` path, so every view of a
+//! session answers from the same code.
+
+use std::borrow::Cow;
+
+use session_journal::{BodyCheck, FrameInfo, FrameKind, Offset, Seq, Tag, Timestamp};
+use session_types::Entry;
+
+use crate::state::{REC_UNPARSABLE, State};
+use crate::summary::SessionSummary;
+
+/// Position of an indexed frame in append order (0: the header record's frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryIndex(pub u32);
+
+/// Where an indexed entry lives and what it is, without decoding it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct EntryInfo<'a> {
+    /// Its position in append order.
+    pub index: EntryIndex,
+    /// `id` (`None` if absent or not a string).
+    pub id: Option<&'a str>,
+    /// `parentId` (`None` for null, absent, empty or not a string).
+    pub parent_id: Option<&'a str>,
+    /// `parentId` as compact JSON text when it is present but neither `null` nor a
+    /// non-empty string (`""`, `5`, `{…}`): it names no parent, and the reference's
+    /// tree shows it as is.
+    pub parent_json: Option<&'a str>,
+    /// `type` (`""` if absent).
+    pub entry_type: &'a str,
+    /// `message.role` for messages.
+    pub role: Option<&'a str>,
+    /// `Date.parse(timestamp)`, `None` when invalid.
+    pub timestamp_ms: Option<i64>,
+    /// Frame offset in the journal.
+    pub offset: Offset,
+    /// Frame seq.
+    pub seq: Seq,
+    /// Payload length.
+    pub payload_len: u32,
+    /// The frame's kind byte.
+    pub kind: u8,
+}
+
+impl EntryInfo<'_> {
+    /// The entry type `entry_type` names, `None` for a type this version does not
+    /// model.
+    pub fn known_type(&self) -> Option<session_types::EntryType> {
+        session_types::EntryType::from_name(self.entry_type)
+    }
+}
+
+/// Entry counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Counts {
+    /// Entry frames (header record excluded).
+    pub entries: u64,
+    /// `message` entries, all roles, all branches.
+    pub messages: u64,
+    /// `label` entries.
+    pub label_entries: u64,
+    /// Entries whose payload is not a JSON object (located, not in the tree).
+    pub unparsable: u64,
+    /// Entries without a string id (located, not in the tree).
+    pub without_id: u64,
+    /// Entries whose id an earlier entry already had (the later one wins lookups).
+    pub duplicate_ids: u64,
+    /// Frames of kinds this crate does not know.
+    pub other_kinds: u64,
+}
+
+/// The state a replay of one session's records derives, and its queries.
+///
+/// Without a journal ([`Derived::new`]), records are pushed in append order: the
+/// header record's text, then each entry's (as [`Derived::push_payload`]), or the
+/// typed entry ([`Derived::push_entry`], which parses nothing unless the entry's text
+/// could read differently from its types). The queries then answer exactly what an
+/// [`Index`](crate::Index) of a journal holding those records answers; only the
+/// journal locations in [`EntryInfo`] (offset, seq, payload length) are placeholders.
+///
+/// ```
+/// use session_index::{Derived, kinds};
+/// use session_types::{Entry, EntryBase, EntryId, Timestamp};
+///
+/// let mut d = Derived::new();
+/// d.push_payload(kinds::SESSION_HEADER, br#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#);
+/// let base = EntryBase::new(EntryId::new("a1"), None, Timestamp::new("2025-01-01T00:00:01.000Z"));
+/// d.push_entry(&Entry::session_info(base, "\u{feff} named "));
+/// assert_eq!(d.name(), Some("named"));
+/// assert_eq!(d.leaf(), d.find("a1"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Derived {
+    pub(crate) state: State,
+}
+
+impl Default for Derived {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Derived {
+    /// An empty state, fed without a journal.
+    pub fn new() -> Self {
+        Self {
+            state: State::new(Offset(0)),
+        }
+    }
+
+    pub(crate) fn from_state(state: State) -> Self {
+        Self { state }
+    }
+
+    /// The frame this state's next record would be, were it in a journal: records
+    /// are numbered; offsets, seqs and lengths are placeholders.
+    fn next_frame(&self, kind: FrameKind, payload_len: usize) -> FrameInfo {
+        FrameInfo {
+            offset: Offset(self.state.covered_len),
+            kind,
+            seq: Seq(self.state.covered_seq + 1),
+            tag: Tag::default(),
+            time: Timestamp(0),
+            synced_to: Offset(0),
+            payload_len: u32::try_from(payload_len).unwrap_or(u32::MAX),
+            body_check: BodyCheck([0; 8]),
+        }
+    }
+
+    /// Adds one record as a replay of a journal frame of `kind` with this payload
+    /// would ([`kinds::SESSION_HEADER`](crate::kinds::SESSION_HEADER) for the header
+    /// record, [`kinds::ENTRY`](crate::kinds::ENTRY) for an entry's JSON text).
+    pub fn push_payload(&mut self, kind: FrameKind, payload: &[u8]) {
+        let info = self.next_frame(kind, payload.len());
+        self.state.observe(&info, payload);
+    }
+
+    /// Adds one entry record from the typed entry: the same result as
+    /// [`push_payload`](Self::push_payload) of its JSON text, which is written only
+    /// where the text could read differently from the types.
+    pub fn push_entry(&mut self, entry: &Entry) {
+        let info = self.next_frame(crate::kinds::ENTRY, 0);
+        self.state
+            .observe_entry(&info, entry, || Cow::Owned(entry.to_json().into_bytes()));
+    }
+
+    /// Entry counts.
+    pub fn counts(&self) -> Counts {
+        let a = &self.state.agg;
+        Counts {
+            entries: a.entries,
+            messages: a.message_count,
+            label_entries: a.label_entries,
+            unparsable: a.unparsable,
+            without_id: a.no_id,
+            duplicate_ids: a.duplicate_ids,
+            other_kinds: a.other_kinds,
+        }
+    }
+
+    /// Number of indexed frames (header record included).
+    pub fn len(&self) -> usize {
+        self.state.recs.len()
+    }
+
+    /// Whether no frame is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.state.recs.is_empty()
+    }
+
+    /// The entry with this id (the last one, if the id repeats).
+    pub fn find(&self, id: &str) -> Option<EntryIndex> {
+        self.state.find_id(id).map(EntryIndex)
+    }
+
+    /// Location and envelope of an indexed frame.
+    pub fn info(&self, i: EntryIndex) -> Option<EntryInfo<'_>> {
+        let r = self.state.recs.get(i.0 as usize)?;
+        Some(EntryInfo {
+            index: i,
+            id: self.state.id_of(i.0),
+            parent_id: self.state.parent_id_of(i.0),
+            parent_json: self.state.parent_json_of(i.0),
+            entry_type: self.state.type_of(i.0),
+            role: self.state.role_of(i.0),
+            timestamp_ms: (!r.ts.is_nan()).then_some(r.ts as i64),
+            offset: Offset(r.offset),
+            seq: Seq(r.seq),
+            payload_len: r.payload_len,
+            kind: r.kind,
+        })
+    }
+
+    /// The entry the reference resumes at: the last appended entry.
+    pub fn leaf(&self) -> Option<EntryIndex> {
+        self.state.agg.leaf.map(EntryIndex)
+    }
+
+    /// The resolved parent of an entry (by the reference's rules: the last entry with
+    /// that id; `None` for roots, self-parents and orphans).
+    pub fn parent(&self, i: EntryIndex) -> Option<EntryIndex> {
+        if i.0 as usize >= self.state.recs.len() {
+            return None;
+        }
+        self.state.parent_pos(i.0).map(EntryIndex)
+    }
+
+    /// Current labels: target id → label, in the reference's map order.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.state
+            .agg
+            .labels
+            .iter()
+            .filter(|(_, v)| !v.json)
+            .map(|(k, v)| (k.as_str(), v.label.as_str()))
+    }
+
+    /// The current label of an entry id, if it is a string (see [`Derived::label_value`]).
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.state
+            .agg
+            .labels
+            .get(id)
+            .filter(|l| !l.json)
+            .map(|l| l.label.as_str())
+    }
+
+    /// The current label of an entry id as the reference holds it: any truthy JSON
+    /// value of the latest label entry (`"start"`, but also `42` or `{…}`), or `None`.
+    pub fn label_value(&self, id: &str) -> Option<serde_json::Value> {
+        let l = self.state.agg.labels.get(id)?;
+        if l.json {
+            serde_json::from_str(&l.label).ok()
+        } else {
+            Some(serde_json::Value::String(l.label.clone()))
+        }
+    }
+
+    /// The label entry that set the current label of an entry id (reference 0.73.1
+    /// reports its timestamp as the tree node's `labelTimestamp` and re-uses it in
+    /// `createBranchedSession`).
+    pub fn label_entry(&self, id: &str) -> Option<EntryIndex> {
+        self.state.agg.labels.get(id).map(|l| EntryIndex(l.entry))
+    }
+
+    /// The session name: the latest `session_info` in append order, trimmed; an empty
+    /// name clears it (reference 0.73.1).
+    pub fn name(&self) -> Option<&str> {
+        self.state.agg.name.as_deref()
+    }
+
+    /// The latest `session_state` entry's state, as written.
+    pub fn lifecycle_state(&self) -> Option<&str> {
+        self.state.agg.state.as_deref()
+    }
+
+    /// The latest `child_usage_attributed` entry for a target message id.
+    pub fn latest_aggregate_usage(&self, target_id: &str) -> Option<EntryIndex> {
+        self.state
+            .agg
+            .usage_latest
+            .get(target_id)
+            .map(|i| EntryIndex(*i))
+    }
+
+    /// The listing summary (the reference's `SessionInfo` fields).
+    pub fn summary(&self) -> SessionSummary {
+        SessionSummary::from_aggregates(&self.state.agg)
+    }
+
+    /// The entry's id, without building an [`EntryInfo`] (the hot path of walks).
+    pub fn id_of(&self, i: EntryIndex) -> Option<&str> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.id_of(i.0)
+    }
+
+    /// The entry's `parentId` string (`None` for null, absent, empty or not a string).
+    pub fn parent_id_of(&self, i: EntryIndex) -> Option<&str> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.parent_id_of(i.0)
+    }
+
+    /// The entry's `type` and `message.role`, from interned codes (no decoding).
+    pub fn kind_of(&self, i: EntryIndex) -> Option<(&str, Option<&str>)> {
+        self.state.recs.get(i.0 as usize)?;
+        Some((self.state.type_of(i.0), self.state.role_of(i.0)))
+    }
+
+    /// Whether the entry's payload was not a JSON object.
+    pub fn is_unparsable(&self, i: EntryIndex) -> bool {
+        self.state
+            .recs
+            .get(i.0 as usize)
+            .is_some_and(|r| r.flags & REC_UNPARSABLE != 0)
+    }
+}
