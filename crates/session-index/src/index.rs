@@ -172,6 +172,10 @@ pub struct IndexReport {
     pub save_error: Option<String>,
     /// Where an invalid frame ended the readable journal early, if one did.
     pub tail_stop: Option<Offset>,
+    /// The sidecar's last covered frame as this open verified it (a usable sidecar
+    /// covering at least one frame): what a writer's open of the same file need not
+    /// read again (`session_journal::Known::with_verified_frame`).
+    pub witness_frame: Option<session_journal::FrameInfo>,
 }
 
 /// The derived index of one session journal.
@@ -195,7 +199,9 @@ struct Replay {
 }
 
 enum Loaded {
-    Usable(Box<State>),
+    /// The sidecar's state, and its last covered frame as verified (`None` when it
+    /// covers no frame).
+    Usable(Box<State>, Option<session_journal::FrameInfo>),
     Rebuild(RebuildReason),
 }
 
@@ -222,13 +228,29 @@ impl Index {
                 vfs: options.vfs.clone(),
             },
         )?;
+        Self::open_or_rebuild_with(&reader, options)
+    }
+
+    /// [`open_or_rebuild`](Self::open_or_rebuild) through a reader the caller already
+    /// opened (so the journal's prefix is read once); the report's `witness_frame` is
+    /// the last covered frame as this open verified it, for a writer's open of the same
+    /// file (`session_journal::Known`).
+    pub fn open_or_rebuild_with(
+        reader: &Reader,
+        options: OpenIndexOptions,
+    ) -> Result<(Index, IndexReport), IndexError> {
+        let path = reader.path();
         let journal_id = reader.journal_id();
         let data_start = reader.data_start().0;
         let jlen = reader.len()?.0;
         let side = sidecar_path(path);
-        let loaded = load_sidecar(&reader, options.vfs.as_ref(), &side, jlen);
+        let loaded = load_sidecar(reader, options.vfs.as_ref(), &side, jlen);
+        let mut witness_frame = None;
         let (mut state, status_kind) = match loaded {
-            Loaded::Usable(s) => (*s, None),
+            Loaded::Usable(s, frame) => {
+                witness_frame = frame;
+                (*s, None)
+            }
             Loaded::Rebuild(reason) => {
                 if let RebuildReason::JournalShorter { covered, actual } = reason
                     && options.on_regression == OnRegression::Error
@@ -257,12 +279,12 @@ impl Index {
             }
         }
         let rebuilt = status_kind.is_some();
-        let replay = match replay(&reader, &mut state, durable_hint, rebuilt) {
+        let replay = match replay(reader, &mut state, durable_hint, rebuilt) {
             Ok(r) => r,
             Err(reason) => {
                 // The tail does not continue the sidecar's frames: rebuild.
                 let mut fresh = State::new(Offset(data_start));
-                let r = replay(&reader, &mut fresh, durable_hint, true).map_err(|_| {
+                let r = replay(reader, &mut fresh, durable_hint, true).map_err(|_| {
                     IndexError::Read(session_journal::ReadError::Io {
                         path: path.to_path_buf(),
                         offset: Offset(data_start),
@@ -282,7 +304,8 @@ impl Index {
                 );
             }
         };
-        finish(
+        let usable = status_kind.is_none();
+        let (index, mut report) = finish(
             path,
             journal_id,
             data_start,
@@ -291,7 +314,9 @@ impl Index {
             replay,
             status_kind,
             before,
-        )
+        )?;
+        report.witness_frame = witness_frame.filter(|_| usable);
+        Ok((index, report))
     }
 
     /// The journal this index describes.
@@ -506,6 +531,7 @@ fn finish(
             saved_coverage,
             save_error,
             tail_stop: replay.stop,
+            witness_frame: None,
         },
     ))
 }
@@ -579,15 +605,15 @@ fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loade
                 detail: "no frame covered but coverage is not the data start".into(),
             });
         }
-        return Loaded::Usable(Box::new(state));
+        return Loaded::Usable(Box::new(state), None);
     }
-    match reader.verify_frame_at(Offset(cp.last_offset)) {
+    match reader.verify_frame_within(Offset(cp.last_offset), Offset(cp.covered_len)) {
         Ok(info)
             if info.body_check.0 == cp.last_body_check
                 && info.seq.0 == cp.covered_seq
                 && info.end().0 == cp.covered_len =>
         {
-            Loaded::Usable(Box::new(state))
+            Loaded::Usable(Box::new(state), Some(info))
         }
         Ok(info) => Loaded::Rebuild(RebuildReason::WitnessMismatch {
             offset: cp.last_offset,
