@@ -21,6 +21,9 @@
 //! - [`ResidentSession`] — everything in memory ([`ResidentSession::in_memory`], or a
 //!   read-only view from [`Store::open_read_only`]) with the synchronous getters.
 //! - [`Sources`] — the injected [`Clock`] and [`IdSource`].
+//! - `aio` (feature `tokio`) — the same API awaited: `AsyncStore` and `AsyncSession`
+//!   run every call on tokio's blocking pool, so durable appends and bounded reads
+//!   never block the executor; its docs say when to pick durable or buffered appends.
 //!
 //! ```
 //! use session_manager::{Layout, ReadLimits, Sources, Store};
@@ -46,6 +49,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "tokio")]
+pub mod aio;
 mod append;
 pub mod clock;
 mod error;
