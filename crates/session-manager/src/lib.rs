@@ -71,10 +71,16 @@ pub use read::{
     TreeNode,
 };
 pub use resident::ResidentSession;
-pub use session_context::SessionContext;
-pub use session_import::{ImportOutcome, Retention};
+pub use session_context::{ContextMessage, ContextOptions, SessionContext, Settings};
+pub use session_import::{ExportError, ExportOutcome, ImportOutcome, Retention};
 pub use session_index::SessionInfo;
 pub use session_journal::Durability;
+/// The logical model (entries, messages, content blocks, usage), re-exported so an
+/// agent depends on this crate alone.
+pub use session_types as types;
+pub use session_types::{
+    AgentMessage, ContentBlock, Entry, EntryId, EntryType, SessionHeader, Usage, UserContent,
+};
 pub use source::Snapshot;
 pub use store::{DeleteReport, ListObserver, NewSessionOptions, Store};
 pub use view::indexed_context;
