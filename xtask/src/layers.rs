@@ -7,24 +7,51 @@
 //! library crate, a library crate on it only as a dev-dependency, and only the test
 //! kit and dev-dependencies turn on a library's `testing` feature.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-/// The layered crates, bottom to top. `xtask` and `session-tests` sit outside the
-/// stack: they may depend on anything and nothing may depend on them. The test kit
-/// (`TEST_SUPPORT`) sits outside it too, beside the layers it supports.
-pub(crate) const LAYERS: [&str; 7] = [
-    "session-types",
-    "session-journal",
-    "session-index",
-    "session-context",
-    "session-import",
-    "session-manager",
-    "session-cli",
+/// The layered crates, bottom to top, each with the crates it builds on directly; a
+/// crate may depend on those and, transitively, on what they build on. The engine
+/// stack (types → journal → index → context → import → manager) is a line; the
+/// owner's wire protocol stands beside it on `session-types` alone (a client links
+/// the protocol, never the engine), and the owner joins the two. `xtask` and
+/// `session-tests` sit outside the stack: they may depend on anything and nothing may
+/// depend on them. The test kit (`TEST_SUPPORT`) sits outside it too, beside the
+/// layers it supports.
+pub(crate) const LAYERS: [(&str, &[&str]); 9] = [
+    ("session-types", &[]),
+    ("session-journal", &["session-types"]),
+    ("session-index", &["session-journal"]),
+    ("session-context", &["session-index"]),
+    ("session-import", &["session-context"]),
+    ("session-manager", &["session-import"]),
+    ("session-protocol", &["session-types"]),
+    ("session-owner", &["session-manager", "session-protocol"]),
+    ("session-cli", &["session-owner"]),
 ];
+
+/// Every crate's layer (the longest chain of crates under it) and the set of crates
+/// it may depend on (the transitive closure of `LAYERS`).
+fn layer_table() -> BTreeMap<&'static str, (usize, BTreeSet<&'static str>)> {
+    let mut table: BTreeMap<&'static str, (usize, BTreeSet<&'static str>)> = BTreeMap::new();
+    // `LAYERS` lists each crate after what it builds on, so one pass closes it.
+    for (name, builds_on) in LAYERS {
+        let mut layer = 0;
+        let mut below = BTreeSet::new();
+        for dep in builds_on {
+            if let Some((l, b)) = table.get(dep) {
+                layer = layer.max(l + 1);
+                below.extend(b.iter().copied());
+            }
+            below.insert(*dep);
+        }
+        table.insert(name, (layer, below));
+    }
+    table
+}
 
 /// Crates outside the stack.
 const TOOLING: [&str; 2] = ["xtask", "session-tests"];
@@ -94,7 +121,7 @@ fn workspace_packages(metadata: &Value) -> Result<Vec<&Value>> {
 pub(crate) fn check(metadata: &Value) -> Result<Vec<String>> {
     let packages = workspace_packages(metadata)?;
     let names: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
-    let layer_of: BTreeMap<&str, usize> = LAYERS.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let layer_of = layer_table();
     let mut violations = Vec::new();
     for name in &names {
         if !layer_of.contains_key(name) && !TOOLING.contains(name) && !TEST_SUPPORT.contains(name) {
@@ -135,13 +162,21 @@ pub(crate) fn check(metadata: &Value) -> Result<Vec<String>> {
                     "library crate `{name}` enables the `{TESTING_FEATURE}` feature of `{dep_name}` [{kind} dependency]; only the test kit and dev-dependencies may"
                 ));
             }
-            let (Some(&from), Some(&to)) = (layer_of.get(name), layer_of.get(dep_name)) else {
+            let (Some((from, allowed)), Some((to, _))) =
+                (layer_of.get(name), layer_of.get(dep_name))
+            else {
                 continue; // tooling may depend on anything
             };
-            if to >= from {
-                let how = if to == from { "sideways" } else { "upward" };
+            if !allowed.contains(dep_name) {
+                let how = if to == from {
+                    "sideways on"
+                } else if to > from {
+                    "upward on"
+                } else {
+                    "on a crate it does not build on,"
+                };
                 violations.push(format!(
-                    "`{name}` (layer {from}) depends {how} on `{dep_name}` (layer {to}) [{kind} dependency]"
+                    "`{name}` (layer {from}) depends {how} `{dep_name}` (layer {to}) [{kind} dependency]"
                 ));
             }
         }
@@ -307,6 +342,71 @@ mod tests {
                 "library crate `session-index` enables the `testing` feature of `session-journal` [normal dependency]; only the test kit and dev-dependencies may"
             ]
         );
+    }
+
+    #[test]
+    fn the_protocol_stands_on_types_alone_and_the_owner_joins_it_to_the_manager() {
+        let m = metadata(vec![
+            package(
+                "session-protocol",
+                &[("session-types", None), ("serde", None)],
+            ),
+            package(
+                "session-owner",
+                &[
+                    ("session-manager", None),
+                    ("session-protocol", None),
+                    ("session-journal", None),
+                ],
+            ),
+            package(
+                "session-cli",
+                &[("session-owner", None), ("session-protocol", None)],
+            ),
+            package("session-manager", &[]),
+        ]);
+        assert_eq!(check(&m).unwrap(), Vec::<String>::new());
+
+        let m = metadata(vec![
+            package("session-protocol", &[("session-journal", None)]),
+            package("session-index", &[("session-protocol", None)]),
+            package("session-manager", &[("session-owner", Some("dev"))]),
+            package("session-owner", &[]),
+            package("session-journal", &[]),
+        ]);
+        assert_eq!(
+            check(&m).unwrap(),
+            vec![
+                "`session-protocol` (layer 1) depends sideways on `session-journal` (layer 1) [normal dependency]",
+                "`session-index` (layer 2) depends on a crate it does not build on, `session-protocol` (layer 1) [normal dependency]",
+                "`session-manager` (layer 5) depends upward on `session-owner` (layer 6) [dev dependency]",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_layer_table_is_in_order() {
+        // Each crate comes after every crate it builds on, and the engine keeps its
+        // numbering: types 0 … manager 5; the protocol beside the journal.
+        let t = layer_table();
+        let layer = |n: &str| t[n].0;
+        assert_eq!(
+            [
+                "session-types",
+                "session-journal",
+                "session-index",
+                "session-context",
+                "session-import",
+                "session-manager"
+            ]
+            .map(layer),
+            [0, 1, 2, 3, 4, 5]
+        );
+        assert_eq!(layer("session-protocol"), 1);
+        assert_eq!(layer("session-owner"), 6);
+        assert_eq!(layer("session-cli"), 7);
+        assert!(t["session-cli"].1.contains("session-types"));
+        assert!(!t["session-protocol"].1.contains("session-journal"));
     }
 
     #[test]

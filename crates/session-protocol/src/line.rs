@@ -1,0 +1,98 @@
+//! One message per line: the size limit and the nesting-depth check that run before a
+//! line is parsed.
+//!
+//! `serde_json` refuses input nested deeper than 128 levels, but by then it has
+//! recursed 128 frames deep, and a `serde_json::Value` built from such input is also
+//! dropped recursively. The owner refuses deep input before any parser sees it, with
+//! an explicit bound ([`LineLimits::max_depth`], 64 by default) well below serde's.
+
+/// Bounds on one incoming line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineLimits {
+    /// The longest line accepted, in bytes, without its `\n` (default 64 MiB: a request
+    /// carries at most one message, and the seed's reads allow 64 MiB of source data).
+    pub max_line_bytes: usize,
+    /// The deepest nesting of arrays and objects accepted (default [`MAX_DEPTH`]).
+    pub max_depth: usize,
+}
+
+/// The default nesting bound: the envelope takes two levels, an entry or a message
+/// one more, so content keeps 61 levels of its own.
+pub const MAX_DEPTH: usize = 64;
+
+/// The default line size limit (64 MiB).
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+impl Default for LineLimits {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: MAX_LINE_BYTES,
+            max_depth: MAX_DEPTH,
+        }
+    }
+}
+
+/// Why a line was refused before parsing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LineError {
+    /// The line is longer than the limit.
+    #[error("line of {len} bytes exceeds the limit of {limit} bytes")]
+    TooLong {
+        /// The line's length (or a lower bound of it, when it was not read whole).
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Arrays and objects nest deeper than the limit.
+    #[error("json nests deeper than {limit} levels at byte {offset}")]
+    TooDeep {
+        /// The limit.
+        limit: usize,
+        /// The byte where the nesting crossed it.
+        offset: usize,
+    },
+}
+
+/// Checks a line's length and nesting depth in one pass without recursion or
+/// allocation. Brackets inside strings are skipped (escapes included); the bytes are
+/// otherwise not validated: that is the parser's job once the line is known to be
+/// shallow.
+pub fn check_line(line: &[u8], limits: LineLimits) -> Result<(), LineError> {
+    if line.len() > limits.max_line_bytes {
+        return Err(LineError::TooLong {
+            len: line.len(),
+            limit: limits.max_line_bytes,
+        });
+    }
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (offset, &b) in line.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limits.max_depth {
+                    return Err(LineError::TooDeep {
+                        limit: limits.max_depth,
+                        offset,
+                    });
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
