@@ -1,0 +1,434 @@
+//! One connection: a reader that parses and dispatches each line, a writer task that
+//! sends the answers, and a bound on the requests in flight.
+//!
+//! Backpressure: at most `connection_in_flight` requests of a connection await their
+//! answer; past that the reader stops reading (a client that never reads its answers
+//! stalls only itself). A full session queue is answered at once with the retryable
+//! `overloaded` error instead of waiting.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::value::RawValue;
+use session_manager::{NewSessionOptions, SafeSessionId};
+use session_protocol::{
+    self as p, Error, Incoming, PROTOCOL_VERSION, Request, RequestId, encode_error, encode_result,
+    typed_request,
+};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+
+use crate::Owner;
+use crate::actor::{Command, Reply, ok};
+use crate::errors::open_error;
+use crate::lines::{Line, LineReader};
+use crate::registry::Handle;
+
+#[derive(Default)]
+struct State {
+    initialized: bool,
+    /// The sessions this connection opened, by session id.
+    sessions: HashMap<String, Handle>,
+}
+
+struct Conn {
+    owner: Arc<Owner>,
+    out: mpsc::Sender<String>,
+    state: Mutex<State>,
+    permits: Arc<Semaphore>,
+}
+
+/// Serves one connection until the client closes its side; then lets go of every
+/// session it opened and waits for the last answer to be written.
+pub(crate) async fn serve<R, W>(owner: Arc<Owner>, reader: R, writer: W) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, rx) = mpsc::channel(owner.options.outgoing_queue.max(1));
+    let writing = tokio::spawn(write_lines(writer, rx));
+    let conn = Arc::new(Conn {
+        permits: Arc::new(Semaphore::new(owner.options.connection_in_flight.max(1))),
+        owner,
+        out,
+        state: Mutex::new(State::default()),
+    });
+    let read = conn.clone().read_loop(reader).await;
+    let handles: Vec<Handle> = conn.state().sessions.drain().map(|(_, h)| h).collect();
+    for h in handles {
+        let _ = conn.owner.registry.release(h).await;
+    }
+    drop(conn);
+    let written = writing.await.unwrap_or(Ok(()));
+    read.and(written)
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
+    w: W,
+    mut rx: mpsc::Receiver<String>,
+) -> io::Result<()> {
+    let mut w = BufWriter::new(w);
+    while let Some(line) = rx.recv().await {
+        w.write_all(line.as_bytes()).await?;
+        w.write_all(b"\n").await?;
+        if rx.is_empty() {
+            w.flush().await?;
+        }
+    }
+    w.flush().await?;
+    w.shutdown().await
+}
+
+/// The session a `session/*` request addresses.
+fn target(request: &Request) -> Option<&str> {
+    use Request as R;
+    Some(match request {
+        R::AppendMessage(q) => &q.session_id,
+        R::AppendThinkingLevelChange(q) => &q.session_id,
+        R::AppendServiceTierChange(q) => &q.session_id,
+        R::AppendModelChange(q) => &q.session_id,
+        R::AppendCompaction(q) => &q.session_id,
+        R::AppendCustomEntry(q) => &q.session_id,
+        R::AppendChildUsageAttribution(q) => &q.session_id,
+        R::AppendSessionInfo(q) => &q.session_id,
+        R::AppendSessionState(q) => &q.session_id,
+        R::AppendAgentStatus(q) => &q.session_id,
+        R::AppendGitState(q) => &q.session_id,
+        R::AppendCustomMessageEntry(q) => &q.session_id,
+        R::AppendLabelChange(q) => &q.session_id,
+        R::AppendEntry(q) => &q.session_id,
+        R::Branch(q) => &q.session_id,
+        R::BranchWithSummary(q) => &q.session_id,
+        R::SessionSync(q) | R::GetHeader(q) | R::GetMetadata(q) | R::GetArtifactDir(q) => {
+            &q.session_id
+        }
+        R::ReadLeafEntry(q) | R::ReadEntries(q) | R::ReadTree(q) | R::BuildSessionContext(q) => {
+            &q.session_id
+        }
+        R::ReadEntry(q) | R::ReadLabel(q) => &q.session_id,
+        R::ReadBranch(q) => &q.session_id,
+        R::ReadBranches(q) => &q.session_id,
+        R::ReadEntryRetention(q) => &q.session_id,
+        _ => return None,
+    })
+}
+
+impl Conn {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // The state is plain data updated in single statements: a panic elsewhere
+        // cannot leave it half-changed.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn read_loop<R: AsyncRead + Unpin>(self: Arc<Self>, reader: R) -> io::Result<()> {
+        let limits = self.owner.options.line_limits;
+        let mut lines = LineReader::new(reader, limits.max_line_bytes);
+        let mut buf = Vec::new();
+        loop {
+            let sent = match lines.next(&mut buf).await? {
+                Line::Eof => return Ok(()),
+                Line::TooLong(len) => {
+                    let e = Error::LineTooLong {
+                        len: len as u64,
+                        limit: limits.max_line_bytes as u64,
+                    };
+                    self.send(encode_error(None, &e)).await
+                }
+                Line::Full if buf.iter().all(u8::is_ascii_whitespace) => true,
+                Line::Full => self.clone().handle(&buf).await,
+            };
+            if !sent {
+                return Ok(()); // the writer is gone: nobody reads our answers
+            }
+        }
+    }
+
+    /// Sends a line; `false` when the writer is gone.
+    async fn send(&self, line: String) -> bool {
+        self.out.send(line).await.is_ok()
+    }
+
+    async fn answer(&self, id: &RequestId, reply: Reply) -> bool {
+        self.send(match reply {
+            Ok(raw) => encode_result(id, &raw),
+            Err(e) => encode_error(Some(id), &e),
+        })
+        .await
+    }
+
+    async fn handle(self: Arc<Self>, line: &[u8]) -> bool {
+        match Incoming::parse(line, self.owner.options.line_limits) {
+            Err(r) => self.send(encode_error(r.id.as_ref(), &r.error)).await,
+            // `initialized` and unknown notifications need no answer; we send no
+            // requests, so responses are stray and dropped.
+            Ok(Incoming::Notification { .. } | Incoming::Response { .. }) => true,
+            Ok(Incoming::Request { id, method, params }) => match typed_request(&method, params) {
+                Err(e) => self.answer(&id, Err(e)).await,
+                Ok(request) => self.dispatch(id, request).await,
+            },
+        }
+    }
+
+    async fn permit(&self) -> Option<OwnedSemaphorePermit> {
+        self.permits.clone().acquire_owned().await.ok()
+    }
+
+    async fn dispatch(self: Arc<Self>, id: RequestId, request: Request) -> bool {
+        let initialized = self.state().initialized;
+        if let Request::Initialize(q) = &request {
+            let reply = if initialized {
+                Err(Error::AlreadyInitialized)
+            } else if !PROTOCOL_VERSION.serves(q.protocol_version) {
+                Err(Error::UnsupportedProtocol {
+                    client: q.protocol_version,
+                    server: PROTOCOL_VERSION,
+                })
+            } else {
+                self.state().initialized = true;
+                ok(&p::InitializeResult {
+                    protocol_version: PROTOCOL_VERSION,
+                    server_info: p::PeerInfo {
+                        name: "bcs-owner".to_owned(),
+                        version: env!("CARGO_PKG_VERSION").to_owned(),
+                    },
+                })
+            };
+            return self.answer(&id, reply).await;
+        }
+        if !initialized {
+            let e = Error::NotInitialized {
+                method: request.method().as_str().to_owned(),
+            };
+            return self.answer(&id, Err(e)).await;
+        }
+        if let Some(session_id) = target(&request) {
+            let session_id = session_id.to_owned();
+            return self.session_call(id, session_id, request).await;
+        }
+        let Some(permit) = self.permit().await else {
+            return false;
+        };
+        match request {
+            Request::SessionClose(q) => {
+                let handle = self.state().sessions.remove(&q.session_id);
+                tokio::spawn(async move {
+                    let reply = match handle {
+                        None => Err(Error::SessionNotOpen {
+                            session_id: q.session_id,
+                        }),
+                        Some(h) => match self.owner.registry.release(h).await {
+                            Ok(()) => ok(&p::Empty {}),
+                            Err(e) => Err(e),
+                        },
+                    };
+                    self.answer(&id, reply).await;
+                    drop(permit);
+                });
+            }
+            Request::StoreCreate(_) | Request::StoreOpen(_) => {
+                tokio::spawn(async move {
+                    let reply = self.open(request).await;
+                    self.answer(&id, reply).await;
+                    drop(permit);
+                });
+            }
+            Request::StoreList(_) | Request::StoreListAll(_) => {
+                tokio::spawn(async move {
+                    let reply = self.list(request).await;
+                    self.answer(&id, reply).await;
+                    drop(permit);
+                });
+            }
+            other => {
+                drop(permit);
+                let e = Error::MethodNotFound {
+                    method: other.method().as_str().to_owned(),
+                };
+                return self.answer(&id, Err(e)).await;
+            }
+        }
+        true
+    }
+
+    async fn session_call(
+        self: Arc<Self>,
+        id: RequestId,
+        session_id: String,
+        request: Request,
+    ) -> bool {
+        let tx = self.state().sessions.get(&session_id).map(|h| h.tx.clone());
+        let Some(tx) = tx else {
+            return self
+                .answer(&id, Err(Error::SessionNotOpen { session_id }))
+                .await;
+        };
+        let Some(permit) = self.permit().await else {
+            return false;
+        };
+        let (reply, answer) = oneshot::channel();
+        match tx.try_send(Command::Call {
+            request: Box::new(request),
+            reply,
+        }) {
+            Ok(()) => {
+                tokio::spawn(async move {
+                    let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
+                    self.answer(&id, reply).await;
+                    drop(permit);
+                });
+                true
+            }
+            Err(TrySendError::Full(_)) => {
+                let e = Error::Overloaded {
+                    queue: format!("session {session_id}"),
+                };
+                self.answer(&id, Err(e)).await
+            }
+            Err(TrySendError::Closed(_)) => self.answer(&id, Err(gone(&session_id))).await,
+        }
+    }
+
+    /// `store/create` and `store/open`: a handle registered on this connection, and
+    /// the session as it is now.
+    async fn open(&self, request: Request) -> Reply {
+        let owner = &self.owner;
+        let store = owner.store.clone();
+        let handle = match request {
+            Request::StoreCreate(q) => {
+                let mut options = NewSessionOptions::default();
+                options.id = q.session_id;
+                options.parent_session = q.parent_session;
+                let created = tokio::task::spawn_blocking(move || {
+                    store
+                        .create_with(&q.cwd, options)
+                        .map_err(|e| open_error("store/create", e))
+                })
+                .await
+                .map_err(|e| Error::Internal {
+                    detail: format!("creating a session: {e}"),
+                })??;
+                owner.registry.adopt(created, &owner.options).await
+            }
+            Request::StoreOpen(q) => {
+                let key = open_key(&store, q)?;
+                let path = key.clone();
+                owner
+                    .registry
+                    .acquire(key, &owner.options, move || {
+                        store.open(&path).map_err(|e| open_error("store/open", e))
+                    })
+                    .await?
+            }
+            other => {
+                return Err(Error::MethodNotFound {
+                    method: other.method().as_str().to_owned(),
+                });
+            }
+        };
+        let described = describe(&handle).await;
+        let opened: p::SessionOpened = match described.and_then(|raw| {
+            serde_json::from_str(raw.get()).map_err(|e| Error::Internal {
+                detail: e.to_string(),
+            })
+        }) {
+            Ok(o) => o,
+            Err(e) => {
+                let _ = owner.registry.release(handle).await;
+                return Err(e);
+            }
+        };
+        // One reference per connection and session: a second open of the same
+        // session on this connection gives back the reference it just took.
+        let extra = {
+            let mut state = self.state();
+            match state.sessions.get(&opened.session_id) {
+                Some(held) if held.key == handle.key => Some(Ok(handle)),
+                Some(_) => Some(Err(handle)),
+                None => {
+                    state.sessions.insert(opened.session_id.clone(), handle);
+                    None
+                }
+            }
+        };
+        match extra {
+            None => ok(&opened),
+            Some(Ok(again)) => {
+                let _ = owner.registry.release(again).await;
+                ok(&opened)
+            }
+            Some(Err(other)) => {
+                let _ = owner.registry.release(other).await;
+                Err(Error::InvalidParams {
+                    method: "store/open".to_owned(),
+                    detail: format!(
+                        "a session with id {} from another journal is open on this connection",
+                        opened.session_id
+                    ),
+                })
+            }
+        }
+    }
+
+    async fn list(&self, request: Request) -> Reply {
+        let store = self.owner.store.clone();
+        let listed = tokio::task::spawn_blocking(move || match request {
+            Request::StoreList(q) => store.list(&q.cwd, &mut ()),
+            _ => store.list_all(&mut ()),
+        })
+        .await
+        .map_err(|e| Error::Internal {
+            detail: format!("listing: {e}"),
+        })?
+        .map_err(|e| open_error("store/list", e))?;
+        ok(&p::Listing {
+            sessions: listed.iter().map(|s| s.to_json()).collect(),
+        })
+    }
+}
+
+/// The journal a `store/open` names: by id in the store's sessions directory, or an
+/// absolute path (the registry's key: a second name for one journal is refused by
+/// its lock, never opened twice).
+fn open_key(store: &session_manager::Store, q: p::OpenParams) -> Result<PathBuf, Error> {
+    let invalid = |detail: String| Error::InvalidParams {
+        method: "store/open".to_owned(),
+        detail,
+    };
+    match (q.path, q.session_id) {
+        (Some(path), None) => {
+            let path = PathBuf::from(path);
+            if path.is_absolute() {
+                Ok(path)
+            } else {
+                Err(invalid(format!(
+                    "{}: path must be absolute",
+                    path.display()
+                )))
+            }
+        }
+        (None, Some(id)) => {
+            let id = SafeSessionId::new(&id).map_err(|e| invalid(e.to_string()))?;
+            Ok(store.layout().journal_path(&id))
+        }
+        _ => Err(invalid("give exactly one of path and sessionId".to_owned())),
+    }
+}
+
+async fn describe(handle: &Handle) -> Result<Box<RawValue>, Error> {
+    let (reply, answer) = oneshot::channel();
+    handle
+        .tx
+        .send(Command::Describe { reply })
+        .await
+        .map_err(|_| gone("(opening)"))?;
+    answer.await.unwrap_or_else(|_| Err(gone("(opening)")))
+}
+
+fn gone(session_id: &str) -> Error {
+    Error::Internal {
+        detail: format!("session {session_id} is no longer served (its actor ended)"),
+    }
+}

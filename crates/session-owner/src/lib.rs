@@ -1,0 +1,148 @@
+//! The Base Context session owner: one process that holds every open session of a
+//! store and serves any number of clients over the `session-protocol` wire protocol.
+//!
+//! It sits above `session-manager` (which does every session operation) and
+//! `session-protocol` (the messages), beside `session-cli`'s other commands (`bcs
+//! serve` runs it). `docs/owner.md` describes the design; what is not done yet is
+//! listed there too.
+//!
+//! Tour:
+//! - [`Owner`] — the store, the registry of open sessions (one actor each, shared by
+//!   every connection that opens the session) and the [`OwnerOptions`] bounds;
+//!   [`Owner::serve`] serves one connection over any `AsyncRead`/`AsyncWrite` pair.
+//! - [`serve_stdio`] — one client on standard input and output (`bcs serve --stdio`).
+//! - [`socket`] — the Unix socket in the store's home: a private directory (0700), a
+//!   socket (0600), and the peer's uid checked on every connection.
+//!
+//! ```
+//! use session_manager::{Layout, Store};
+//! use session_owner::{Owner, OwnerOptions};
+//! use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+//! let home = tempfile::tempdir()?;
+//! let owner = Owner::new(Store::new(Layout::with_root(home.path())?), OwnerOptions::default());
+//! let (client, server) = tokio::io::duplex(1 << 16);
+//! let (server_r, server_w) = tokio::io::split(server);
+//! tokio::spawn(async move { owner.serve(server_r, server_w).await });
+//!
+//! let (r, mut w) = tokio::io::split(client);
+//! let mut answers = BufReader::new(r).lines();
+//! w.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":{"major":1,"minor":0}}}"#).await?;
+//! w.write_all(b"\n").await?;
+//! let answer = answers.next_line().await?.expect("an answer");
+//! assert!(answer.starts_with(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":{"major":1,"minor":0}"#));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod actor;
+mod conn;
+mod errors;
+mod lines;
+mod registry;
+pub mod socket;
+
+use std::io;
+use std::sync::Arc;
+
+use session_manager::Store;
+use session_protocol::LineLimits;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// The owner's bounds. Every queue is bounded; a full one is answered, never grown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OwnerOptions {
+    /// Commands queued for one session's actor; past this a request is answered
+    /// `overloaded` (retryable). Default 1,024.
+    pub session_queue: usize,
+    /// The most commands one batch (one sync) carries. Default 256.
+    pub max_batch: usize,
+    /// Requests of one connection awaiting their answer; past this the connection
+    /// is not read until one is answered. Default 64.
+    pub connection_in_flight: usize,
+    /// Answers queued for one connection's writer. Default 64.
+    pub outgoing_queue: usize,
+    /// The incoming line size limit and nesting bound.
+    pub line_limits: LineLimits,
+}
+
+impl Default for OwnerOptions {
+    fn default() -> Self {
+        Self {
+            session_queue: 1024,
+            max_batch: 256,
+            connection_in_flight: 64,
+            outgoing_queue: 64,
+            line_limits: LineLimits::default(),
+        }
+    }
+}
+
+impl OwnerOptions {
+    /// These options with a session queue of `n` commands.
+    pub fn with_session_queue(mut self, n: usize) -> Self {
+        self.session_queue = n;
+        self
+    }
+
+    /// These options with these line limits.
+    pub fn with_line_limits(mut self, limits: LineLimits) -> Self {
+        self.line_limits = limits;
+        self
+    }
+}
+
+/// The owner of a store's open sessions.
+pub struct Owner {
+    store: Store,
+    options: OwnerOptions,
+    registry: registry::Registry,
+}
+
+impl std::fmt::Debug for Owner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Owner")
+            .field("store", &self.store)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Owner {
+    /// An owner of `store`'s sessions.
+    pub fn new(store: Store, options: OwnerOptions) -> Arc<Owner> {
+        Arc::new(Owner {
+            store,
+            options,
+            registry: registry::Registry::default(),
+        })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Serves one connection until the client closes it; then lets go of the
+    /// sessions it opened (the last connection to let go of a session closes it).
+    pub async fn serve<R, W>(self: &Arc<Self>, reader: R, writer: W) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        conn::serve(self.clone(), reader, writer).await
+    }
+
+    /// How many sessions the owner holds open now.
+    pub async fn open_sessions(&self) -> usize {
+        self.registry.len().await
+    }
+}
+
+/// Serves one client on standard input and output until standard input ends.
+pub async fn serve_stdio(owner: Arc<Owner>) -> io::Result<()> {
+    owner.serve(tokio::io::stdin(), tokio::io::stdout()).await
+}

@@ -1,0 +1,125 @@
+//! The sessions the owner holds open, shared by every connection: one actor per
+//! journal, counted references, closed when the last connection lets go.
+//!
+//! Opens and closes hold the registry's lock across the library call, so two clients
+//! opening one session at once end with one actor, and a session being closed is
+//! closed (its lock released) before anyone can open it again. The price is that
+//! opens and closes of different sessions wait for each other; reads and appends never
+//! take this lock.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use session_manager::OwnedSession;
+use session_protocol::Error;
+use tokio::sync::{Mutex, mpsc, oneshot};
+
+use crate::OwnerOptions;
+use crate::actor::{self, Command};
+
+/// A connection's handle on an open session.
+#[derive(Clone)]
+pub(crate) struct Handle {
+    /// The journal path: the registry's key.
+    pub(crate) key: PathBuf,
+    /// The actor's queue.
+    pub(crate) tx: mpsc::Sender<Command>,
+}
+
+struct Slot {
+    tx: mpsc::Sender<Command>,
+    refs: usize,
+}
+
+#[derive(Default)]
+pub(crate) struct Registry {
+    slots: Mutex<HashMap<PathBuf, Slot>>,
+}
+
+impl Registry {
+    /// A handle on the session at `key`: the open one (one more reference), or one
+    /// `open` opens (run on the blocking pool) and an actor then owns.
+    pub(crate) async fn acquire<F>(
+        &self,
+        key: PathBuf,
+        options: &OwnerOptions,
+        open: F,
+    ) -> Result<Handle, Error>
+    where
+        F: FnOnce() -> Result<OwnedSession, Error> + Send + 'static,
+    {
+        let mut slots = self.slots.lock().await;
+        if let Some(slot) = slots.get_mut(&key)
+            && !slot.tx.is_closed()
+        {
+            slot.refs += 1;
+            return Ok(Handle {
+                key,
+                tx: slot.tx.clone(),
+            });
+        }
+        let session = tokio::task::spawn_blocking(open)
+            .await
+            .map_err(|e| Error::Internal {
+                detail: format!("opening a session: {e}"),
+            })??;
+        Ok(self.insert(&mut slots, key, session, options))
+    }
+
+    /// Registers a session just created (nobody else can hold it yet).
+    pub(crate) async fn adopt(&self, session: OwnedSession, options: &OwnerOptions) -> Handle {
+        let key = session
+            .session_file()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut slots = self.slots.lock().await;
+        self.insert(&mut slots, key, session, options)
+    }
+
+    fn insert(
+        &self,
+        slots: &mut HashMap<PathBuf, Slot>,
+        key: PathBuf,
+        session: OwnedSession,
+        options: &OwnerOptions,
+    ) -> Handle {
+        let tx = actor::spawn(session, options.session_queue, options.max_batch);
+        slots.insert(
+            key.clone(),
+            Slot {
+                tx: tx.clone(),
+                refs: 1,
+            },
+        );
+        Handle { key, tx }
+    }
+
+    /// Drops one reference; the last one closes the session (synced, lock released)
+    /// before this returns.
+    pub(crate) async fn release(&self, handle: Handle) -> Result<(), Error> {
+        let mut slots = self.slots.lock().await;
+        let Some(slot) = slots.get_mut(&handle.key) else {
+            return Ok(());
+        };
+        if !slot.tx.same_channel(&handle.tx) {
+            return Ok(()); // a handle on an actor that died and was replaced
+        }
+        slot.refs = slot.refs.saturating_sub(1);
+        if slot.refs > 0 {
+            return Ok(());
+        }
+        let Some(slot) = slots.remove(&handle.key) else {
+            return Ok(());
+        };
+        let (done, closed) = oneshot::channel();
+        if slot.tx.send(Command::Close { done }).await.is_err() {
+            return Ok(()); // the actor is gone already, and the session with it
+        }
+        closed.await.unwrap_or(Ok(()))
+    }
+
+    /// How many sessions are open.
+    pub(crate) async fn len(&self) -> usize {
+        self.slots.lock().await.len()
+    }
+}

@@ -1,0 +1,9 @@
+//! The owner's integration tests: a client over an in-memory duplex (or the Unix
+//! socket) speaking the protocol to a real owner.
+
+mod durability;
+mod hostile;
+mod server;
+mod sharing;
+mod socket;
+mod support;

@@ -1,0 +1,366 @@
+//! The served API: handshake, create, append, reads, context, close.
+
+use serde_json::json;
+use session_protocol::*;
+
+use crate::support::*;
+
+#[tokio::test]
+async fn initialize_comes_first_once_and_a_newer_major_is_refused_by_name() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+
+    let before = c
+        .call::<call::StoreListAll>(ListAllParams { progress: None })
+        .await;
+    assert_eq!(
+        before.expect_err("refused"),
+        Error::NotInitialized {
+            method: "store/listAll".into()
+        }
+    );
+
+    let newer = ProtocolVersion {
+        major: PROTOCOL_VERSION.major + 1,
+        minor: 0,
+    };
+    let e = c
+        .call::<call::Initialize>(InitializeParams {
+            protocol_version: newer,
+            client_info: None,
+        })
+        .await
+        .expect_err("refused");
+    assert_eq!(
+        e,
+        Error::UnsupportedProtocol {
+            client: newer,
+            server: PROTOCOL_VERSION
+        }
+    );
+    assert_eq!(e.code(), code::UNSUPPORTED_PROTOCOL);
+    assert!(
+        e.to_string()
+            .contains("the client speaks 2.0, this owner speaks 1.0"),
+        "{e}"
+    );
+
+    // A newer minor of the same major is served; the answer names the server's version.
+    let r = c
+        .call::<call::Initialize>(InitializeParams {
+            protocol_version: ProtocolVersion {
+                major: PROTOCOL_VERSION.major,
+                minor: 99,
+            },
+            client_info: Some(PeerInfo {
+                name: "test".into(),
+                version: "0".into(),
+            }),
+        })
+        .await
+        .expect("served");
+    assert_eq!(r.protocol_version, PROTOCOL_VERSION);
+    assert_eq!(r.server_info.name, "bcs-owner");
+
+    let again = c
+        .call::<call::Initialize>(InitializeParams {
+            protocol_version: PROTOCOL_VERSION,
+            client_info: None,
+        })
+        .await;
+    assert_eq!(again.expect_err("refused"), Error::AlreadyInitialized);
+}
+
+#[tokio::test]
+async fn create_append_read_and_build_the_context() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+    let s = c.create().await;
+    assert_eq!(s.leaf_id, None);
+    assert_eq!(s.header.cwd.as_deref(), Some("/work"));
+    assert!(std::path::Path::new(&s.session_file).starts_with(home.path()));
+    let sid = s.session_id.as_str();
+
+    let a = c
+        .call::<call::AppendMessage>(append(sid, "hello", None))
+        .await
+        .expect("append");
+    c.call::<call::AppendThinkingLevelChange>(AppendThinkingLevelChangeParams {
+        session_id: sid.into(),
+        thinking_level: "high".into(),
+        durability: None,
+    })
+    .await
+    .expect("append");
+    let b = c
+        .call::<call::AppendMessage>(append(sid, "again", Some(Durability::Buffered)))
+        .await
+        .expect("append");
+
+    let branch = c
+        .call::<call::ReadBranch>(ReadBranchParams {
+            session_id: sid.into(),
+            from_id: None,
+            limits: None,
+        })
+        .await
+        .expect("branch");
+    assert_eq!(branch.entries.len(), 3);
+    assert_eq!(branch.entries[0].id(), Some(a.entry_id.as_str()));
+    assert_eq!(branch.entries[2].id(), Some(b.entry_id.as_str()));
+
+    let ctx = c
+        .call::<call::BuildSessionContext>(ReadParams {
+            session_id: sid.into(),
+            limits: None,
+        })
+        .await
+        .expect("context");
+    assert_eq!(ctx.messages.len(), 2);
+    assert_eq!(ctx.thinking_level, Some(json!("high")));
+    assert_eq!(ctx.model, json!(null));
+
+    // The same context as the library builds from the journal after close.
+    c.call::<call::SessionClose>(SessionParams {
+        session_id: sid.into(),
+    })
+    .await
+    .expect("close");
+    assert_eq!(owner.open_sessions().await, 0);
+    let lib = store(home.path())
+        .open(std::path::Path::new(&s.session_file))
+        .expect("reopen")
+        .build_session_context()
+        .expect("context")
+        .to_json();
+    assert_eq!(serde_json::to_value(&ctx).expect("json"), lib);
+
+    // Closed: calls on it are refused; it can be opened again by id.
+    let e = c
+        .call::<call::ReadBranch>(ReadBranchParams {
+            session_id: sid.into(),
+            from_id: None,
+            limits: None,
+        })
+        .await;
+    assert_eq!(
+        e.expect_err("closed"),
+        Error::SessionNotOpen {
+            session_id: sid.into()
+        }
+    );
+    let again = c.open(sid).await;
+    assert_eq!(again.leaf_id, Some(b.entry_id));
+}
+
+#[tokio::test]
+async fn library_errors_arrive_typed() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+
+    let e = c
+        .call::<call::StoreOpen>(OpenParams {
+            path: None,
+            session_id: Some("nope".into()),
+        })
+        .await;
+    let Err(Error::NotFound { path }) = e else {
+        panic!("{e:?}")
+    };
+    assert!(path.ends_with("nope.jsonl"), "{path}");
+
+    let e = c
+        .call::<call::StoreOpen>(OpenParams {
+            path: None,
+            session_id: Some("../x".into()),
+        })
+        .await;
+    assert!(matches!(e, Err(Error::InvalidParams { .. })), "{e:?}");
+
+    let s = c.create().await;
+    let sid = s.session_id.as_str();
+    let e = c
+        .call::<call::AppendLabelChange>(AppendLabelChangeParams {
+            session_id: sid.into(),
+            target_id: "missing".into(),
+            label: None,
+            durability: None,
+        })
+        .await;
+    assert_eq!(
+        e.expect_err("refused"),
+        Error::EntryNotFound {
+            session: s.session_file.clone(),
+            entry_id: "missing".into()
+        }
+    );
+
+    for i in 0..3 {
+        c.call::<call::AppendMessage>(append(sid, &format!("m{i}"), None))
+            .await
+            .expect("append");
+    }
+    let e = c
+        .call::<call::ReadEntries>(ReadParams {
+            session_id: sid.into(),
+            limits: Some(ReadLimits {
+                max_source_entries: Some(2),
+                max_source_bytes: None,
+            }),
+        })
+        .await;
+    let Err(Error::LimitExceeded {
+        limit,
+        limit_value,
+        needed,
+        ..
+    }) = e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(
+        (limit, limit_value, needed),
+        (LimitKind::SourceEntries, 2, 3)
+    );
+
+    // A session held by another owner (here: the library in this process) is locked.
+    let other = store(home.path())
+        .with_sources(session_manager::Sources::deterministic(T0, 99))
+        .create("/w")
+        .expect("create");
+    let other_id = other.session_id().to_owned();
+    let e = c
+        .call::<call::StoreOpen>(OpenParams {
+            path: None,
+            session_id: Some(other_id),
+        })
+        .await;
+    let Err(Error::Locked { holder_pid, .. }) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(holder_pid, Some(std::process::id()));
+
+    // A session call names a session this connection has not opened.
+    let e = c
+        .call::<call::GetHeader>(SessionParams {
+            session_id: "elsewhere".into(),
+        })
+        .await;
+    assert_eq!(
+        e.expect_err("refused"),
+        Error::SessionNotOpen {
+            session_id: "elsewhere".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn every_session_read_is_served() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+    let s = c.create().await;
+    let sid = s.session_id.as_str();
+    let a = c
+        .call::<call::AppendMessage>(append(sid, "one", None))
+        .await
+        .expect("append")
+        .entry_id;
+    c.call::<call::AppendLabelChange>(AppendLabelChangeParams {
+        session_id: sid.into(),
+        target_id: a.0.clone(),
+        label: Some("start".into()),
+        durability: None,
+    })
+    .await
+    .expect("label");
+    c.call::<call::AppendSessionInfo>(AppendSessionInfoParams {
+        session_id: sid.into(),
+        name: " named ".into(),
+        durability: None,
+    })
+    .await
+    .expect("name");
+
+    let leaf = c
+        .call::<call::ReadLeafEntry>(ReadParams {
+            session_id: sid.into(),
+            limits: None,
+        })
+        .await
+        .expect("leaf");
+    assert_eq!(
+        leaf.entry.as_ref().and_then(|e| e.entry_type()),
+        Some(session_types::EntryType::SessionInfo.as_str())
+    );
+    let one = c
+        .call::<call::ReadEntry>(EntryReadParams {
+            session_id: sid.into(),
+            entry_id: a.0.clone(),
+            limits: None,
+        })
+        .await
+        .expect("entry");
+    assert_eq!(text_of(&one.entry), "one");
+    let label = c
+        .call::<call::ReadLabel>(EntryReadParams {
+            session_id: sid.into(),
+            entry_id: a.0.clone(),
+            limits: None,
+        })
+        .await
+        .expect("label");
+    assert_eq!(label.label.as_deref(), Some("start"));
+    let tree = c
+        .call::<call::ReadTree>(ReadParams {
+            session_id: sid.into(),
+            limits: None,
+        })
+        .await
+        .expect("tree");
+    assert_eq!(tree.nodes.len(), 3);
+    assert_eq!(tree.roots, vec![0]);
+    assert_eq!(tree.nodes[0].label.as_deref(), Some("start"));
+    let meta = c
+        .call::<call::GetMetadata>(SessionParams {
+            session_id: sid.into(),
+        })
+        .await
+        .expect("metadata");
+    assert_eq!(meta.session_name.as_deref(), Some("named"));
+    assert_eq!(meta.session_file, s.session_file);
+    let header = c
+        .call::<call::GetHeader>(SessionParams {
+            session_id: sid.into(),
+        })
+        .await
+        .expect("header");
+    assert_eq!(header.header, s.header);
+    c.call::<call::Branch>(BranchParams {
+        session_id: sid.into(),
+        entry_id: Some(a.clone()),
+    })
+    .await
+    .expect("branch");
+    let branches = c
+        .call::<call::ReadBranches>(ReadBranchesParams {
+            session_id: sid.into(),
+            leaf_ids: vec![a.0.clone()],
+            limits: None,
+        })
+        .await
+        .expect("branches");
+    assert_eq!(branches.branches.len(), 1);
+    let listed = c
+        .call::<call::StoreListAll>(ListAllParams { progress: None })
+        .await
+        .expect("list");
+    assert_eq!(listed.sessions.len(), 1);
+    assert_eq!(listed.sessions[0]["id"], json!(sid));
+}
