@@ -49,7 +49,9 @@
 mod append;
 pub mod clock;
 mod error;
+mod handle;
 pub mod layout;
+mod navigate;
 mod owned;
 mod read;
 mod resident;
@@ -59,6 +61,7 @@ mod view;
 
 pub use clock::{Clock, FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock};
 pub use error::{AppendError, Limit, OpenError, ReadError};
+pub use handle::{NewSessionOptions, Store};
 pub use layout::{InvalidSessionId, Layout, LayoutError, SafeSessionId};
 pub use owned::{INDEX_SAVE_EVERY, OwnedSession, TailRepair, index_save_interval};
 pub use read::{
@@ -71,5 +74,5 @@ pub use session_import::{ImportOutcome, Retention};
 pub use session_index::SessionInfo;
 pub use session_journal::Durability;
 pub use source::Snapshot;
-pub use store::{DeleteReport, ListObserver, NewSessionOptions, Store};
+pub use store::{DeleteReport, ListObserver};
 pub use view::indexed_context;
