@@ -12,7 +12,7 @@ use crate::clock::Sources;
 use crate::error::OpenError;
 use crate::layout::{InvalidSessionId, Layout, SafeSessionId};
 
-/// Options of [`Store::create_with`] and [`OwnedSession::new_session`]
+/// Options of [`Store::create_with`] and [`OwnedSession::new_session`](crate::OwnedSession::new_session)
 /// (the seed's `newSession({id?, parentSession?})`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -46,7 +46,8 @@ impl NewSessionOptions {
 /// [`Layout::with_session_dir`]), the injected [`Sources`] and the file system.
 ///
 /// The seed's static methods live here; the session handles it returns are
-/// [`OwnedSession`] (persisted, locked) and [`ResidentSession`] (in memory).
+/// [`OwnedSession`](crate::OwnedSession) (persisted, locked) and
+/// [`ResidentSession`](crate::ResidentSession) (in memory).
 #[derive(Debug, Clone)]
 pub struct Store {
     pub(crate) layout: Layout,

@@ -20,7 +20,7 @@
 //!   limited by [`ReadLimits`]; no resident getters.
 //! - [`ResidentSession`] — everything in memory ([`ResidentSession::in_memory`], or a
 //!   read-only view from [`Store::open_read_only`]) with the synchronous getters.
-//! - [`Sources`] — the injected [`Clock`] and [`IdSource`].
+//! - [`Sources`] — the injected [`TimeSource`] and [`IdSource`].
 //!
 //! ```
 //! use session_manager::{Layout, ReadLimits, Sources, Store};
@@ -59,14 +59,14 @@ mod source;
 mod store;
 mod view;
 
-pub use clock::{Clock, FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock};
+pub use clock::{FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock, TimeSource};
 pub use error::{AppendError, Limit, OpenError, ReadError};
 pub use handle::{NewSessionOptions, Store};
 pub use layout::{InvalidSessionId, Layout, LayoutError, SafeSessionId};
 pub use owned::{INDEX_SAVE_EVERY, OwnedSession, TailRepair, index_save_interval};
 pub use read::{
     DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, NodeEntry, ReadLimits, SessionTree,
-    TreeNode,
+    SessionTreeNode,
 };
 pub use resident::ResidentSession;
 pub use session_context::SessionContext;

@@ -15,7 +15,7 @@ use crate::append::{append_methods, base, complete_entry, fresh_id};
 use crate::error::{AppendError, ReadError};
 use crate::handle::Store;
 use crate::read::{Accounting, ReadLimits, SessionTree};
-use crate::source::{Snapshot, View};
+use crate::source::{Snapshot, SnapshotReader};
 
 /// Appends between two syncs of a buffered session's journal, and the fewest between
 /// two index sidecar saves (the sidecar is also saved at `sync` and close).
@@ -253,8 +253,8 @@ impl OwnedSession {
         }
     }
 
-    pub(crate) fn view(&self, snapshot: Snapshot) -> View<'_> {
-        View {
+    pub(crate) fn view(&self, snapshot: Snapshot) -> SnapshotReader<'_> {
+        SnapshotReader {
             index: &self.index,
             reader: &self.reader,
             snapshot,
@@ -335,7 +335,7 @@ impl OwnedSession {
 
     fn branch_into(
         &self,
-        view: &View<'_>,
+        view: &SnapshotReader<'_>,
         id: &str,
         acct: &Accounting,
         cache: &mut HashMap<EntryIndex, Entry>,
