@@ -15,7 +15,7 @@ use crate::header::{JournalHeader, encode_header_payload, read_prefix};
 use crate::lock::{HolderRecord, lock_error, lock_journal, open_for_lock, record_holder};
 use crate::recover::{
     RecoveryMode, RecoveryReport, TailState, Verdict, Witness, WitnessOutcome, classify,
-    quarantine, scan, scan_from, trust,
+    quarantine, scan, scan_from, trust, trusted_scan, witnessed,
 };
 use crate::types::{
     BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp,
@@ -64,6 +64,10 @@ pub struct OpenOptions {
     /// Damage inside the prefix is still caught by every read (each frame is verified
     /// where it is read); `verify` and a full open find it too.
     pub trusted: Option<Witness>,
+    /// What a reader of this journal already verified (its prefix, and the trusted
+    /// witness's frame): used only if the locked file is the one that reader read, so
+    /// that resuming reads each byte once.
+    pub known: Option<crate::read::Known>,
 }
 
 impl Default for OpenOptions {
@@ -74,6 +78,7 @@ impl Default for OpenOptions {
             clock: Clock::system(),
             vfs: Arc::new(StdVfs),
             trusted: None,
+            known: None,
         }
     }
 }
@@ -401,9 +406,14 @@ impl Writer {
     pub fn open(path: &Path, options: OpenOptions) -> Result<(Writer, RecoveryReport), OpenError> {
         let vfs = options.vfs.as_ref();
         let file = open_for_lock(vfs, path)?;
-        lock_journal(vfs, path, file.as_ref()).map_err(|f| lock_error(path, f))?;
+        let locked = lock_journal(vfs, path, file.as_ref()).map_err(|f| lock_error(path, f))?;
+        // A reader's evidence counts only for the very file now locked.
+        let known = options.known.as_ref().filter(|k| k.file == locked);
         let len = file.len().map_err(|e| open_io(path, "stat", None, e))?;
-        let prefix = read_prefix(file.as_ref(), path, len)?;
+        let prefix = match known {
+            Some(k) => k.prefix.clone(),
+            None => read_prefix(file.as_ref(), path, len)?,
+        };
         // A journal, and ours: only now is the holder record beside it written (a
         // plain JSONL file or a missing one leaves nothing behind).
         let record = record_holder(vfs, path);
@@ -412,7 +422,12 @@ impl Writer {
                 scan(file.as_ref(), path, &prefix, len)?,
                 WitnessOutcome::NotOffered,
             ),
-            Some(w) => match trust(file.as_ref(), &prefix, len, w) {
+            Some(w) => match known
+                .and_then(|k| k.frame)
+                .filter(|f| witnessed(f, w, len))
+                .map(|f| Ok(trusted_scan(w, f)))
+                .unwrap_or_else(|| trust(file.as_ref(), &prefix, len, w))
+            {
                 Ok(start) => (
                     scan_from(file.as_ref(), path, &prefix, len, start)?,
                     WitnessOutcome::Accepted,
@@ -506,6 +521,12 @@ impl Writer {
             buf: Vec::new(),
         };
         Ok((writer, report))
+    }
+
+    /// The identity of the journal file this writer locked, when the file system can
+    /// tell.
+    pub fn file_id(&self) -> Option<crate::vfs::FileId> {
+        self.file.status().ok().map(|s| s.id)
     }
 
     /// Appends one untagged entry.

@@ -38,6 +38,12 @@ impl<'f> Window<'f> {
         }
     }
 
+    /// The same window, ending at `bound` (never past its own).
+    pub(crate) fn bounded(mut self, bound: u64) -> Self {
+        self.bound = self.bound.min(bound);
+        self
+    }
+
     pub(crate) fn bound(&self) -> u64 {
         self.bound
     }

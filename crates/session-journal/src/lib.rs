@@ -76,7 +76,7 @@ pub use capture::Capture;
 pub use error::{AppendError, CreateError, FrameFault, LockHolder, OpenError, ReadError};
 pub use frame::{Frame, FrameInfo};
 pub use header::JournalHeader;
-pub use read::{Frames, Reader, ReaderOptions, Stop};
+pub use read::{Frames, Known, Reader, ReaderOptions, Stop};
 pub use recover::{RecoveryMode, RecoveryReport, TailState, Witness, WitnessOutcome};
 pub use types::{BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp};
 pub use verify::{Gap, SalvageReport, VerifyOptions, VerifyReport, salvage, verify};

@@ -13,7 +13,7 @@ use crate::frame::{Frame, FrameInfo};
 use crate::header::{JournalHeader, Prefix, read_prefix};
 use crate::recover::check_sequence;
 use crate::types::{JournalId, Offset, Seq};
-use crate::vfs::{OpenMode, StdVfs, Vfs, VfsFile};
+use crate::vfs::{FileId, OpenMode, StdVfs, Vfs, VfsFile};
 
 /// Options of [`Reader::open`].
 #[derive(Debug, Clone)]
@@ -36,6 +36,30 @@ pub struct Reader {
     path: PathBuf,
     file: Box<dyn VfsFile>,
     prefix: Prefix,
+    /// The identity of the file read (when the file system can tell).
+    file_id: Option<FileId>,
+}
+
+/// What a reader already verified about its journal — the prefix (signature and
+/// header frame) and, optionally, one entry frame — offered to a writer's open
+/// ([`OpenOptions::known`](crate::OpenOptions::known)) so that resuming reads no byte
+/// twice. The writer uses it only for the very file it locked (same device and
+/// inode); a verified frame stands in for re-reading the trusted witness, since a
+/// durable frame never changes.
+#[derive(Debug, Clone)]
+pub struct Known {
+    pub(crate) prefix: Prefix,
+    pub(crate) file: FileId,
+    pub(crate) frame: Option<FrameInfo>,
+}
+
+impl Known {
+    /// The same evidence plus a frame the caller verified through the same reader
+    /// (e.g. the derived index's witness frame).
+    pub fn with_verified_frame(mut self, frame: Option<FrameInfo>) -> Self {
+        self.frame = frame;
+        self
+    }
 }
 
 impl std::fmt::Debug for Prefix {
@@ -83,11 +107,28 @@ impl Reader {
             source: e,
         })?;
         let prefix = read_prefix(file.as_ref(), path, len)?;
+        let file_id = file.status().ok().map(|s| s.id);
         Ok(Reader {
             path: path.to_path_buf(),
             file,
             prefix,
+            file_id,
         })
+    }
+
+    /// What this reader verified, for a writer's open of the same file; `None` when
+    /// the file system cannot tell the file's identity.
+    pub fn known(&self) -> Option<Known> {
+        Some(Known {
+            prefix: self.prefix.clone(),
+            file: self.file_id?,
+            frame: None,
+        })
+    }
+
+    /// The identity of the file this reader reads, when the file system can tell.
+    pub fn file_id(&self) -> Option<FileId> {
+        self.file_id
     }
 
     /// The journal's header.
@@ -174,6 +215,34 @@ impl Reader {
     /// covers.
     pub fn verify_frame_at(&self, offset: Offset) -> Result<FrameInfo, ReadError> {
         let (mut win, _) = self.point(offset)?;
+        let max = self.prefix.header.max_payload;
+        match decode_at(&mut win, &self.prefix.key, offset.0, Expect::Entry, max) {
+            Ok(d) => Ok(d.info(offset.0)),
+            Err(f) => Err(self.fault(offset.0, f)),
+        }
+    }
+
+    /// [`read_frame_at`](Self::read_frame_at) for a frame the caller knows ends at `end`
+    /// (e.g. from an index): exactly its bytes are read, never the bytes after it, so
+    /// a resume reads no byte twice. A frame that does not end there is an error.
+    pub fn read_frame_within(&self, offset: Offset, end: Offset) -> Result<Frame, ReadError> {
+        let (win, bound) = self.point(offset)?;
+        let mut win = win.bounded(bound.min(end.0));
+        let max = self.prefix.header.max_payload;
+        match decode_at(&mut win, &self.prefix.key, offset.0, Expect::Entry, max) {
+            Ok(d) => Ok(Frame {
+                info: d.info(offset.0),
+                payload: d.payload.to_vec(),
+            }),
+            Err(f) => Err(self.fault(offset.0, f)),
+        }
+    }
+
+    /// [`verify_frame_at`](Self::verify_frame_at) for a frame the caller knows ends at
+    /// `end`: exactly its bytes are read.
+    pub fn verify_frame_within(&self, offset: Offset, end: Offset) -> Result<FrameInfo, ReadError> {
+        let (win, bound) = self.point(offset)?;
+        let mut win = win.bounded(bound.min(end.0));
         let max = self.prefix.header.max_payload;
         match decode_at(&mut win, &self.prefix.key, offset.0, Expect::Entry, max) {
             Ok(d) => Ok(d.info(offset.0)),

@@ -180,6 +180,28 @@ pub(crate) fn trust(
     }
 }
 
+/// Whether `frame`, verified by a reader of the same file, is the trusted witness `w`
+/// and lies within the file's `len`.
+pub(crate) fn witnessed(frame: &FrameInfo, w: &Witness, len: u64) -> bool {
+    frame.offset == w.frame
+        && frame.seq == w.seq
+        && frame.body_check == w.body_check
+        && frame.end() == w.end
+        && w.end.0 <= len
+}
+
+/// The scan [`trust`] would give for a witness whose frame was already verified.
+pub(crate) fn trusted_scan(w: &Witness, frame: FrameInfo) -> Scan {
+    Scan {
+        end: w.end.0,
+        frames: w.seq.0,
+        last_seq: w.seq.0,
+        last_synced_to: frame.synced_to.0,
+        last_frame: Some(frame),
+        stop: None,
+    }
+}
+
 /// The result of a forward verification pass.
 pub(crate) struct Scan {
     pub(crate) end: u64,

@@ -68,9 +68,14 @@ impl SnapshotReader<'_> {
                 id: info.id.unwrap_or_default().to_owned(),
             });
         }
+        // Exactly the frame's bytes (the index knows its length): a context reads each
+        // journal byte it needs once, never the read-ahead of a neighbour.
+        let end = session_journal::Offset(
+            info.offset.0 + session_journal::format::frame_len(u64::from(info.payload_len)),
+        );
         let frame = self
             .reader
-            .read_frame_at(info.offset)
+            .read_frame_within(info.offset, end)
             .map_err(ReadError::from)?;
         if frame.info.seq != info.seq || frame.info.kind.get() != info.kind {
             return Err(ReadError::IndexMismatch {

@@ -120,16 +120,19 @@ impl Store {
 
     /// Builds the owned handle around a writer that holds the lock.
     fn own(&self, path: PathBuf, writer: Writer) -> Result<OwnedSession, OpenError> {
-        self.own_with(path, writer, None)
+        self.own_with(path, writer, None, None)
     }
 
     /// Like [`Store::own`], reusing an index opened before the lock was taken when
     /// it covers exactly what the writer found (nothing was appended in between).
+    /// A `reader` opened before the lock is kept when it reads the file the writer
+    /// locked (its prefix was read once, for all three).
     fn own_with(
         &self,
         path: PathBuf,
         writer: Writer,
         pre_opened: Option<(Index, bool)>,
+        reader: Option<Reader>,
     ) -> Result<OwnedSession, OpenError> {
         let reuse = pre_opened.filter(|(index, _)| {
             index.covered_len() == writer.capture().len
@@ -157,13 +160,17 @@ impl Store {
                 .0
             }
         };
-        let reader = Reader::open(
-            &path,
-            ReaderOptions {
-                vfs: self.vfs.clone(),
-            },
-        )
-        .map_err(journal_open_error)?;
+        let locked = writer.file_id();
+        let reader = match reader.filter(|r| r.file_id().is_some() && r.file_id() == locked) {
+            Some(r) => r,
+            None => Reader::open(
+                &path,
+                ReaderOptions {
+                    vfs: self.vfs.clone(),
+                },
+            )
+            .map_err(journal_open_error)?,
+        };
         let header = read_header(&index, &reader, &path)?;
         let leaf = index
             .leaf()
@@ -190,11 +197,21 @@ impl Store {
     /// is refused with [`OpenError::LegacyJsonl`]: import it.
     pub fn open(&self, path: &Path) -> Result<OwnedSession, OpenError> {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        // Resume costs what the answer needs: the index (validated in O(1) against
-        // the journal, without saving anything before we own the session) tells the
-        // writer which prefix is already verified, so opening verifies only the tail.
-        let pre_opened = Index::open_or_rebuild(
+        // Resume costs what the answer needs, and reads each byte once: one reader
+        // reads the journal's prefix; the index (validated in O(1) against the journal
+        // through it, without saving anything before we own the session) tells the
+        // writer which prefix is already verified and hands over the frame it checked,
+        // so the writer's open reads neither again and verifies only the tail; the
+        // owned session keeps that reader.
+        let reader = Reader::open(
             &path,
+            ReaderOptions {
+                vfs: self.vfs.clone(),
+            },
+        )
+        .map_err(journal_open_error)?;
+        let pre = Index::open_or_rebuild_with(
+            &reader,
             OpenIndexOptions {
                 vfs: self.vfs.clone(),
                 save: false,
@@ -202,20 +219,24 @@ impl Store {
                 ..OpenIndexOptions::default()
             },
         )
-        .ok()
-        .map(|(index, report)| (index, report.status == IndexStatus::Fresh));
+        .ok();
+        let known = reader
+            .known()
+            .map(|k| k.with_verified_frame(pre.as_ref().and_then(|(_, r)| r.witness_frame)));
+        let pre_opened = pre.map(|(index, report)| (index, report.status == IndexStatus::Fresh));
         let trusted = pre_opened.as_ref().and_then(|(index, _)| index.witness());
         let (writer, report) = Writer::open(
             &path,
             OpenOptions {
                 vfs: self.vfs.clone(),
                 trusted,
+                known,
                 clock: self.sources.journal_clock(),
                 ..OpenOptions::default()
             },
         )
         .map_err(journal_open_error)?;
-        let mut session = self.own_with(path, writer, pre_opened)?;
+        let mut session = self.own_with(path, writer, pre_opened, Some(reader))?;
         if let session_journal::TailState::TornTail {
             offset,
             bytes,
@@ -606,14 +627,15 @@ fn read_header(index: &Index, reader: &Reader, path: &Path) -> Result<SessionHea
         .ok_or_else(|| OpenError::NoHeader {
             path: path.to_path_buf(),
         })?;
-    let offset = index
-        .info(i)
-        .map(|x| x.offset)
-        .ok_or_else(|| OpenError::NoHeader {
-            path: path.to_path_buf(),
-        })?;
+    let info = index.info(i).ok_or_else(|| OpenError::NoHeader {
+        path: path.to_path_buf(),
+    })?;
+    // Exactly the frame's bytes: the entries after it are the context's to read.
+    let end = session_journal::Offset(
+        info.offset.0 + session_journal::format::frame_len(u64::from(info.payload_len)),
+    );
     let frame = reader
-        .read_frame_at(offset)
+        .read_frame_within(info.offset, end)
         .map_err(|e| OpenError::from(ReadError::from(e)))?;
     let text = String::from_utf8_lossy(&frame.payload);
     match Record::parse(&text) {

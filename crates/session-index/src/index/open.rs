@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use session_journal::vfs::{OpenMode, Vfs};
-use session_journal::{JournalId, Offset, Reader, ReaderOptions};
+use session_journal::{FrameInfo, JournalId, Offset, Reader, ReaderOptions};
 
 use super::replay::{Replay, replay};
 use super::{
@@ -16,7 +16,9 @@ use crate::state::State;
 
 /// What the sidecar gave: a state to continue from, or the reason to rebuild.
 enum Loaded {
-    Usable(Box<State>),
+    /// The sidecar's state, and its last covered frame as verified (`None` when it
+    /// covers no frame).
+    Usable(Box<State>, Option<FrameInfo>),
     Rebuild(RebuildReason),
 }
 
@@ -34,12 +36,24 @@ impl Index {
                 vfs: options.vfs.clone(),
             },
         )?;
+        Self::open_or_rebuild_with(&reader, options)
+    }
+
+    /// [`open_or_rebuild`](Self::open_or_rebuild) through a reader the caller already
+    /// opened (so the journal's prefix is read once); the report's `witness_frame` is
+    /// the last covered frame as this open verified it, for a writer's open of the same
+    /// file (`session_journal::Known`).
+    pub fn open_or_rebuild_with(
+        reader: &Reader,
+        options: OpenIndexOptions,
+    ) -> Result<(Index, IndexReport), IndexError> {
+        let path = reader.path();
         let jlen = reader.len()?.0;
-        let (state, rebuild) = start_state(path, &reader, &options, jlen)?;
+        let (state, rebuild, witness_frame) = start_state(path, reader, &options, jlen)?;
         let journal_id = reader.journal_id();
         let durable_hint = durable_hint(path, journal_id, &options, jlen, state.covered_len);
         let (state, replay, rebuild) =
-            replay_or_rebuild(path, &reader, state, durable_hint, rebuild)?;
+            replay_or_rebuild(path, reader, state, durable_hint, rebuild)?;
         let index = Index {
             journal: path.to_path_buf(),
             journal_id,
@@ -47,22 +61,25 @@ impl Index {
             vfs: options.vfs.clone(),
             derived: Derived::from_state(state),
         };
-        let report = finish(&index, &options, replay, rebuild);
+        let usable = rebuild.is_none();
+        let mut report = finish(&index, &options, replay, rebuild);
+        report.witness_frame = witness_frame.filter(|_| usable);
         Ok((index, report))
     }
 }
 
-/// The state to replay from: the sidecar's, or an empty one and why (an error if the
-/// journal regressed and the caller asked for that).
+/// The state to replay from: the sidecar's (with its last covered frame as verified),
+/// or an empty one and why (an error if the journal regressed and the caller asked
+/// for that).
 fn start_state(
     path: &Path,
     reader: &Reader,
     options: &OpenIndexOptions,
     jlen: u64,
-) -> Result<(State, Option<RebuildReason>), IndexError> {
+) -> Result<(State, Option<RebuildReason>, Option<FrameInfo>), IndexError> {
     let side = sidecar_path(path);
     match load_sidecar(reader, options.vfs.as_ref(), &side, jlen) {
-        Loaded::Usable(s) => Ok((*s, None)),
+        Loaded::Usable(s, frame) => Ok((*s, None, frame)),
         Loaded::Rebuild(RebuildReason::JournalShorter { covered, actual })
             if options.on_regression == OnRegression::Error =>
         {
@@ -72,7 +89,7 @@ fn start_state(
                 actual,
             })
         }
-        Loaded::Rebuild(reason) => Ok((State::new(reader.data_start()), Some(reason))),
+        Loaded::Rebuild(reason) => Ok((State::new(reader.data_start()), Some(reason), None)),
     }
 }
 
@@ -159,6 +176,7 @@ fn finish(
         saved_coverage,
         save_error,
         tail_stop: replay.stop,
+        witness_frame: None,
     }
 }
 
@@ -166,8 +184,8 @@ fn finish(
 fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loaded {
     match read_sidecar(reader, vfs, side, jlen) {
         Ok((cp, state)) => match check_checkpoint(reader, &cp, jlen) {
-            None => Loaded::Usable(Box::new(state)),
-            Some(reason) => Loaded::Rebuild(reason),
+            Ok(frame) => Loaded::Usable(Box::new(state), frame),
+            Err(reason) => Loaded::Rebuild(reason),
         },
         Err(reason) => Loaded::Rebuild(reason),
     }
@@ -222,10 +240,14 @@ fn read_sidecar(
 
 /// Checks a decoded sidecar's checkpoint against the journal: where entries start,
 /// that the journal still holds what it covered, and the last covered frame (one
-/// frame read). `None`: usable.
-fn check_checkpoint(reader: &Reader, cp: &Checkpoint, jlen: u64) -> Option<RebuildReason> {
+/// frame read). Usable: the last covered frame as verified (`None`: none covered).
+fn check_checkpoint(
+    reader: &Reader,
+    cp: &Checkpoint,
+    jlen: u64,
+) -> Result<Option<FrameInfo>, RebuildReason> {
     if cp.data_start != reader.data_start().0 {
-        return Some(RebuildReason::WitnessMismatch {
+        return Err(RebuildReason::WitnessMismatch {
             offset: cp.data_start,
             detail: format!(
                 "index says entries start at {}, journal at {}",
@@ -235,25 +257,28 @@ fn check_checkpoint(reader: &Reader, cp: &Checkpoint, jlen: u64) -> Option<Rebui
         });
     }
     if cp.covered_len > jlen {
-        return Some(RebuildReason::JournalShorter {
+        return Err(RebuildReason::JournalShorter {
             covered: cp.covered_len,
             actual: jlen,
         });
     }
     if cp.covered_seq == 0 {
-        return (cp.covered_len != cp.data_start).then(|| RebuildReason::Corrupt {
-            detail: "no frame covered but coverage is not the data start".into(),
-        });
+        if cp.covered_len != cp.data_start {
+            return Err(RebuildReason::Corrupt {
+                detail: "no frame covered but coverage is not the data start".into(),
+            });
+        }
+        return Ok(None);
     }
-    match reader.verify_frame_at(Offset(cp.last_offset)) {
+    match reader.verify_frame_within(Offset(cp.last_offset), Offset(cp.covered_len)) {
         Ok(info)
             if info.body_check.0 == cp.last_body_check
                 && info.seq.0 == cp.covered_seq
                 && info.end().0 == cp.covered_len =>
         {
-            None
+            Ok(Some(info))
         }
-        Ok(info) => Some(RebuildReason::WitnessMismatch {
+        Ok(info) => Err(RebuildReason::WitnessMismatch {
             offset: cp.last_offset,
             detail: format!(
                 "expected seq {} check {} ending at {}, found seq {} check {} ending at {}",
@@ -265,7 +290,7 @@ fn check_checkpoint(reader: &Reader, cp: &Checkpoint, jlen: u64) -> Option<Rebui
                 info.end()
             ),
         }),
-        Err(e) => Some(RebuildReason::WitnessMismatch {
+        Err(e) => Err(RebuildReason::WitnessMismatch {
             offset: cp.last_offset,
             detail: e.to_string(),
         }),

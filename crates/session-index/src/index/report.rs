@@ -109,4 +109,8 @@ pub struct IndexReport {
     pub save_error: Option<String>,
     /// Where an invalid frame ended the readable journal early, if one did.
     pub tail_stop: Option<Offset>,
+    /// The sidecar's last covered frame as this open verified it (a usable sidecar
+    /// covering at least one frame): what a writer's open of the same file need not
+    /// read again (`session_journal::Known::with_verified_frame`).
+    pub witness_frame: Option<session_journal::FrameInfo>,
 }

@@ -9,6 +9,7 @@ mod owned;
 mod process;
 mod reference_bb;
 mod resident;
+mod resume_bytes;
 mod seams;
 mod store;
 mod support;
