@@ -180,7 +180,7 @@ impl Sources {
     pub fn journal_clock(&self) -> session_journal::Clock {
         let clock = self.clock.clone();
         session_journal::Clock::from_fn(move || {
-            session_journal::Timestamp(u64::try_from(clock.peek_ms()).unwrap_or(0))
+            session_journal::UnixMillis(u64::try_from(clock.peek_ms()).unwrap_or(0))
         })
     }
 }

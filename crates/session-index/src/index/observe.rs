@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use session_journal::{Appended, FrameInfo, FrameKind, Offset, Seq, Tag, Timestamp};
+use session_journal::{Appended, FrameInfo, FrameKind, Offset, Seq, Tag, UnixMillis};
 use session_types::Entry;
 
 use super::Index;
@@ -90,7 +90,7 @@ impl Index {
             kind,
             seq: appended.seq,
             tag: Tag::default(),
-            time: Timestamp(0),
+            time: UnixMillis(0),
             synced_to: Offset(0),
             payload_len: payload.len() as u32,
             body_check: appended.body_check,
