@@ -45,7 +45,8 @@ impl NewSessionOptions {
 /// A session store: one [`Layout`] (the seed's optional `sessionDir` argument becomes
 /// [`Layout::with_session_dir`]), the injected [`Sources`] and the file system.
 ///
-/// The seed's static methods live here; the session handles it returns are
+/// The seed's static methods are its methods (`store.rs`); the session handles it
+/// returns are
 /// [`OwnedSession`](crate::OwnedSession) (persisted, locked) and
 /// [`ResidentSession`](crate::ResidentSession) (in memory).
 #[derive(Debug, Clone)]
