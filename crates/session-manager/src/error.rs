@@ -294,17 +294,6 @@ pub enum ReadError {
         /// The frame offset.
         offset: u64,
     },
-    /// A retention record could not be parsed.
-    #[error("{path}: retention record at offset {offset}: {source}")]
-    RetentionRecord {
-        /// The journal.
-        path: PathBuf,
-        /// The frame offset.
-        offset: u64,
-        /// The parse error.
-        #[source]
-        source: serde_json::Error,
-    },
     /// The parent links of the path form a cycle.
     #[error("parent cycle at entry {id}")]
     Cycle {

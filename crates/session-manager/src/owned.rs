@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use session_context::{ContextOptions, SessionContext};
 use session_import::Retention;
-use session_import::format::{KIND_RETENTION, RetentionRecord};
 use session_index::{EntryIndex, Index, kinds};
 use session_journal::{Durability, NewFrame, Reader, Writer};
 use session_types::{Entry, EntryBase, EntryId, SessionHeader};
@@ -471,35 +470,12 @@ impl OwnedSession {
         })?;
         let next =
             entry.offset.0 + session_journal::format::frame_len(u64::from(entry.payload_len));
-        let captured = view.snapshot.capture();
-        if next >= captured.len.0 {
-            return Ok(None);
-        }
-        let frame = self
-            .reader
-            .read_frame_at(session_journal::Offset(next))
-            .map_err(ReadError::from)?;
-        if frame.info.kind != KIND_RETENTION || frame.info.end().0 > captured.len.0 {
-            return Ok(None);
-        }
-        let r: RetentionRecord = serde_json::from_slice(&frame.payload).map_err(|source| {
-            ReadError::RetentionRecord {
-                path: self.path.clone(),
-                offset: next,
-                source,
-            }
-        })?;
-        let Some(source) = session_import::import_source_in(self.store.vfs.clone(), &self.path)?
-        else {
-            return Ok(None);
-        };
-        Ok(Some(Retention {
-            path: PathBuf::from(source.path),
-            blake3: source.blake3,
-            line: r.line,
-            source_version: source.source_version,
-            changed: r.changed,
-        }))
+        let bound = view.snapshot.capture().len.0;
+        Ok(session_import::retention_after(
+            &self.reader,
+            session_journal::Offset(next),
+            bound,
+        )?)
     }
 
     // ----- accessors -----
