@@ -53,21 +53,33 @@ fn ours_in(source: &Path, scratch: &Path) -> Value {
     let idx = &view.index;
     // Entry records only (the reference's getEntries() leaves out every `session`
     // record; our index counts the header record too).
-    let ids: Vec<Value> = (0..idx.len())
+    // Ids as the reference holds them (`e.id ?? null`: any JSON value).
+    let entries: Vec<EntryIndex> = (0..idx.len())
         .filter_map(|i| u32::try_from(i).ok().and_then(|i| idx.info(EntryIndex(i))))
         .filter(|info| info.kind == session_index::kinds::ENTRY_KIND)
-        .map(|info| info.id.map_or(Value::Null, Value::from))
+        .map(|info| info.index)
         .collect();
+    let ids: Vec<Value> = entries
+        .iter()
+        .map(|i| idx.id_value(*i).unwrap_or(Value::Null))
+        .collect();
+    // `labels[e.id] = getLabel(e.id)`: keyed by JavaScript's `String(e.id)`.
     let mut labels = Map::new();
-    for id in ids.iter().filter_map(Value::as_str) {
-        if let Some(l) = idx.label(id) {
-            labels.insert(id.to_owned(), l.into());
+    for i in &entries {
+        if let Some(l) = idx.label_of(*i) {
+            let key = match idx.id_value(*i) {
+                None => "undefined".to_owned(),
+                Some(Value::String(s)) => s,
+                Some(Value::Number(n)) => js_number_text(n.as_f64().unwrap_or(0.0)),
+                Some(v) => v.to_string(),
+            };
+            labels.insert(key, l);
         }
     }
     let leaf = idx
         .leaf()
-        .and_then(|i| idx.id_of(i))
-        .map_or(Value::Null, Value::from);
+        .and_then(|i| idx.id_value(i))
+        .unwrap_or(Value::Null);
     o.insert("leafId".into(), leaf);
     o.insert(
         "sessionName".into(),

@@ -432,6 +432,10 @@ impl OwnedSession {
         let bytes: u64 = order.iter().map(|n| view.payload_len(n.entry)).sum();
         Accounting::new(limits, self.error_name()).reserve(order.len() as u64, bytes)?;
         crate::read::assemble_tree(&self.index, order, |i| {
+            if self.index.is_unparsable(i) {
+                // A JSON value that is not an object: no `Entry` holds it.
+                return Ok(None);
+            }
             view.load_entry(i)
                 .map(|e| Some(crate::read::NodeEntry::Owned(Box::new(e))))
         })

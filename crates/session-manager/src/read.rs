@@ -202,8 +202,16 @@ pub(crate) fn assemble_tree<'a, E>(
 ) -> Result<SessionTree<'a>, E> {
     let mut tree = SessionTree::default();
     let mut stack: Vec<usize> = Vec::new();
+    // A node that is not an entry (a record that is not a JSON object) is left out
+    // with its subtree: its depth while skipping.
+    let mut skipping: Option<u32> = None;
     for n in order {
+        if skipping.is_some_and(|d| n.depth > d) {
+            continue;
+        }
+        skipping = None;
         let Some(entry) = load(n.entry)? else {
+            skipping = Some(n.depth);
             continue;
         };
         let (label, label_timestamp) = match entry.id().and_then(|id| derived.label(id)) {

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 use session_context::ContextOptions;
-use session_index::EntryIndex;
 use session_types::EntryType;
 
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
@@ -195,31 +194,29 @@ pub(crate) fn show(store: &Location, args: &SessionJson, out: &mut Out) -> Resul
 pub fn tree_json(view: &SessionView) -> Value {
     let idx = &view.index;
     let tree = idx.tree();
-    let id_of = |i: EntryIndex| idx.info(i).and_then(|x| x.id).unwrap_or("").to_owned();
+    // Fields as the reference's `getTree()` nodes hold them: any JSON value, and an
+    // absent one (`undefined`) left out (`null` in the roots array, as
+    // `JSON.stringify` writes it).
     let roots: Vec<Value> = tree
         .roots
         .iter()
-        .map(|r| Value::String(id_of(*r)))
+        .map(|r| idx.id_value(*r).unwrap_or(Value::Null))
         .collect();
     let mut nodes = Vec::new();
     for n in tree.preorder() {
-        let Some(info) = idx.info(n.entry) else {
-            continue;
-        };
-        let id = info.id.unwrap_or("");
         let mut m = Map::new();
-        m.insert("id".into(), id.into());
-        // A `parentId` of another JSON type (or `""`) is shown as the reference
-        // shows it; it names no parent.
-        let parent = match (info.parent_json, info.parent_id) {
-            (Some(json), _) => serde_json::from_str(json).unwrap_or(Value::Null),
-            (None, p) => p.map_or(Value::Null, Value::from),
-        };
-        m.insert("parentId".into(), parent);
-        m.insert("type".into(), info.entry_type.into());
+        if let Some(id) = idx.id_value(n.entry) {
+            m.insert("id".into(), id);
+        }
+        if let Some(parent) = idx.parent_value(n.entry) {
+            m.insert("parentId".into(), parent);
+        }
+        if let Some(t) = idx.type_value(n.entry) {
+            m.insert("type".into(), t);
+        }
         m.insert("children".into(), n.children.into());
         m.insert("depth".into(), n.depth.into());
-        if let Some(l) = idx.label_value(id) {
+        if let Some(l) = idx.label_of(n.entry) {
             m.insert("label".into(), l);
         }
         nodes.push(Value::Object(m));

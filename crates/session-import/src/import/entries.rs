@@ -126,11 +126,20 @@ impl Run<'_> {
         let n = meta.number;
         let line = match parse_line(buf, meta, false) {
             Parsed::Bad(kind) => {
-                if let Some(v1) = &mut self.v1
-                    && matches!(kind, IssueKind::NotAnObject)
-                {
-                    // JSON.parse takes it: it holds a slot in the v1 index array.
-                    v1.slots.push(Slot::Other);
+                if matches!(kind, IssueKind::NotAnObject) {
+                    if let Some(v1) = &mut self.v1 {
+                        // JSON.parse takes it: it holds a slot in the v1 index array.
+                        v1.slots.push(Slot::Other);
+                    } else if String::from_utf8_lossy(buf).trim() != "null" {
+                        // JSON.parse takes it and the reference keeps it as an entry
+                        // (id, parentId and type undefined). A `null` makes the
+                        // reference's open throw; it stays skipped.
+                        self.entries += 1;
+                        self.issue(n, IssueKind::NotAnObjectKept);
+                        batch.push(ENTRY, Tag::default(), buf);
+                        batch.push_retention(n, false);
+                        return;
+                    }
                 }
                 self.issue(n, kind);
                 return;
