@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
-use session_cli::testing::{Out, Store, View, context_json, import_all, tree_json};
+use session_cli::testing::{Location, Out, SessionView, context_json, import_all, tree_json};
 use session_index::EntryIndex;
 use session_manager::Layout;
 use session_types::json::{js_normalized, replace_lone_surrogates};
@@ -34,7 +34,7 @@ pub(crate) fn ours(source: &Path, scratch: &Path) -> Value {
 }
 
 fn ours_in(source: &Path, scratch: &Path) -> Value {
-    let store = Store::with_layout(Layout::with_root(scratch).expect("absolute scratch"));
+    let store = Location::with_layout(Layout::with_root(scratch).expect("absolute scratch"));
     let out = Out::stdio();
     let journal = match import_all(&store, &[source.to_path_buf()], &out) {
         Err(e) => return json!({ "importError": format!("{e:#}") }),
@@ -46,28 +46,40 @@ fn ours_in(source: &Path, scratch: &Path) -> Value {
     };
     let mut o = Map::new();
     o.insert("list".into(), listed(&store, &journal));
-    let view = match View::open(&journal) {
+    let view = match SessionView::open(&journal) {
         Ok(v) => v,
         Err(e) => return json!({ "importError": format!("opening the import: {e:#}") }),
     };
     let idx = &view.index;
     // Entry records only (the reference's getEntries() leaves out every `session`
     // record; our index counts the header record too).
-    let ids: Vec<Value> = (0..idx.len())
+    // Ids as the reference holds them (`e.id ?? null`: any JSON value).
+    let entries: Vec<EntryIndex> = (0..idx.len())
         .filter_map(|i| u32::try_from(i).ok().and_then(|i| idx.info(EntryIndex(i))))
         .filter(|info| info.kind == session_index::kinds::ENTRY_KIND)
-        .map(|info| info.id.map_or(Value::Null, Value::from))
+        .map(|info| info.index)
         .collect();
+    let ids: Vec<Value> = entries
+        .iter()
+        .map(|i| idx.id_value(*i).unwrap_or(Value::Null))
+        .collect();
+    // `labels[e.id] = getLabel(e.id)`: keyed by JavaScript's `String(e.id)`.
     let mut labels = Map::new();
-    for id in ids.iter().filter_map(Value::as_str) {
-        if let Some(l) = idx.label(id) {
-            labels.insert(id.to_owned(), l.into());
+    for i in &entries {
+        if let Some(l) = idx.label_of(*i) {
+            let key = match idx.id_value(*i) {
+                None => "undefined".to_owned(),
+                Some(Value::String(s)) => s,
+                Some(Value::Number(n)) => js_number_text(n.as_f64().unwrap_or(0.0)),
+                Some(v) => v.to_string(),
+            };
+            labels.insert(key, l);
         }
     }
     let leaf = idx
         .leaf()
-        .and_then(|i| idx.id_of(i))
-        .map_or(Value::Null, Value::from);
+        .and_then(|i| idx.id_value(i))
+        .unwrap_or(Value::Null);
     o.insert("leafId".into(), leaf);
     o.insert(
         "sessionName".into(),
@@ -85,7 +97,7 @@ fn ours_in(source: &Path, scratch: &Path) -> Value {
 }
 
 /// `bcs list --json`'s record of the journal (without `path`), `null` when unlisted.
-fn listed(store: &Store, journal: &Path) -> Value {
+fn listed(store: &Location, journal: &Path) -> Value {
     let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_millis(FIXED_MTIME_MS);
     if let Ok(f) = std::fs::File::options().write(true).open(journal) {
         let _ = f.set_modified(mtime);

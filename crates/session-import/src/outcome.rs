@@ -75,8 +75,12 @@ pub enum IssueKind {
         /// The parser's message.
         message: String,
     },
-    /// Valid JSON that is not an object (skipped).
+    /// Valid JSON that is not an object (skipped: `null`, which makes the reference
+    /// throw on open, and any such line of a v1 file).
     NotAnObject,
+    /// Valid JSON that is not an object, kept byte-exact as an entry: the reference's
+    /// `JSON.parse` keeps it, an entry without id, parentId or type (v2 and v3).
+    NotAnObjectKept,
     /// Not valid UTF-8: kept byte-exact; readers decode it as the reference's
     /// `readFileSync(path, "utf8")` does, each invalid sequence as U+FFFD.
     InvalidUtf8 {
@@ -201,6 +205,9 @@ impl fmt::Display for IssueKind {
                 "session id {id:?} is taken by another source in this directory; imported as {used:?}"
             ),
             IssueKind::NotAnObject => f.write_str("JSON value is not an object"),
+            IssueKind::NotAnObjectKept => f.write_str(
+                "JSON value is not an object, kept as an entry without id or type, as the reference reads it",
+            ),
             IssueKind::InvalidUtf8 { column } => write!(
                 f,
                 "invalid UTF-8 at column {column} kept byte-exact; readers see U+FFFD, as the reference does"

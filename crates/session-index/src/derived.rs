@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use session_journal::{BodyCheck, FrameInfo, FrameKind, Offset, Seq, Tag, Timestamp};
+use session_journal::{BodyCheck, FrameInfo, FrameKind, Offset, Seq, Tag, UnixMillis};
 use session_types::Entry;
 
 use crate::state::{REC_UNPARSABLE, State};
@@ -128,7 +128,7 @@ impl Derived {
             kind,
             seq: Seq(self.state.covered_seq + 1),
             tag: Tag::default(),
-            time: Timestamp(0),
+            time: UnixMillis(0),
             synced_to: Offset(0),
             payload_len: u32::try_from(payload_len).unwrap_or(u32::MAX),
             body_check: BodyCheck([0; 8]),
@@ -238,10 +238,50 @@ impl Derived {
     pub fn label_value(&self, id: &str) -> Option<serde_json::Value> {
         let l = self.state.agg.labels.get(id)?;
         if l.json {
-            serde_json::from_str(&l.label).ok()
+            Some(crate::fields::value_of(&l.label))
         } else {
             Some(serde_json::Value::String(l.label.clone()))
         }
+    }
+
+    /// The current label of entry `i` as the reference's `labelsById.get(entry.id)`
+    /// gives it: by the id's key, whatever its JSON type (`targetId: 5` labels the
+    /// entry whose `id` is the number 5, not `"5"`).
+    pub fn label_of(&self, i: EntryIndex) -> Option<serde_json::Value> {
+        use crate::state::Key;
+        let a = &self.state.agg;
+        let l = match self.state.key_of(i.0)? {
+            Key::Str(b) => a.labels.get(std::str::from_utf8(b).ok()?)?,
+            Key::Json(t) => a.labels_other.get(std::str::from_utf8(t).ok()?)?,
+            Key::Undefined => a.labels_other.get(crate::fields::UNDEFINED)?,
+            Key::Unique(_) => return None,
+        };
+        if l.json {
+            Some(crate::fields::value_of(&l.label))
+        } else {
+            Some(serde_json::Value::String(l.label.clone()))
+        }
+    }
+
+    /// The entry's `id` as the reference holds it, any JSON value; `None` when it
+    /// has none (`undefined`: no `id` key, or a record that is not an object).
+    pub fn id_value(&self, i: EntryIndex) -> Option<serde_json::Value> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.id_value(i.0)
+    }
+
+    /// The entry's `parentId` as the reference holds it (`null` included); `None`
+    /// when it has no `parentId` key.
+    pub fn parent_value(&self, i: EntryIndex) -> Option<serde_json::Value> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.parent_value(i.0)
+    }
+
+    /// The entry's `type` as the reference holds it, any JSON value; `None` when it
+    /// has no `type` key.
+    pub fn type_value(&self, i: EntryIndex) -> Option<serde_json::Value> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.type_value(i.0)
     }
 
     /// The label entry that set the current label of an entry id (reference 0.73.1

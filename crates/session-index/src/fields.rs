@@ -40,10 +40,18 @@ const BLOCK_KEYS: [&str; 2] = ["type", "text"];
 pub(crate) struct Fields<'a> {
     /// `type`, if a string.
     pub(crate) entry_type: Option<Cow<'a, str>>,
+    /// `type` as canonical JSON text when it is present but not a string (the
+    /// reference's tree shows it as is).
+    pub(crate) type_json: Option<String>,
     /// `id`, if a string.
     pub(crate) id: Option<Cow<'a, str>>,
+    /// `id` as canonical JSON text ([`canonical`]) when it is present but not a
+    /// string (`5`, `false`, `null`, `{…}`): the reference's maps are keyed by it.
+    pub(crate) id_json: Option<String>,
     /// `parentId`, if a string.
     pub(crate) parent_id: Option<Cow<'a, str>>,
+    /// No `parentId` key (`undefined` to the reference, unlike `null`).
+    pub(crate) parent_absent: bool,
     /// `parentId` as compact JSON text when it is present but neither `null` nor a
     /// non-empty string (`""`, `5`, `{…}`): the reference shows it as is in the tree,
     /// and it names no parent.
@@ -55,6 +63,9 @@ pub(crate) struct Fields<'a> {
     pub(crate) timestamp_other: Option<i64>,
     /// `targetId`, if a string.
     pub(crate) target_id: Option<Cow<'a, str>>,
+    /// `targetId` when it is not a string: canonical JSON text, or `undefined` when
+    /// absent (the reference's label map is keyed by the raw value).
+    pub(crate) target_json: Option<String>,
     /// `label`, if a non-empty string.
     pub(crate) label: Option<Cow<'a, str>>,
     /// `label` as compact JSON text when it is truthy but not a string (`42`, `{…}`):
@@ -155,19 +166,24 @@ impl<'a> Fields<'a> {
                 }),
             },
         };
+        let other =
+            |r: Option<&RawValue>| r.filter(|r| !r.get().starts_with('"')).and_then(canonical);
         Fields {
             entry_type: probe::as_str(p.entry_type),
+            type_json: other(p.entry_type),
             id: probe::as_str(p.id),
+            id_json: other(p.id),
             parent_id: probe::as_str(p.parent_id),
+            parent_absent: p.parent_id.is_none(),
             parent_json: p
                 .parent_id
                 .filter(|r| r.get() != "null")
                 .filter(|_| probe::as_str(p.parent_id).is_none_or(|s| s.is_empty()))
-                .and_then(compact),
+                .and_then(canonical),
             label_json: p
                 .label
                 .filter(|r| !r.get().starts_with('"') && !probe::is_falsy(Some(r)))
-                .and_then(compact),
+                .and_then(canonical),
             timestamp: probe::as_str(p.timestamp),
             timestamp_other: p
                 .timestamp
@@ -175,6 +191,10 @@ impl<'a> Fields<'a> {
                 .and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok())
                 .and_then(|v| session_types::js::date_of(Some(&v))),
             target_id: probe::as_str(p.target_id),
+            target_json: match p.target_id {
+                None => Some(UNDEFINED.to_owned()),
+                r => other(r),
+            },
             label: probe::as_str(p.label).filter(|l| !l.is_empty() && !probe::is_falsy(p.label)),
             name: probe::as_str(p.name),
             state: probe::as_str(p.state),
@@ -212,6 +232,8 @@ impl<'a> Fields<'a> {
             entry_type: entry.entry_type().and_then(s),
             id: base.id.as_ref().and_then(|i| s(i.as_str())),
             parent_id: base.parent_id.as_ref().and_then(|i| s(i.as_str())),
+            // `EntryBase` writes `parentId` whenever there is an id or a parent.
+            parent_absent: base.id.is_none() && base.parent_id.is_none(),
             timestamp: base.timestamp.as_ref().and_then(|t| s(t.as_str())),
             ..Fields::default()
         };
@@ -233,11 +255,30 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// A raw JSON value as compact text.
-fn compact(raw: &RawValue) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(raw.get())
-        .ok()
-        .map(|v| v.to_string())
+/// The key text of `undefined` (an absent `targetId`): no JSON text spells it.
+pub(crate) const UNDEFINED: &str = "undefined";
+
+/// A raw JSON value as compact text with numbers as JavaScript holds them (`1.0` is
+/// `1`, `-0` is `0`, digits past 2^53 rounded): equal texts are equal `Map` keys
+/// for numbers, booleans and `null`.
+/// A number beyond a double's range (`1e400`, which `JSON.parse` reads as
+/// `Infinity`) is `Infinity` or `-Infinity`: a key of its own, truthy, and `null`
+/// where it is shown ([`value_of`]).
+pub(crate) fn canonical(raw: &RawValue) -> Option<String> {
+    match serde_json::from_str::<serde_json::Value>(raw.get()) {
+        Ok(v) => Some(session_types::json::js_normalized(&v).to_string()),
+        Err(_) => match raw.get().parse::<f64>() {
+            Ok(x) if x == f64::INFINITY => Some("Infinity".to_owned()),
+            Ok(x) if x == f64::NEG_INFINITY => Some("-Infinity".to_owned()),
+            _ => None,
+        },
+    }
+}
+
+/// The value a [`canonical`] text stands for, as `JSON.stringify` writes it
+/// (`Infinity` as `null`).
+pub(crate) fn value_of(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
 }
 
 fn message_fields(m: &AgentMessage) -> Option<MessageFields<'_>> {

@@ -114,4 +114,4 @@ pub use sidecar::{
     VERSION as SIDECAR_VERSION, trailer as sidecar_trailer,
 };
 pub use summary::{Modified, SessionSummary, iso};
-pub use tree::{PathToRoot, Tree, TreeNode, TreeReport};
+pub use tree::{PathToRoot, REPEAT_LIMIT, Tree, TreeNode, TreeReport};

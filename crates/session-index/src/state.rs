@@ -65,9 +65,60 @@ pub(crate) const NO_POS: u32 = u32::MAX;
 /// The payload was not a JSON object (kept as a location, not a tree node).
 pub(crate) const REC_UNPARSABLE: u8 = 1;
 
-/// The record's parent span holds its `parentId` as JSON text (`""`, `5`, `{…}`):
-/// shown in the tree as is, naming no parent.
+/// The record's parent span holds its `parentId` as canonical JSON text (`""`, `5`,
+/// `{…}`; see [`crate::fields::canonical`]): no string parent, but the reference's
+/// maps are keyed by the raw value.
 pub(crate) const REC_PARENT_JSON: u8 = 2;
+
+/// The record's id span holds its `id` as canonical JSON text (`5`, `false`, `null`,
+/// `{…}`): the id is not a string, and the reference keys its maps by the value.
+pub(crate) const REC_ID_JSON: u8 = 4;
+
+/// The entry has no `parentId` key (`undefined`, not `null`, to the reference).
+pub(crate) const REC_PARENT_ABSENT: u8 = 8;
+
+/// The record's `type_code` interns its `type` as canonical JSON text: the type is
+/// present but not a string.
+pub(crate) const REC_TYPE_JSON: u8 = 16;
+
+/// An entry's `id` (or a `parentId`, `targetId`) as a key of the reference's `Map`s
+/// (SameValueZero): strings and other values never meet, numbers meet by value
+/// (canonical text), an object or array only itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Key<'a> {
+    /// `undefined`: no `id` key, or a record that is not a JSON object.
+    Undefined,
+    /// A string.
+    Str(&'a [u8]),
+    /// A number, boolean or `null`, as canonical JSON text.
+    Json(&'a [u8]),
+    /// An object or array: equal to nothing else (the record holding it).
+    Unique(u32),
+}
+
+impl<'a> Key<'a> {
+    /// The key of a value kept as canonical JSON text (`record`: whose value it is).
+    pub(crate) fn of_json(text: &'a [u8], record: u32) -> Key<'a> {
+        match text.first() {
+            Some(b'"') => {
+                // Only `""` is kept as JSON text among strings.
+                Key::Str(text.get(1..text.len().saturating_sub(1)).unwrap_or(&[]))
+            }
+            Some(b'{' | b'[') => Key::Unique(record),
+            _ => Key::Json(text),
+        }
+    }
+
+    /// Whether JavaScript reads the key as true (`if (x)`).
+    pub(crate) fn truthy(self) -> bool {
+        match self {
+            Key::Undefined => false,
+            Key::Str(s) => !s.is_empty(),
+            Key::Json(t) => !matches!(t, b"null" | b"false" | b"0"),
+            Key::Unique(_) => true,
+        }
+    }
+}
 
 /// What the header record says, kept as raw JSON values.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -97,6 +148,10 @@ pub(crate) struct Aggregates {
     pub(crate) header_entry: Option<u32>,
     /// target id → latest label, in the reference's map insertion order.
     pub(crate) labels: IndexMap<String, LabelState>,
+    /// The same for targets that are not strings: canonical JSON text of a number,
+    /// boolean or `null`, or `undefined` for a label entry without `targetId`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub(crate) labels_other: IndexMap<String, LabelState>,
     pub(crate) name: Option<String>,
     pub(crate) name_entry: Option<u32>,
     pub(crate) state: Option<String>,
@@ -174,7 +229,8 @@ pub(crate) struct State {
     /// makes them stale; lookups then go through the id map until the next load.
     pub(crate) parents_exact: bool,
     /// Parent ids not found when their child was indexed (orphans, so far).
-    pub(crate) unresolved_parents: std::collections::HashSet<Box<str>>,
+    /// (whether JSON text, key bytes).
+    pub(crate) unresolved_parents: std::collections::HashSet<(bool, Box<[u8]>)>,
     pub(crate) agg: Aggregates,
     /// End of the last observed frame (journal bytes covered).
     pub(crate) covered_len: u64,
@@ -201,11 +257,15 @@ fn intern(table: &mut Vec<Box<str>>, codes: &mut HashMap<Box<str>, u16>, s: &str
 /// The id map: an open-addressing table of record indices whose keys are the ids in
 /// the string pool, so loading an index allocates nothing per entry. Hashing is
 /// std's keyed SipHash (ids come from untrusted files: no collision flooding).
+/// Keys are the reference's ([`Key`]): string and non-string ids are apart, the last
+/// entry without an id is the `undefined` key, and object ids are not in the table.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct IdMap {
     slots: Vec<u32>,
     len: usize,
     hasher: std::hash::RandomState,
+    /// The last entry keyed `undefined`.
+    undefined: Option<u32>,
 }
 
 const EMPTY_SLOT: u32 = u32::MAX;
@@ -217,10 +277,11 @@ impl IdMap {
             slots: vec![EMPTY_SLOT; size],
             len: 0,
             hasher: std::hash::RandomState::new(),
+            undefined: None,
         }
     }
 
-    fn home(&self, id: &[u8]) -> usize {
+    fn home(&self, id: Key<'_>) -> usize {
         use std::hash::BuildHasher;
         (self.hasher.hash_one(id) as usize) & (self.slots.len() - 1)
     }
@@ -236,7 +297,13 @@ impl IdMap {
         m
     }
 
-    fn find(&self, recs: &[Rec], pool: &[u8], id: &[u8]) -> Option<u32> {
+    fn find(&self, recs: &[Rec], pool: &[u8], id: Key<'_>) -> Option<u32> {
+        match id {
+            Key::Undefined => return self.undefined,
+            // An object is only itself (`NO_POS`: one no record holds).
+            Key::Unique(i) => return (i != NO_POS).then_some(i),
+            Key::Str(_) | Key::Json(_) => {}
+        }
         if self.slots.is_empty() {
             return None;
         }
@@ -247,7 +314,7 @@ impl IdMap {
             if s == EMPTY_SLOT {
                 return None;
             }
-            if id_bytes(recs, pool, s) == Some(id) {
+            if id_key(recs, pool, s) == Some(id) {
                 return Some(s);
             }
             at = (at + 1) & mask;
@@ -259,8 +326,10 @@ impl IdMap {
         if (self.len + 1) * 2 > self.slots.len() {
             let old = std::mem::take(&mut self.slots);
             let hasher = std::mem::take(&mut self.hasher);
+            let undefined = self.undefined;
             *self = IdMap::with_capacity(old.len().max(8));
             self.hasher = hasher;
+            self.undefined = undefined;
             for s in old.into_iter().filter(|s| *s != EMPTY_SLOT) {
                 self.place(recs, pool, s);
             }
@@ -269,8 +338,15 @@ impl IdMap {
     }
 
     fn place(&mut self, recs: &[Rec], pool: &[u8], index: u32) -> bool {
-        let Some(id) = id_bytes(recs, pool, index) else {
-            return false;
+        let id = match id_key(recs, pool, index) {
+            None | Some(Key::Unique(_)) => return false,
+            Some(Key::Undefined) => {
+                // Not a duplicate id: nothing resolves a parent through `undefined`
+                // but the tree, which reads the map afresh.
+                self.undefined = Some(index);
+                return false;
+            }
+            Some(id) => id,
         };
         let mask = self.slots.len() - 1;
         let mut at = self.home(id);
@@ -281,7 +357,7 @@ impl IdMap {
                 self.len += 1;
                 return false;
             }
-            if id_bytes(recs, pool, s) == Some(id) {
+            if id_key(recs, pool, s) == Some(id) {
                 // `s == index` when a lazily built map already holds this record.
                 self.slots[at] = index;
                 return s != index;
@@ -291,13 +367,32 @@ impl IdMap {
     }
 }
 
-fn id_bytes<'p>(recs: &[Rec], pool: &'p [u8], i: u32) -> Option<&'p [u8]> {
-    let span = recs.get(i as usize)?.id;
+fn span_bytes(pool: &[u8], span: Span) -> Option<&[u8]> {
     if span.is_none() {
         return None;
     }
     let start = usize::try_from(span.start).ok()?;
     pool.get(start..start + span.len as usize)
+}
+
+/// The key of entry record `i`'s id in the reference's maps; `None` for records
+/// that are not entries.
+pub(crate) fn id_key<'p>(recs: &[Rec], pool: &'p [u8], i: u32) -> Option<Key<'p>> {
+    let r = recs.get(i as usize)?;
+    if r.kind != ENTRY_KIND {
+        return None;
+    }
+    if r.flags & REC_UNPARSABLE != 0 {
+        return Some(Key::Undefined);
+    }
+    let Some(b) = span_bytes(pool, r.id) else {
+        return Some(Key::Undefined);
+    };
+    Some(if r.flags & REC_ID_JSON != 0 {
+        Key::of_json(b, i)
+    } else {
+        Key::Str(b)
+    })
 }
 
 impl State {
@@ -308,7 +403,35 @@ impl State {
 
     /// The last entry with this id.
     pub(crate) fn find_id(&self, id: &str) -> Option<u32> {
-        self.id_map().find(&self.recs, &self.pool, id.as_bytes())
+        self.find_key(Key::Str(id.as_bytes()))
+    }
+
+    /// The last entry whose id is this key (`byId.get(key)`).
+    pub(crate) fn find_key(&self, key: Key<'_>) -> Option<u32> {
+        self.id_map().find(&self.recs, &self.pool, key)
+    }
+
+    /// Record `i`'s id as a key (`None` for records that are not entries).
+    pub(crate) fn key_of(&self, i: u32) -> Option<Key<'_>> {
+        id_key(&self.recs, &self.pool, i)
+    }
+
+    /// Record `i`'s `parentId` as a key: `None` for `null` (and for records that are
+    /// not entries); `undefined` when absent.
+    pub(crate) fn parent_key_of(&self, i: u32) -> Option<Key<'_>> {
+        let r = self.recs.get(i as usize)?;
+        if r.kind != ENTRY_KIND {
+            return None;
+        }
+        if r.flags & (REC_PARENT_ABSENT | REC_UNPARSABLE) != 0 {
+            return Some(Key::Undefined);
+        }
+        let b = span_bytes(&self.pool, r.parent)?;
+        Some(if r.flags & REC_PARENT_JSON != 0 {
+            Key::of_json(b, NO_POS)
+        } else {
+            Key::Str(b)
+        })
     }
 
     /// The resolved parent of record `i` (the reference's rules).
@@ -320,13 +443,15 @@ impl State {
         self.resolve_parent(i)
     }
 
-    /// Resolves record `i`'s parent through the id map.
+    /// Resolves record `i`'s parent through the id map as the reference's context
+    /// walk does (`current.parentId ? byId.get(current.parentId) : undefined`), a
+    /// self-parent excepted.
     pub(crate) fn resolve_parent(&self, i: u32) -> Option<u32> {
-        let p = self.parent_id_of(i)?;
-        if Some(p) == self.id_of(i) {
+        let p = self.parent_key_of(i).filter(|k| k.truthy())?;
+        if Some(p) == self.key_of(i) {
             return None;
         }
-        self.find_id(p)
+        self.find_key(p)
     }
 
     /// Maps the id of record `index` (already pushed) to it; `true` if an earlier
@@ -371,8 +496,25 @@ impl State {
     }
 
     pub(crate) fn type_of(&self, i: u32) -> &str {
-        let c = self.recs[i as usize].type_code;
-        self.types.get(usize::from(c)).map_or("", |s| s)
+        let r = &self.recs[i as usize];
+        if r.flags & REC_TYPE_JSON != 0 {
+            return "";
+        }
+        self.types.get(usize::from(r.type_code)).map_or("", |s| s)
+    }
+
+    /// The `type` as the reference holds it: `None` when absent.
+    pub(crate) fn type_value(&self, i: u32) -> Option<serde_json::Value> {
+        let r = &self.recs[i as usize];
+        if r.type_code == 0 {
+            return None;
+        }
+        let t = self.types.get(usize::from(r.type_code))?;
+        if r.flags & REC_TYPE_JSON != 0 {
+            Some(crate::fields::value_of(t))
+        } else {
+            Some(serde_json::Value::String(t.to_string()))
+        }
     }
 
     pub(crate) fn role_of(&self, i: u32) -> Option<&str> {
@@ -384,7 +526,38 @@ impl State {
     }
 
     pub(crate) fn id_of(&self, i: u32) -> Option<&str> {
-        self.str_at(self.recs[i as usize].id)
+        let r = &self.recs[i as usize];
+        if r.flags & REC_ID_JSON != 0 {
+            return None;
+        }
+        self.str_at(r.id)
+    }
+
+    /// The `id` as the reference holds it: `None` when `undefined`.
+    pub(crate) fn id_value(&self, i: u32) -> Option<serde_json::Value> {
+        let r = &self.recs[i as usize];
+        let s = self.str_at(r.id)?;
+        if r.flags & REC_ID_JSON != 0 {
+            Some(crate::fields::value_of(s))
+        } else {
+            Some(serde_json::Value::String(s.to_owned()))
+        }
+    }
+
+    /// The `parentId` as the reference holds it: `None` when absent.
+    pub(crate) fn parent_value(&self, i: u32) -> Option<serde_json::Value> {
+        let r = &self.recs[i as usize];
+        if r.flags & (REC_PARENT_ABSENT | REC_UNPARSABLE) != 0 {
+            return None;
+        }
+        let Some(s) = self.str_at(r.parent) else {
+            return Some(serde_json::Value::Null);
+        };
+        if r.flags & REC_PARENT_JSON != 0 {
+            Some(crate::fields::value_of(s))
+        } else {
+            Some(serde_json::Value::String(s.to_owned()))
+        }
     }
 
     pub(crate) fn parent_id_of(&self, i: u32) -> Option<&str> {
@@ -475,9 +648,11 @@ impl State {
         }
         let Some(p) = probe else {
             rec.flags |= REC_UNPARSABLE;
-            if rec.kind == ENTRY_KIND {
+            let entry = rec.kind == ENTRY_KIND;
+            if entry {
                 self.agg.unparsable += 1;
                 self.agg.entries += 1;
+                self.agg.no_id += 1;
                 self.agg.leaf = Some(index);
                 if text.is_some_and(|t| t.trim() == "null") {
                     self.note_drop("an entry is null");
@@ -486,14 +661,18 @@ impl State {
                 self.agg.other_kinds += 1;
             }
             self.recs.push(rec);
+            if entry {
+                // A JSON value that is not an object is an entry keyed `undefined`.
+                self.insert_id(index);
+            }
             return;
         };
         let fields = Fields::from_probe(&p);
-        if let Some(t) = fields.entry_type.as_deref() {
-            rec.type_code = intern(&mut self.types, &mut self.type_codes, t);
-        }
         match rec.kind {
             SESSION_HEADER_KIND => {
+                if let Some(t) = fields.entry_type.as_deref() {
+                    rec.type_code = intern(&mut self.types, &mut self.type_codes, t);
+                }
                 if self.agg.header.is_none() {
                     let v =
                         |r: Option<&RawValue>| r.and_then(|r| serde_json::from_str(r.get()).ok());
@@ -530,12 +709,9 @@ impl State {
             Some(f) if info.kind.get() == ENTRY_KIND => f,
             _ => return self.observe(info, &payload()),
         };
-        let Some((index, mut rec)) = self.begin(info) else {
+        let Some((index, rec)) = self.begin(info) else {
             return;
         };
-        if let Some(t) = fields.entry_type.as_deref() {
-            rec.type_code = intern(&mut self.types, &mut self.type_codes, t);
-        }
         self.observe_fields(index, rec, fields);
     }
 
@@ -549,24 +725,20 @@ impl State {
         } else if let Some(ms) = f.timestamp_other {
             rec.ts = ms as f64;
         }
-        match f.id.as_deref() {
-            Some(id) => {
-                rec.id = self.push_str(id);
-                // The record must be in place for the map to read its id.
-                self.recs.push(rec);
-                let replaced = self.insert_id(index);
-                rec = self.recs.pop().expect("just pushed");
-                if replaced {
-                    self.agg.duplicate_ids += 1;
-                    // Earlier children of this id now resolve to this entry.
-                    self.parents_exact = false;
-                }
-                if !self.unresolved_parents.is_empty() && self.unresolved_parents.contains(id) {
-                    // An earlier entry named this id as its (then missing) parent.
-                    self.parents_exact = false;
-                }
+        if let Some(t) = f.entry_type.as_deref() {
+            rec.type_code = intern(&mut self.types, &mut self.type_codes, t);
+        } else if let Some(t) = f.type_json.as_deref() {
+            rec.type_code = intern(&mut self.types, &mut self.type_codes, t);
+            rec.flags |= REC_TYPE_JSON;
+        }
+        match (f.id.as_deref(), f.id_json.as_deref()) {
+            (Some(id), _) => rec.id = self.push_str(id),
+            (None, Some(json)) => {
+                rec.id = self.push_str(json);
+                rec.flags |= REC_ID_JSON;
+                self.agg.no_id += 1;
             }
-            None => self.agg.no_id += 1,
+            (None, None) => self.agg.no_id += 1,
         }
         if let Some(json) = f.parent_json.as_deref() {
             rec.parent = self.push_str(json);
@@ -575,15 +747,38 @@ impl State {
             && !parent.is_empty()
         {
             rec.parent = self.push_str(parent);
-            if rec.id.is_none() || self.str_at(rec.id) != Some(parent) {
-                match self.find_id(parent) {
-                    Some(pos) => rec.parent_pos = pos,
-                    None => {
-                        self.unresolved_parents.insert(Box::from(parent));
-                    }
-                }
-            }
+        } else if f.parent_absent {
+            rec.flags |= REC_PARENT_ABSENT;
         }
+        // The record must be in place for the map to read its id.
+        self.recs.push(rec);
+        if self.insert_id(index) {
+            self.agg.duplicate_ids += 1;
+            // Earlier children of this id now resolve to this entry.
+            self.parents_exact = false;
+        }
+        if !self.unresolved_parents.is_empty()
+            && let Some(k) = self.key_of(index).and_then(owned_key)
+            && self.unresolved_parents.contains(&k)
+        {
+            // An earlier entry named this id as its (then missing) parent.
+            self.parents_exact = false;
+        }
+        // The context walk's parent: `parentId ? byId.get(parentId) : undefined`.
+        let missing = match self.parent_key_of(index).filter(|k| k.truthy()) {
+            Some(p) if Some(p) != self.key_of(index) => match self.find_key(p) {
+                Some(pos) => {
+                    self.recs[index as usize].parent_pos = pos;
+                    None
+                }
+                None => owned_key(p),
+            },
+            _ => None,
+        };
+        if let Some(k) = missing {
+            self.unresolved_parents.insert(k);
+        }
+        let mut rec = self.recs.pop().expect("just pushed");
         if let Message::Object(m) = &f.message
             && let Some(role) = m.role.as_deref()
         {
@@ -599,7 +794,15 @@ impl State {
             Observe::Message => self.observe_message(&f.message, f.timestamp.as_deref()),
             Observe::Label => {
                 self.agg.label_entries += 1;
-                if let Some(target) = f.target_id {
+                let (map, target) = match (f.target_id, f.target_json) {
+                    (Some(t), _) => (&mut self.agg.labels, t.into_owned()),
+                    // An object target is only itself: no entry's id is it.
+                    (None, Some(t)) if !t.starts_with(['{', '[']) => {
+                        (&mut self.agg.labels_other, t)
+                    }
+                    _ => return,
+                };
+                {
                     let label = match (f.label, f.label_json) {
                         (Some(l), _) => Some((l.into_owned(), false)),
                         (None, Some(j)) => Some((j, true)),
@@ -612,14 +815,14 @@ impl State {
                                 entry: index,
                                 json,
                             };
-                            if let Some(cur) = self.agg.labels.get_mut(&*target) {
+                            if let Some(cur) = map.get_mut(&target) {
                                 *cur = st;
                             } else {
-                                self.agg.labels.insert(target.into_owned(), st);
+                                map.insert(target, st);
                             }
                         }
                         None => {
-                            self.agg.labels.shift_remove(&*target);
+                            map.shift_remove(&target);
                         }
                     }
                 }
@@ -691,6 +894,15 @@ impl State {
                 }
             }
         }
+    }
+}
+
+/// A key as owned (whether JSON text, bytes), for keys a lookup may find later.
+fn owned_key(k: Key<'_>) -> Option<(bool, Box<[u8]>)> {
+    match k {
+        Key::Str(b) => Some((false, Box::from(b))),
+        Key::Json(b) => Some((true, Box::from(b))),
+        Key::Undefined | Key::Unique(_) => None,
     }
 }
 

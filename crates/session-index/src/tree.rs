@@ -8,7 +8,13 @@ use session_types::js::sort::sort_by_number_key;
 
 use crate::derived::{Derived, EntryIndex};
 use crate::kinds::ENTRY_KIND;
-use crate::state::{REC_UNPARSABLE, State};
+use crate::state::{Key, REC_UNPARSABLE, State};
+
+/// The most nodes [`Tree::preorder`] repeats shared subtrees into (the reference's
+/// `getTree()` visits a node once per attachment; duplicate ids can make that
+/// exponential). Above it, and when a cycle is reachable (the reference loops
+/// forever), each node is shown once.
+pub const REPEAT_LIMIT: u64 = 1_000_000;
 
 /// The result of [`Derived::path_to_root`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,9 +49,14 @@ pub struct TreeReport {
     /// Entries that are neither reachable from a root nor on a cycle (below a cycle).
     pub below_cycles: u64,
     /// Attachments of a node already placed elsewhere (duplicate ids: the reference
-    /// attaches the last entry with an id once per entry carrying it). The tree keeps
-    /// the first placement in pre-order and counts the rest here.
+    /// attaches the last entry with an id once per entry carrying it). Counted once
+    /// per attachment met in a walk that visits each node once.
     pub repeated: u64,
+    /// Whether [`Tree::preorder`] shows each node once: a cycle is reachable from a
+    /// root (the reference's `getTree()` loops forever) or the repeated walk would
+    /// exceed [`REPEAT_LIMIT`] nodes. Otherwise it repeats a node at every
+    /// attachment, as the reference does.
+    pub shown_once: bool,
 }
 
 /// The session tree in the reference's `getTree()` order.
@@ -67,14 +78,18 @@ impl Tree {
         self.child_list.get(a..b).unwrap_or(&[])
     }
 
-    /// The pre-order walk (roots in order, children in order), each node at most once.
+    /// The pre-order walk (roots in order, children in order), as the reference's
+    /// `getTree()` result reads: a node attached more than once (duplicate ids) is
+    /// shown, with its subtree, at each attachment; unless
+    /// [`TreeReport::shown_once`], when each node is shown at most once.
     pub fn preorder(&self) -> Vec<TreeNode> {
         let n = self.child_start.len().saturating_sub(1);
+        let once = self.report.shown_once;
         let mut seen = vec![false; n];
         let mut out = Vec::new();
         let mut stack: Vec<(u32, u32)> = self.roots.iter().rev().map(|r| (r.0, 0)).collect();
         while let Some((i, depth)) = stack.pop() {
-            if std::mem::replace(&mut seen[i as usize], true) {
+            if std::mem::replace(&mut seen[i as usize], true) && once {
                 continue;
             }
             let kids = self.children(EntryIndex(i));
@@ -91,9 +106,10 @@ impl Tree {
     }
 }
 
+/// An entry with a string id (what [`Derived::children`] reads).
 fn is_tree_entry(s: &State, i: u32) -> bool {
     let r = &s.recs[i as usize];
-    r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0 && !r.id.is_none()
+    r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0 && s.id_of(i).is_some()
 }
 
 impl Derived {
@@ -136,35 +152,33 @@ impl Derived {
         PathToRoot { path, cycle }
     }
 
-    /// The whole tree in the reference's `getTree()` order: roots in append order
-    /// (`parentId` null, equal to the entry's own id, or missing from the session);
-    /// children sorted by `Date.parse(timestamp)`, stable. O(n log n), iterative.
+    /// The whole tree in the reference's `getTree()` order: every entry is a node
+    /// keyed by its `id` as the reference's `Map` keys it (any JSON value; a missing
+    /// one is `undefined`, the last entry with a key owning it); roots in append order
+    /// (`parentId` null, equal to the entry's own id, or naming no node); children
+    /// sorted by `Date.parse(timestamp)` with V8's sort. O(n log n), iterative.
     pub fn tree(&self) -> Tree {
         let s = &self.state;
         let n = s.recs.len();
-        let node_of = |i: u32| -> Option<u32> {
-            if !is_tree_entry(s, i) {
-                return None;
-            }
-            s.id_of(i).and_then(|id| s.find_id(id))
-        };
+        // `nodeMap.get(entry.id)`: the last entry with the key.
+        let node_of = |i: u32| -> Option<u32> { s.key_of(i).and_then(|k| s.find_key(k)) };
         // Attachments in append order: (parent node, child node).
         let mut roots = Vec::new();
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut count = vec![0u32; n + 1];
         for i in 0..n as u32 {
             let Some(node) = node_of(i) else { continue };
-            let parent = s.parent_id_of(i);
+            let parent = match s.parent_key_of(i) {
+                None => None,
+                Some(p) if Some(p) == s.key_of(i) && !matches!(p, Key::Unique(_)) => None,
+                Some(p) => s.find_key(p),
+            };
             match parent {
+                Some(pi) => {
+                    edges.push((pi, node));
+                    count[pi as usize] += 1;
+                }
                 None => roots.push(EntryIndex(node)),
-                Some(p) if Some(p) == s.id_of(i) => roots.push(EntryIndex(node)),
-                Some(p) => match s.find_id(p) {
-                    Some(pi) if is_tree_entry(s, pi) => {
-                        edges.push((pi, node));
-                        count[pi as usize] += 1;
-                    }
-                    _ => roots.push(EntryIndex(node)),
-                },
             }
         }
         let mut child_start = vec![0u32; n + 1];
@@ -194,6 +208,7 @@ impl Derived {
             child_list,
             report: TreeReport::default(),
         };
+        tree.report.shown_once = !tree.repeats_within(REPEAT_LIMIT);
         // Reachability, repeats and cycles.
         let mut seen = vec![false; n];
         let mut stack: Vec<u32> = tree.roots.iter().map(|r| r.0).collect();
@@ -207,7 +222,10 @@ impl Derived {
         // Unreached canonical nodes: walk parents with colours to find cycles.
         let mut colour = vec![0u8; n]; // 0 new, 1 on the current walk, 2 done
         for start in 0..n as u32 {
-            if seen[start as usize] || colour[start as usize] != 0 || node_of(start) != Some(start)
+            if seen[start as usize]
+                || colour[start as usize] != 0
+                || node_of(start) != Some(start)
+                || s.id_of(start).is_none()
             {
                 continue;
             }
@@ -241,9 +259,61 @@ impl Derived {
         }
         let on_cycles: usize = tree.report.cycles.iter().map(Vec::len).sum();
         let unreached = (0..n as u32)
-            .filter(|i| !seen[*i as usize] && node_of(*i) == Some(*i))
+            .filter(|i| !seen[*i as usize] && node_of(*i) == Some(*i) && s.id_of(*i).is_some())
             .count();
         tree.report.below_cycles = unreached.saturating_sub(on_cycles) as u64;
         tree
+    }
+}
+
+impl Tree {
+    /// Whether no cycle is reachable from a root and the walk that repeats shared
+    /// subtrees visits at most `limit` nodes. Iterative; O(nodes + attachments).
+    fn repeats_within(&self, limit: u64) -> bool {
+        let n = self.child_start.len().saturating_sub(1);
+        // Colour DFS from the roots (0 new, 1 on the stack, 2 done), recording the
+        // post-order; a child met on the stack is a reachable cycle.
+        let mut colour = vec![0u8; n];
+        let mut post: Vec<u32> = Vec::new();
+        for r in &self.roots {
+            if colour[r.0 as usize] != 0 {
+                continue;
+            }
+            colour[r.0 as usize] = 1;
+            let mut stack: Vec<(u32, usize)> = vec![(r.0, 0)];
+            while let Some(top) = stack.last_mut() {
+                let (node, k) = *top;
+                let kids = self.children(EntryIndex(node));
+                if let Some(&c) = kids.get(k) {
+                    top.1 += 1;
+                    match colour[c as usize] {
+                        1 => return false,
+                        0 => {
+                            colour[c as usize] = 1;
+                            stack.push((c, 0));
+                        }
+                        _ => {}
+                    }
+                } else {
+                    colour[node as usize] = 2;
+                    post.push(node);
+                    stack.pop();
+                }
+            }
+        }
+        // Subtree sizes counted with repeats, saturating past the limit.
+        let mut size = vec![0u64; n];
+        for &node in &post {
+            let kids = self.children(EntryIndex(node));
+            let s = kids
+                .iter()
+                .fold(1u64, |acc, c| acc.saturating_add(size[*c as usize]));
+            size[node as usize] = s.min(limit + 1);
+        }
+        let total = self
+            .roots
+            .iter()
+            .fold(0u64, |acc, r| acc.saturating_add(size[r.0 as usize]));
+        total <= limit
     }
 }

@@ -18,7 +18,7 @@ use crate::recover::{
     quarantine, scan, scan_from, trust, trusted_scan, witnessed,
 };
 use crate::types::{
-    BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp,
+    BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, UnixMillis,
 };
 use crate::vfs::{StdVfs, Vfs, VfsFile, parent_dir};
 
@@ -581,7 +581,7 @@ impl Writer {
     /// # let dir = tempfile::tempdir()?;
     /// # let opts = CreateOptions::default();
     /// let mut w = Writer::create(&dir.path().join("a.jsonl"), JournalId([1; 16]), opts)?;
-    /// let (a, payload) = w.append_encoded(FrameKind::ENTRY, Tag::default(), Durability::Buffered, |b| {
+    /// let (a, payload) = w.append_encoded(FrameKind::FIRST_CALLER, Tag::default(), Durability::Buffered, |b| {
     ///     b.extend_from_slice(b"{\"n\":");
     ///     b.extend_from_slice(b"1}");
     /// })?;
@@ -843,7 +843,7 @@ impl Writer {
     }
 
     /// The timestamp the next append will carry.
-    pub fn now(&self) -> Timestamp {
+    pub fn now(&self) -> UnixMillis {
         self.clock.now()
     }
 }

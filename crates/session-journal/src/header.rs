@@ -11,7 +11,7 @@ use crate::format::{
     HEADER_FRAME_OFFSET, MAX_HEADER_PAYLOAD, MAX_PAYLOAD_CAP, SIGNATURE, frame_len,
 };
 use crate::frame::{FrameKey, RawHeader};
-use crate::types::{JournalId, Offset, Seq, Timestamp};
+use crate::types::{JournalId, Offset, Seq, UnixMillis};
 use crate::vfs::VfsFile;
 
 /// What the header frame says about a journal.
@@ -22,7 +22,7 @@ pub struct JournalHeader {
     /// The session this journal belongs to, if the creator recorded one (opaque).
     pub session_id: Option<String>,
     /// When the journal was created (from the creator's injected clock).
-    pub created_at: Timestamp,
+    pub created_at: UnixMillis,
     /// The largest entry payload this journal accepts.
     pub max_payload: u32,
     /// The journal format version.
@@ -288,7 +288,7 @@ fn parse_header_payload(
     Ok(JournalHeader {
         journal_id: id,
         session_id: p.session_id,
-        created_at: Timestamp(p.created_at_ms),
+        created_at: UnixMillis(p.created_at_ms),
         max_payload: p.max_payload,
         format_version: p.format_version,
     })

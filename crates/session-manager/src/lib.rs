@@ -20,7 +20,7 @@
 //!   limited by [`ReadLimits`]; no resident getters.
 //! - [`ResidentSession`] — everything in memory ([`ResidentSession::in_memory`], or a
 //!   read-only view from [`Store::open_read_only`]) with the synchronous getters.
-//! - [`Sources`] — the injected [`Clock`] and [`IdSource`].
+//! - [`Sources`] — the injected [`TimeSource`] and [`IdSource`].
 //! - `aio` (feature `tokio`) — the same API awaited: `AsyncStore` and `AsyncSession`
 //!   run every call on tokio's blocking pool, so durable appends and bounded reads
 //!   never block the executor; its docs say when to pick durable or buffered appends.
@@ -54,7 +54,9 @@ pub mod aio;
 mod append;
 pub mod clock;
 mod error;
+mod handle;
 pub mod layout;
+mod navigate;
 mod owned;
 mod read;
 mod resident;
@@ -62,13 +64,14 @@ mod source;
 mod store;
 mod view;
 
-pub use clock::{Clock, FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock};
+pub use clock::{FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock, TimeSource};
 pub use error::{AppendError, Limit, OpenError, ReadError};
+pub use handle::{NewSessionOptions, Store};
 pub use layout::{InvalidSessionId, Layout, LayoutError, SafeSessionId};
 pub use owned::{INDEX_SAVE_EVERY, OwnedSession, TailRepair, index_save_interval};
 pub use read::{
     DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, NodeEntry, ReadLimits, SessionTree,
-    TreeNode,
+    SessionTreeNode,
 };
 pub use resident::ResidentSession;
 pub use session_context::{ContextMessage, ContextOptions, SessionContext, Settings};
@@ -82,5 +85,5 @@ pub use session_types::{
     AgentMessage, ContentBlock, Entry, EntryId, EntryType, SessionHeader, Usage, UserContent,
 };
 pub use source::Snapshot;
-pub use store::{DeleteReport, ListObserver, NewSessionOptions, Store};
+pub use store::{DeleteReport, ListObserver};
 pub use view::indexed_context;

@@ -112,7 +112,7 @@ impl Accounting {
     }
 }
 
-/// The entry of a [`TreeNode`]: borrowed from a
+/// The entry of a [`SessionTreeNode`]: borrowed from a
 /// [`ResidentSession`](crate::ResidentSession) (like the reference's nodes, which
 /// reference its entries), or owned when read from a journal. Dereferences to the
 /// [`Entry`]. (Not a `Cow`: that would make every node as large as an entry.)
@@ -141,9 +141,9 @@ impl PartialEq for NodeEntry<'_> {
     }
 }
 
-/// One node of a [`SessionTree`].
+/// One node of a [`SessionTree`] (the reference's `SessionTreeNode`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct TreeNode<'a> {
+pub struct SessionTreeNode<'a> {
     /// The entry.
     pub entry: NodeEntry<'a>,
     /// Its current label, if any.
@@ -166,7 +166,7 @@ pub struct TreeNode<'a> {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SessionTree<'a> {
     /// Every node, in pre-order.
-    pub nodes: Vec<TreeNode<'a>>,
+    pub nodes: Vec<SessionTreeNode<'a>>,
     /// Positions of the roots in `nodes`, in file order.
     pub roots: Vec<usize>,
 }
@@ -181,7 +181,7 @@ impl<'a> SessionTree<'a> {
     }
 
     /// The children of the node at `pos`.
-    pub fn children(&self, pos: usize) -> impl Iterator<Item = &TreeNode<'a>> {
+    pub fn children(&self, pos: usize) -> impl Iterator<Item = &SessionTreeNode<'a>> {
         self.nodes
             .get(pos)
             .map(|n| n.children.as_slice())
@@ -202,8 +202,16 @@ pub(crate) fn assemble_tree<'a, E>(
 ) -> Result<SessionTree<'a>, E> {
     let mut tree = SessionTree::default();
     let mut stack: Vec<usize> = Vec::new();
+    // A node that is not an entry (a record that is not a JSON object) is left out
+    // with its subtree: its depth while skipping.
+    let mut skipping: Option<u32> = None;
     for n in order {
+        if skipping.is_some_and(|d| n.depth > d) {
+            continue;
+        }
+        skipping = None;
         let Some(entry) = load(n.entry)? else {
+            skipping = Some(n.depth);
             continue;
         };
         let (label, label_timestamp) = match entry.id().and_then(|id| derived.label(id)) {
@@ -224,7 +232,7 @@ pub(crate) fn assemble_tree<'a, E>(
             Some(&parent) if n.depth > 0 => tree.nodes[parent].children.push(pos),
             _ => tree.roots.push(pos),
         }
-        tree.nodes.push(TreeNode {
+        tree.nodes.push(SessionTreeNode {
             entry,
             label,
             label_timestamp,

@@ -6,13 +6,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 use session_context::ContextOptions;
-use session_index::EntryIndex;
 use session_types::EntryType;
 
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
+use crate::location::{Location, SessionView, session_id_of};
 use crate::out::Out;
 use crate::render;
-use crate::store::{Store, View, session_id_of};
 
 /// One listed session: its `SessionInfo` JSON and its modification time (ms).
 struct Listed {
@@ -26,7 +25,7 @@ type Skipped = Vec<(PathBuf, String)>;
 /// Lists sessions (newest activity first; ties keep file-name order) through the
 /// store's listing catalog in read-only mode: a fresh catalog answers without
 /// opening a journal; stale records are computed in memory; nothing is written.
-fn listed(store: &Store, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
+fn listed(store: &Location, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
     let dir = store.sessions_dir();
     if !dir.is_dir() {
         return Ok((Vec::new(), Vec::new()));
@@ -49,7 +48,7 @@ fn listed(store: &Store, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
 }
 
 /// `bcs list`.
-pub(crate) fn list(store: &Store, args: &ListArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn list(store: &Location, args: &ListArgs, out: &mut Out) -> Result<()> {
     let filter: Option<PathBuf> = if args.all {
         None
     } else {
@@ -111,15 +110,15 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
 }
 
 /// `bcs list --all` rendering for the demo.
-pub(crate) fn list_all(store: &Store, out: &mut Out) -> Result<()> {
+pub(crate) fn list_all(store: &Location, out: &mut Out) -> Result<()> {
     let (rows, _) = listed(store, out)?;
     list_human(&rows, out)
 }
 
 /// `bcs show`.
-pub(crate) fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
+pub(crate) fn show(store: &Location, args: &SessionJson, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
-    let view = View::open(&path)?;
+    let view = SessionView::open(&path)?;
     let idx = &view.index;
     let c = idx.counts();
     let leaf = idx
@@ -192,34 +191,32 @@ pub(crate) fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<(
 
 /// The tree JSON: `{"roots": [ids], "nodes": [{id, parentId, type, children, depth, label?}]}`
 /// in pre-order, the shape of the reference oracle's `tree`.
-pub fn tree_json(view: &View) -> Value {
+pub fn tree_json(view: &SessionView) -> Value {
     let idx = &view.index;
     let tree = idx.tree();
-    let id_of = |i: EntryIndex| idx.info(i).and_then(|x| x.id).unwrap_or("").to_owned();
+    // Fields as the reference's `getTree()` nodes hold them: any JSON value, and an
+    // absent one (`undefined`) left out (`null` in the roots array, as
+    // `JSON.stringify` writes it).
     let roots: Vec<Value> = tree
         .roots
         .iter()
-        .map(|r| Value::String(id_of(*r)))
+        .map(|r| idx.id_value(*r).unwrap_or(Value::Null))
         .collect();
     let mut nodes = Vec::new();
     for n in tree.preorder() {
-        let Some(info) = idx.info(n.entry) else {
-            continue;
-        };
-        let id = info.id.unwrap_or("");
         let mut m = Map::new();
-        m.insert("id".into(), id.into());
-        // A `parentId` of another JSON type (or `""`) is shown as the reference
-        // shows it; it names no parent.
-        let parent = match (info.parent_json, info.parent_id) {
-            (Some(json), _) => serde_json::from_str(json).unwrap_or(Value::Null),
-            (None, p) => p.map_or(Value::Null, Value::from),
-        };
-        m.insert("parentId".into(), parent);
-        m.insert("type".into(), info.entry_type.into());
+        if let Some(id) = idx.id_value(n.entry) {
+            m.insert("id".into(), id);
+        }
+        if let Some(parent) = idx.parent_value(n.entry) {
+            m.insert("parentId".into(), parent);
+        }
+        if let Some(t) = idx.type_value(n.entry) {
+            m.insert("type".into(), t);
+        }
         m.insert("children".into(), n.children.into());
         m.insert("depth".into(), n.depth.into());
-        if let Some(l) = idx.label_value(id) {
+        if let Some(l) = idx.label_of(n.entry) {
             m.insert("label".into(), l);
         }
         nodes.push(Value::Object(m));
@@ -228,9 +225,9 @@ pub fn tree_json(view: &View) -> Value {
 }
 
 /// `bcs tree`.
-pub(crate) fn tree(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
+pub(crate) fn tree(store: &Location, args: &SessionJson, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
-    let view = View::open(&path)?;
+    let view = SessionView::open(&path)?;
     if args.json {
         return out.json(&tree_json(&view));
     }
@@ -238,7 +235,7 @@ pub(crate) fn tree(store: &Store, args: &SessionJson, out: &mut Out) -> Result<(
 }
 
 /// The human tree: one line per node, indented by depth, the leaf marked.
-pub(crate) fn tree_human(view: &View, out: &mut Out) -> Result<()> {
+pub(crate) fn tree_human(view: &SessionView, out: &mut Out) -> Result<()> {
     let idx = &view.index;
     let tree = idx.tree();
     let leaf = idx.leaf();
@@ -276,7 +273,7 @@ pub(crate) fn tree_human(view: &View, out: &mut Out) -> Result<()> {
 }
 
 /// Builds the reference context JSON of a session at `leaf` (default: its leaf).
-pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
+pub fn context_json(view: &SessionView, leaf: Option<&str>) -> Result<Value> {
     if let Some(l) = leaf
         && view.index.find(l).is_none()
     {
@@ -310,9 +307,9 @@ pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
 }
 
 /// `bcs context`.
-pub(crate) fn context(store: &Store, args: &ContextArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn context(store: &Location, args: &ContextArgs, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
-    let view = View::open(&path)?;
+    let view = SessionView::open(&path)?;
     if let Some(off) = view.report.tail_stop {
         out.warn(&format!(
             "{}: invalid frame at offset {off}: showing the context of the intact prefix",

@@ -389,9 +389,10 @@ fn duplicates_cycles_and_claims_are_kept_and_reported() {
     let dest = tempfile::tempdir().unwrap();
     let outcome = import_into(&source, dest.path()).unwrap();
     insta::assert_snapshot!(outcome.render());
-    // Both duplicates are in the journal; the lifecycle claim is data, and nothing
-    // holds the journal: a writer can take it right away.
-    assert_eq!(records(&outcome.journal).len(), 9);
+    // Both duplicates are in the journal, and the array (the reference's JSON.parse
+    // keeps it as an entry); the lifecycle claim is data, and nothing holds the
+    // journal: a writer can take it right away.
+    assert_eq!(records(&outcome.journal).len(), 10);
     assert!(!session_journal::lock::lock_path(&outcome.journal).exists());
     session_journal::Writer::open(&outcome.journal, session_journal::OpenOptions::default())
         .unwrap();

@@ -11,25 +11,23 @@ use crate::support::{fixtures, open, sim, write};
 /// The reference's tree rendering from our index: roots, [id, children, depth], labels.
 fn ours(ix: &Derived) -> Value {
     let t = ix.tree();
+    let id = |i| ix.id_value(i).unwrap_or(Value::Null);
     let nodes: Vec<Value> = t
         .preorder()
         .iter()
-        .map(|n| serde_json::json!([ix.info(n.entry).unwrap().id, n.children, n.depth]))
+        .map(|n| serde_json::json!([id(n.entry), n.children, n.depth]))
         .collect();
     let mut labels = serde_json::Map::new();
     for n in t.preorder() {
-        let id = ix.info(n.entry).unwrap().id.unwrap();
-        if let Some(l) = ix.label(id) {
-            labels.insert(id.to_owned(), l.into());
+        if let Some(l) = ix.label_of(n.entry)
+            && let Some(Value::String(k)) = ix.id_value(n.entry)
+        {
+            labels.insert(k, l);
         }
     }
-    let roots: Vec<Value> = t
-        .roots
-        .iter()
-        .map(|r| ix.info(*r).unwrap().id.into())
-        .collect();
+    let roots: Vec<Value> = t.roots.iter().map(|r| id(*r)).collect();
     serde_json::json!({
-        "leafId": ix.leaf().and_then(|l| ix.info(l).unwrap().id),
+        "leafId": ix.leaf().map(id),
         "sessionName": ix.name(),
         "entryCount": ix.counts().entries,
         "labels": labels,

@@ -146,8 +146,10 @@ fn invalid_timestamps_sort_as_v8_does_for_small_lists() {
     ");
 }
 
+/// The reference's `getTree()` attaches the node of the last entry with an id once
+/// per entry carrying it: `d` shows under `x` and again under `r`, subtree and all.
 #[test]
-fn duplicate_ids_attach_the_last_entry_once_and_count_the_repeat() {
+fn duplicate_ids_show_the_last_entry_at_each_attachment() {
     let ix = index_of(&[
         entry("r", None, &format!("{T}1.000Z")),
         entry("d", Some("r"), &format!("{T}2.000Z")),
@@ -155,8 +157,9 @@ fn duplicate_ids_attach_the_last_entry_once_and_count_the_repeat() {
         entry("d", Some("x"), &format!("{T}4.000Z")),
     ]);
     let t = ix.tree();
-    assert_eq!(render(&ix), "r\n  x\n    d");
+    assert_eq!(render(&ix), "r\n  x\n    d\n  d");
     assert_eq!(t.report.repeated, 1);
+    assert!(!t.report.shown_once);
     assert_eq!(ix.counts().duplicate_ids, 1);
     assert_eq!(ix.find("d"), Some(EntryIndex(4)));
 }
@@ -301,4 +304,63 @@ fn odd_parent_ids_and_labels_read_as_the_reference_reads_them() {
 
 fn info_id(ix: &Index, i: EntryIndex) -> String {
     ix.info(i).and_then(|x| x.id).unwrap_or("").to_owned()
+}
+
+/// Issue 14: ids of any JSON type are the reference's `Map` keys (`5` is not `"5"`,
+/// `5.0` is `5`, an object is only itself); entries without an id and records that
+/// are not objects are keyed `undefined`, whose last node an entry without a
+/// `parentId` key attaches under; a node is shown at each attachment; labels follow
+/// the target's key. The answers survive a reload from the sidecar. (Oracle:
+/// `tests/fixtures/difffuzz/classes/ids-of-every-json-type.oracle.json`.)
+#[test]
+fn ids_of_any_json_type_key_the_tree_as_the_reference_maps_do() {
+    let text = std::fs::read_to_string(
+        crate::support::fixtures().join("difffuzz/classes/ids-of-every-json-type.jsonl"),
+    )
+    .unwrap();
+    let path = Path::new("/s/keys.jsonl");
+    let fs = sim();
+    write(fs.clone(), path, &text);
+    for pass in 0..2 {
+        let (ix, _) = open(fs.clone(), path);
+        let t = ix.tree();
+        let shown: Vec<_> = t
+            .preorder()
+            .iter()
+            .map(|n| serde_json::json!([ix.id_value(n.entry), n.depth, ix.label_of(n.entry)]))
+            .collect();
+        assert_eq!(
+            serde_json::Value::Array(shown),
+            serde_json::json!([
+                [5, 0, "five"],
+                ["5", 1, null],
+                [null, 2, "none"],
+                ["e", 3, null],
+                ["c", 1, null],
+                [false, 0, null],
+                [{"o": 1}, 0, null],
+                [null, 0, "none"],
+                ["e", 1, null],
+                ["l1", 0, null],
+                ["l2", 0, null]
+            ]),
+            "pass {pass}"
+        );
+        // Fields as held: absent ones are `None`, `null` and other types as they are.
+        let fields = |i: u32| {
+            let i = EntryIndex(i);
+            (ix.id_value(i), ix.parent_value(i), ix.type_value(i))
+        };
+        use serde_json::json;
+        assert_eq!(fields(4), (None, Some(json!("5")), Some(json!("custom"))));
+        assert_eq!(fields(5), (Some(json!("e")), None, Some(json!("custom"))));
+        assert_eq!(
+            fields(6),
+            (Some(json!(false)), Some(json!("")), Some(json!(7)))
+        );
+        assert_eq!(fields(7), (Some(json!({"o": 1})), Some(json!(null)), None));
+        assert_eq!(fields(8), (None, None, None));
+        assert_eq!(ix.leaf().and_then(|l| ix.id_value(l)), Some("l2".into()));
+        assert_eq!(ix.counts().unparsable, 1);
+    }
 }
