@@ -46,6 +46,18 @@ pub(crate) enum Command {
     /// Import the bundled legacy samples into `target/bcs-demo/`, list them, and print
     /// one session's tree and context.
     Demo,
+    /// Run the session owner: serve the store's sessions to clients over JSON-RPC
+    /// (`docs/rpc.md`) on the Unix socket `<home>/owner/owner.sock` (its path is printed
+    /// first), or to one client on stdin/stdout with `--stdio`.
+    Serve(ServeArgs),
+}
+
+/// `bcs serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve one client on stdin and stdout (until stdin ends) instead of the socket.
+    #[arg(long)]
+    pub(crate) stdio: bool,
 }
 
 /// A session argument alone.

@@ -1,7 +1,8 @@
 //! `bcs`, the command-line tool of Base Context sessions: inspect, migrate, script and
 //! repair sessions.
 //!
-//! Layer 6 (types → journal → index → context → import → manager → **cli**). Writes
+//! Layer 7 (types → journal → index → context → import → manager → owner → **cli**;
+//! `bcs serve` runs the owner). Writes
 //! go through `session-manager` (create, append, delete: ownership and locking are
 //! the manager's); reads open journals and their indexes read-only (no sidecar is
 //! saved by a reading command); import, export and verify use `session-import`,
@@ -155,6 +156,7 @@ fn dispatch(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
         Command::Verify(a) => cmd::verify::run(&store()?, a, out),
         Command::Rm(a) => cmd::write::rm(&store()?, a, out),
         Command::Demo => cmd::demo::run(if explicit { Some(store()?) } else { None }, out),
+        Command::Serve(a) => cmd::serve::run(&store()?, a, out),
     }
 }
 

@@ -3,5 +3,6 @@
 pub(crate) mod demo;
 pub(crate) mod import;
 pub(crate) mod read;
+pub(crate) mod serve;
 pub(crate) mod verify;
 pub(crate) mod write;

@@ -11,6 +11,7 @@ mod garbage;
 mod hostile;
 mod import;
 mod read;
+mod serve;
 mod support;
 mod verify;
 mod write;
