@@ -2,11 +2,10 @@
 //! repair sessions.
 //!
 //! Layer 7 (types → journal → index → context → import → manager → owner → **cli**;
-//! `bcs serve` runs the owner). Writes
-//! go through `session-manager` (create, append, delete: ownership and locking are
-//! the manager's); reads open journals and their indexes read-only (no sidecar is
-//! saved by a reading command); import, export and verify use `session-import`,
-//! `session-journal` and `session-index` directly.
+//! `bcs serve` runs the owner). Writes go through `session-manager` (create, append,
+//! delete: ownership and locking are the manager's); reads open journals and their
+//! indexes read-only (no sidecar is saved by a reading command); import, export and
+//! verify use `session-import`, `session-journal` and `session-index` directly.
 //!
 //! The library exists for the binary (`main.rs` calls [`run`]) and exposes nothing
 //! else; the tests drive the built `bcs`. Inside (all private):
