@@ -540,6 +540,14 @@ macro_rules! methods {
                     _ => None,
                 }
             }
+
+            /// Checks that `json` reads as this method's result type (for a client that
+            /// dispatches on method names, and for the examples of `docs/rpc.md`).
+            pub fn check_result(self, json: &str) -> Result<(), serde_json::Error> {
+                match self {
+                    $( Method::$variant => serde_json::from_str::<$result>(json).map(drop), )*
+                }
+            }
         }
 
         /// A request: a method with its params.

@@ -1,0 +1,71 @@
+//! `docs/rpc.md` documents every method, and its examples are what the types read.
+
+use std::collections::BTreeMap;
+
+use session_protocol::*;
+
+const RPC_MD: &str = include_str!("../../../../docs/rpc.md");
+
+#[test]
+fn every_method_is_documented_with_an_example_that_reads() {
+    // method → (requests, results) seen in its section
+    let mut seen: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    let mut in_json = false;
+    for (n, line) in RPC_MD.lines().enumerate() {
+        let n = n + 1;
+        if let Some(h) = line.strip_prefix("### `") {
+            let name = h.split('`').next().unwrap_or_default().to_owned();
+            assert!(
+                Method::from_name(&name).is_some(),
+                "rpc.md:{n}: `{name}` is not a method"
+            );
+            assert!(
+                seen.insert(name.clone(), (0, 0)).is_none(),
+                "rpc.md:{n}: `{name}` twice"
+            );
+            current = Some(name);
+            continue;
+        }
+        if line.starts_with("```") {
+            in_json = line == "```json";
+            continue;
+        }
+        if !in_json {
+            continue;
+        }
+        let method = current
+            .clone()
+            .unwrap_or_else(|| panic!("rpc.md:{n}: example outside a method"));
+        let m = Method::from_name(&method).expect("checked at its heading");
+        let counts = seen.get_mut(&method).expect("seen");
+        match Incoming::parse(line.as_bytes(), LineLimits::default()) {
+            Ok(Incoming::Request { .. }) => {
+                let (_, request) = parse_request(line.as_bytes(), LineLimits::default())
+                    .unwrap_or_else(|r| panic!("rpc.md:{n}: {:?}", r.error));
+                assert_eq!(
+                    request.method(),
+                    m,
+                    "rpc.md:{n}: a request of its section's method"
+                );
+                counts.0 += 1;
+            }
+            Ok(Incoming::Response {
+                outcome: Ok(raw), ..
+            }) => {
+                m.check_result(raw.get())
+                    .unwrap_or_else(|e| panic!("rpc.md:{n}: not a {method} result: {e}"));
+                counts.1 += 1;
+            }
+            other => panic!("rpc.md:{n}: not an example request or result: {other:?}"),
+        }
+    }
+    for m in Method::ALL {
+        assert_eq!(
+            seen.get(m.as_str()),
+            Some(&(1, 1)),
+            "docs/rpc.md: `{}` needs a section with one request and one result",
+            m.as_str()
+        );
+    }
+}
