@@ -17,7 +17,7 @@ use session_manager::{
 use session_protocol::{self as p, Error, Request};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::errors::{append_error, read_error};
+use crate::errors::{append_error, open_error, read_error};
 
 /// What a call answers: the result's JSON, or an error.
 pub(crate) type Reply = Result<Box<RawValue>, Error>;
@@ -31,6 +31,11 @@ pub(crate) enum Command {
     },
     /// The session as `store/open` answers it (for a client joining an open session).
     Describe { reply: oneshot::Sender<Reply> },
+    /// `createBranchedSession(leaf)`: a new session, for the registry to adopt.
+    Branched {
+        leaf: String,
+        reply: oneshot::Sender<Result<OwnedSession, Error>>,
+    },
     /// Sync and release the session; nothing after this is performed.
     Close {
         done: oneshot::Sender<Result<(), Error>>,
@@ -74,16 +79,21 @@ pub(crate) fn process(mut s: OwnedSession, batch: Vec<Command>) -> Option<OwnedS
     // Every append is written at once and synced by the batch that carries it.
     s.set_durability(Durability::Buffered);
     let mut answers: Vec<(oneshot::Sender<Reply>, Reply, bool)> = Vec::with_capacity(batch.len());
+    let mut branched = Vec::new();
     let mut close = None;
     let mut sync = false;
     for command in batch {
         match command {
             _ if close.is_some() => {
-                if let Command::Call { reply, .. } | Command::Describe { reply } = command {
-                    let closed = Error::SessionNotOpen {
-                        session_id: s.session_id().to_owned(),
-                    };
-                    answers.push((reply, Err(closed), false));
+                let closed = Error::SessionNotOpen {
+                    session_id: s.session_id().to_owned(),
+                };
+                match command {
+                    Command::Call { reply, .. } | Command::Describe { reply } => {
+                        answers.push((reply, Err(closed), false));
+                    }
+                    Command::Branched { reply, .. } => branched.push((reply, Err(closed))),
+                    Command::Close { .. } => {}
                 }
             }
             Command::Call { request, reply } => {
@@ -92,6 +102,12 @@ pub(crate) fn process(mut s: OwnedSession, batch: Vec<Command>) -> Option<OwnedS
                 answers.push((reply, r, durable));
             }
             Command::Describe { reply } => answers.push((reply, ok(&opened(&s)), false)),
+            Command::Branched { leaf, reply } => {
+                let r = s
+                    .create_branched_session(&leaf)
+                    .map_err(|e| open_error("session/createBranchedSession", e));
+                branched.push((reply, r));
+            }
             Command::Close { done } => close = Some(done),
         }
     }
@@ -106,6 +122,9 @@ pub(crate) fn process(mut s: OwnedSession, batch: Vec<Command>) -> Option<OwnedS
     }
     for (reply, r, _) in answers {
         let _ = reply.send(r); // a caller that went away does not need its answer
+    }
+    for (reply, r) in branched {
+        let _ = reply.send(r); // unclaimed, the new session is closed on drop
     }
     match close {
         None => Some(s),

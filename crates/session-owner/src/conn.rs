@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::value::RawValue;
@@ -228,9 +228,22 @@ impl Conn {
                     drop(permit);
                 });
             }
-            Request::StoreCreate(_) | Request::StoreOpen(_) => {
+            Request::StoreCreate(_)
+            | Request::StoreOpen(_)
+            | Request::StoreContinueRecent(_)
+            | Request::StoreForkFrom(_)
+            | Request::SessionNewSession(_)
+            | Request::SessionCreateBranchedSession(_)
+            | Request::SessionSetSessionFile(_) => {
                 tokio::spawn(async move {
                     let reply = self.open(request).await;
+                    self.answer(&id, reply).await;
+                    drop(permit);
+                });
+            }
+            Request::StoreDelete(_) | Request::StoreImport(_) | Request::StoreExport(_) => {
+                tokio::spawn(async move {
+                    let reply = self.store_call(request).await;
                     self.answer(&id, reply).await;
                     drop(permit);
                 });
@@ -291,9 +304,23 @@ impl Conn {
         }
     }
 
-    /// `store/create` and `store/open`: a handle registered on this connection, and
-    /// the session as it is now.
+    /// The handle this connection holds on `session_id`.
+    fn held(&self, session_id: &str) -> Result<Handle, Error> {
+        self.state()
+            .sessions
+            .get(session_id)
+            .cloned()
+            .ok_or_else(|| Error::SessionNotOpen {
+                session_id: session_id.to_owned(),
+            })
+    }
+
+    /// Every call that answers with an opened session (`store/create`, `store/open`,
+    /// `store/continueRecent`, `store/forkFrom`, `session/newSession`,
+    /// `session/createBranchedSession`, `session/setSessionFile`): a handle
+    /// registered on this connection, and the session as it is now.
     async fn open(&self, request: Request) -> Reply {
+        let method = request.method().as_str();
         let owner = &self.owner;
         let store = owner.store.clone();
         let handle = match request {
@@ -301,26 +328,82 @@ impl Conn {
                 let mut options = NewSessionOptions::default();
                 options.id = q.session_id;
                 options.parent_session = q.parent_session;
-                let created = tokio::task::spawn_blocking(move || {
-                    store
-                        .create_with(&q.cwd, options)
-                        .map_err(|e| open_error("store/create", e))
-                })
-                .await
-                .map_err(|e| Error::Internal {
-                    detail: format!("creating a session: {e}"),
-                })??;
-                owner.registry.adopt(created, &owner.options).await
+                self.create(method, q.cwd, options).await?
             }
             Request::StoreOpen(q) => {
                 let key = open_key(&store, q)?;
-                let path = key.clone();
-                owner
-                    .registry
-                    .acquire(key, &owner.options, move || {
-                        store.open(&path).map_err(|e| open_error("store/open", e))
+                self.acquire(method, key).await?
+            }
+            Request::StoreContinueRecent(q) => {
+                // As the library's `continue_recent`, through the registry: a session
+                // open in the owner is shared, one held by another process skipped.
+                let cwd = q.cwd.clone();
+                let listed = blocking(method, move || {
+                    store.list(&cwd, &mut ()).map_err(|e| open_error(method, e))
+                })
+                .await?;
+                let mut found = None;
+                for info in listed {
+                    match self.acquire(method, info.path).await {
+                        Err(Error::Locked { .. }) => continue,
+                        other => {
+                            found = Some(other?);
+                            break;
+                        }
+                    }
+                }
+                match found {
+                    Some(h) => h,
+                    None => {
+                        self.create(method, q.cwd, NewSessionOptions::default())
+                            .await?
+                    }
+                }
+            }
+            Request::StoreForkFrom(q) => {
+                let forked = blocking(method, move || {
+                    store
+                        .fork_from(Path::new(&q.source), &q.target_cwd)
+                        .map_err(|e| open_error(method, e))
+                })
+                .await?;
+                owner.registry.adopt(forked, &owner.options).await
+            }
+            Request::SessionNewSession(q) => {
+                let from: p::SessionOpened = parse(&describe(&self.held(&q.session_id)?).await?)?;
+                let mut options = NewSessionOptions::default();
+                options.id = q.new_session_id;
+                options.parent_session = q.parent_session;
+                let cwd = from.header.cwd.unwrap_or_default();
+                self.create(method, cwd, options).await?
+            }
+            Request::SessionCreateBranchedSession(q) => {
+                let from = self.held(&q.session_id)?;
+                let (reply, answer) = oneshot::channel();
+                from.tx
+                    .send(Command::Branched {
+                        leaf: q.leaf_id,
+                        reply,
                     })
-                    .await?
+                    .await
+                    .map_err(|_| gone(&q.session_id))?;
+                let branched = answer.await.unwrap_or_else(|_| Err(gone(&q.session_id)))?;
+                owner.registry.adopt(branched, &owner.options).await
+            }
+            Request::SessionSetSessionFile(q) => {
+                let old = self.held(&q.session_id)?;
+                let open = p::OpenParams {
+                    path: Some(q.path),
+                    session_id: None,
+                };
+                let new = self.acquire(method, open_key(&store, open)?).await?;
+                // The switch succeeded: this connection lets go of the old session.
+                let removed = self.state().sessions.remove(&q.session_id);
+                if let Some(h) = removed {
+                    let _ = owner.registry.release(h).await;
+                }
+                drop(old);
+                new
             }
             other => {
                 return Err(Error::MethodNotFound {
@@ -328,20 +411,51 @@ impl Conn {
                 });
             }
         };
-        let described = describe(&handle).await;
-        let opened: p::SessionOpened = match described.and_then(|raw| {
-            serde_json::from_str(raw.get()).map_err(|e| Error::Internal {
-                detail: e.to_string(),
+        self.register(method, handle).await
+    }
+
+    async fn create(
+        &self,
+        method: &'static str,
+        cwd: String,
+        options: NewSessionOptions,
+    ) -> Result<Handle, Error> {
+        let store = self.owner.store.clone();
+        let created = blocking(method, move || {
+            store
+                .create_with(&cwd, options)
+                .map_err(|e| open_error(method, e))
+        })
+        .await?;
+        Ok(self
+            .owner
+            .registry
+            .adopt(created, &self.owner.options)
+            .await)
+    }
+
+    async fn acquire(&self, method: &'static str, key: PathBuf) -> Result<Handle, Error> {
+        let store = self.owner.store.clone();
+        let path = key.clone();
+        self.owner
+            .registry
+            .acquire(key, &self.owner.options, move || {
+                store.open(&path).map_err(|e| open_error(method, e))
             })
-        }) {
+            .await
+    }
+
+    /// Records `handle` on this connection (one reference per session) and answers
+    /// with the session as it is now.
+    async fn register(&self, method: &str, handle: Handle) -> Reply {
+        let owner = &self.owner;
+        let opened: p::SessionOpened = match describe(&handle).await.and_then(|r| parse(&r)) {
             Ok(o) => o,
             Err(e) => {
                 let _ = owner.registry.release(handle).await;
                 return Err(e);
             }
         };
-        // One reference per connection and session: a second open of the same
-        // session on this connection gives back the reference it just took.
         let extra = {
             let mut state = self.state();
             match state.sessions.get(&opened.session_id) {
@@ -362,7 +476,7 @@ impl Conn {
             Some(Err(other)) => {
                 let _ = owner.registry.release(other).await;
                 Err(Error::InvalidParams {
-                    method: "store/open".to_owned(),
+                    method: method.to_owned(),
                     detail: format!(
                         "a session with id {} from another journal is open on this connection",
                         opened.session_id
@@ -370,6 +484,60 @@ impl Conn {
                 })
             }
         }
+    }
+
+    /// `store/delete`, `store/import`, `store/export`: one library call each.
+    async fn store_call(&self, request: Request) -> Reply {
+        let method = request.method().as_str();
+        let store = self.owner.store.clone();
+        blocking(method, move || match request {
+            Request::StoreDelete(q) => {
+                // An open session is refused by its lock (held by this owner).
+                let report = store
+                    .delete_id(&q.session_id)
+                    .map_err(|e| open_error(method, e))?;
+                ok(&p::Deleted {
+                    removed: report
+                        .removed
+                        .iter()
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .collect(),
+                })
+            }
+            Request::StoreImport(q) => {
+                let o = store
+                    .import(Path::new(&q.path))
+                    .map_err(|e| open_error(method, e))?;
+                ok(&p::Imported {
+                    session_id: o.session_id,
+                    session_file: o.journal.to_string_lossy().into_owned(),
+                    already_imported: o.already_imported,
+                    entries: o.entries,
+                    issues: o.issues.len() as u64 + o.issues_not_listed,
+                })
+            }
+            Request::StoreExport(q) => {
+                let id = SafeSessionId::new(&q.session_id).map_err(|e| Error::InvalidParams {
+                    method: method.to_owned(),
+                    detail: e.to_string(),
+                })?;
+                let journal = store.layout().journal_path(&id);
+                let o = store
+                    .export(&journal, Path::new(&q.path))
+                    .map_err(|e| Error::Store {
+                        detail: e.to_string(),
+                    })?;
+                ok(&p::Exported {
+                    path: o.path.to_string_lossy().into_owned(),
+                    records: o.records,
+                    bytes: o.bytes,
+                })
+            }
+            other => Err(Error::MethodNotFound {
+                method: other.method().as_str().to_owned(),
+            }),
+        })
+        .await
     }
 
     async fn list(&self, request: Request) -> Reply {
@@ -415,6 +583,24 @@ fn open_key(store: &session_manager::Store, q: p::OpenParams) -> Result<PathBuf,
         }
         _ => Err(invalid("give exactly one of path and sessionId".to_owned())),
     }
+}
+
+/// Runs `f` on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    what: &str,
+    f: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::Internal {
+            detail: format!("{what}: {e}"),
+        })?
+}
+
+fn parse<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, Error> {
+    serde_json::from_str(raw.get()).map_err(|e| Error::Internal {
+        detail: format!("reading our own answer: {e}"),
+    })
 }
 
 async fn describe(handle: &Handle) -> Result<Box<RawValue>, Error> {

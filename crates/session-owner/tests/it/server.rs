@@ -364,3 +364,204 @@ async fn every_session_read_is_served() {
     assert_eq!(listed.sessions.len(), 1);
     assert_eq!(listed.sessions[0]["id"], json!(sid));
 }
+
+#[tokio::test]
+async fn continue_recent_shares_an_open_session_and_creates_when_none() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut a = Client::connect(&owner);
+    let mut b = Client::connect(&owner);
+    a.initialize().await;
+    b.initialize().await;
+    let first = b
+        .call::<call::StoreContinueRecent>(ContinueRecentParams {
+            cwd: "/work".into(),
+        })
+        .await
+        .expect("created");
+    let s = a.open(&first.session_id).await;
+    a.call::<call::AppendMessage>(append(&s.session_id, "x", None))
+        .await
+        .expect("append");
+    // Open in the owner (by both): shared, not skipped as locked.
+    let again = a
+        .call::<call::StoreContinueRecent>(ContinueRecentParams {
+            cwd: "/work".into(),
+        })
+        .await
+        .expect("continued");
+    assert_eq!(again.session_id, first.session_id);
+    assert_eq!(owner.open_sessions().await, 1);
+}
+
+#[tokio::test]
+async fn new_branched_forked_and_switched_sessions_are_opened_on_the_connection() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+    let s = c.create().await;
+    let sid = s.session_id.clone();
+    let a = c
+        .call::<call::AppendMessage>(append(&sid, "one", None))
+        .await
+        .expect("append")
+        .entry_id;
+    c.call::<call::AppendMessage>(append(&sid, "two", None))
+        .await
+        .expect("append");
+
+    let new = c
+        .call::<call::SessionNewSession>(NewSessionParams {
+            session_id: sid.clone(),
+            new_session_id: Some("fresh".into()),
+            parent_session: Some(s.session_file.clone()),
+        })
+        .await
+        .expect("new session");
+    assert_eq!(new.session_id, "fresh");
+    assert_eq!(new.header.cwd.as_deref(), Some("/work"));
+    assert_eq!(
+        new.header.parent_session.as_deref(),
+        Some(s.session_file.as_str())
+    );
+
+    let branched = c
+        .call::<call::SessionCreateBranchedSession>(CreateBranchedSessionParams {
+            session_id: sid.clone(),
+            leaf_id: a.0.clone(),
+        })
+        .await
+        .expect("branched");
+    let path = c
+        .call::<call::ReadBranch>(ReadBranchParams {
+            session_id: branched.session_id.clone(),
+            from_id: None,
+            limits: None,
+        })
+        .await
+        .expect("its branch");
+    assert_eq!(
+        path.entries.iter().map(text_of).collect::<Vec<_>>(),
+        ["one"]
+    );
+
+    let forked = c
+        .call::<call::StoreForkFrom>(ForkFromParams {
+            source: s.session_file.clone(),
+            target_cwd: "/elsewhere".into(),
+        })
+        .await
+        .expect("forked");
+    let all = c
+        .call::<call::ReadEntries>(ReadParams {
+            session_id: forked.session_id.clone(),
+            limits: None,
+        })
+        .await
+        .expect("its entries");
+    assert_eq!(
+        all.entries.iter().map(text_of).collect::<Vec<_>>(),
+        ["one", "two"]
+    );
+    assert_eq!(owner.open_sessions().await, 4);
+
+    // setSessionFile: this connection's handle on `fresh` moves to the original.
+    let fresh_file = new.session_file.clone();
+    let switched = c
+        .call::<call::SessionSetSessionFile>(SetSessionFileParams {
+            session_id: "fresh".into(),
+            path: s.session_file.clone(),
+        })
+        .await
+        .expect("switched");
+    assert_eq!(switched.session_id, sid);
+    let e = c
+        .call::<call::GetHeader>(SessionParams {
+            session_id: "fresh".into(),
+        })
+        .await;
+    assert_eq!(
+        e.expect_err("let go"),
+        Error::SessionNotOpen {
+            session_id: "fresh".into()
+        }
+    );
+    assert_eq!(owner.open_sessions().await, 3, "fresh was closed");
+    store(home.path())
+        .open(std::path::Path::new(&fresh_file))
+        .expect("fresh's lock released");
+}
+
+#[tokio::test]
+async fn delete_import_and_export_go_through_the_store() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+    let s = c.create().await;
+    let sid = s.session_id.clone();
+    c.call::<call::AppendMessage>(append(&sid, "kept", None))
+        .await
+        .expect("append");
+
+    let out = home.path().join("out.jsonl");
+    let exported = c
+        .call::<call::StoreExport>(ExportParams {
+            session_id: sid.clone(),
+            path: out.to_string_lossy().into_owned(),
+        })
+        .await
+        .expect("export");
+    assert_eq!(exported.records, 2);
+    assert!(
+        std::fs::read_to_string(&out)
+            .expect("written")
+            .contains("\"kept\"")
+    );
+
+    // Deleting an open session is refused by its lock, which this owner holds.
+    let e = c
+        .call::<call::StoreDelete>(DeleteParams {
+            session_id: sid.clone(),
+        })
+        .await;
+    let Err(Error::Locked { holder_pid, .. }) = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(holder_pid, Some(std::process::id()));
+    c.call::<call::SessionClose>(SessionParams {
+        session_id: sid.clone(),
+    })
+    .await
+    .expect("close");
+    let deleted = c
+        .call::<call::StoreDelete>(DeleteParams {
+            session_id: sid.clone(),
+        })
+        .await
+        .expect("delete");
+    assert!(deleted.removed.contains(&s.session_file), "{deleted:?}");
+
+    let imported = c
+        .call::<call::StoreImport>(ImportParams {
+            path: out.to_string_lossy().into_owned(),
+        })
+        .await
+        .expect("import");
+    assert_eq!(
+        (
+            imported.session_id.as_str(),
+            imported.entries,
+            imported.issues
+        ),
+        (sid.as_str(), 1, 0)
+    );
+    let again = c
+        .call::<call::StoreImport>(ImportParams {
+            path: out.to_string_lossy().into_owned(),
+        })
+        .await
+        .expect("import");
+    assert!(again.already_imported);
+}
