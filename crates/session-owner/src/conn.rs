@@ -250,7 +250,7 @@ impl Conn {
             }
             Request::StoreList(_) | Request::StoreListAll(_) => {
                 tokio::spawn(async move {
-                    let reply = self.list(request).await;
+                    let reply = self.list(id.clone(), request).await;
                     self.answer(&id, reply).await;
                     drop(permit);
                 });
@@ -540,11 +540,23 @@ impl Conn {
         .await
     }
 
-    async fn list(&self, request: Request) -> Reply {
+    /// `store/list` and `store/listAll`, with `store/listProgress` notifications when
+    /// asked (dropped, not waited for, when the connection's queue is full: progress
+    /// is advisory and a slow reader must not slow the listing).
+    async fn list(&self, id: RequestId, request: Request) -> Reply {
         let store = self.owner.store.clone();
+        let progress = match &request {
+            Request::StoreList(q) => q.progress,
+            Request::StoreListAll(q) => q.progress,
+            _ => None,
+        };
+        let mut observer = Progress {
+            out: progress.unwrap_or(false).then(|| self.out.clone()),
+            request_id: id,
+        };
         let listed = tokio::task::spawn_blocking(move || match request {
-            Request::StoreList(q) => store.list(&q.cwd, &mut ()),
-            _ => store.list_all(&mut ()),
+            Request::StoreList(q) => store.list(&q.cwd, &mut observer),
+            _ => store.list_all(&mut observer),
         })
         .await
         .map_err(|e| Error::Internal {
@@ -554,6 +566,25 @@ impl Conn {
         ok(&p::Listing {
             sessions: listed.iter().map(|s| s.to_json()).collect(),
         })
+    }
+}
+
+/// Sends a listing's progress as `store/listProgress` notifications.
+struct Progress {
+    out: Option<mpsc::Sender<String>>,
+    request_id: RequestId,
+}
+
+impl session_manager::ListObserver for Progress {
+    fn on_progress(&mut self, loaded: usize, total: usize) {
+        if let Some(out) = &self.out {
+            let note = p::Notification::ListProgress(p::ListProgressParams {
+                request_id: self.request_id.clone(),
+                loaded: loaded as u64,
+                total: total as u64,
+            });
+            let _ = out.try_send(p::encode_notification(&note));
+        }
     }
 }
 

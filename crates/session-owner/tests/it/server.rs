@@ -565,3 +565,56 @@ async fn delete_import_and_export_go_through_the_store() {
         .expect("import");
     assert!(again.already_imported);
 }
+
+#[tokio::test]
+async fn a_listing_asked_with_progress_notifies_before_it_answers() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+    for _ in 0..3 {
+        let s = c.create().await;
+        c.call::<call::SessionClose>(SessionParams {
+            session_id: s.session_id,
+        })
+        .await
+        .expect("close");
+    }
+    let id = c
+        .send::<call::StoreListAll>(ListAllParams {
+            progress: Some(true),
+        })
+        .await;
+    let mut notes = Vec::new();
+    let answer = loop {
+        let line = c.recv().await;
+        if line.get("method").is_none() {
+            break line;
+        }
+        let params = serde_json::value::to_raw_value(&line["params"]).expect("raw");
+        let Notification::ListProgress(p) =
+            Notification::from_params(line["method"].as_str().expect("a method"), Some(&params))
+                .expect("typed")
+        else {
+            panic!("{line}");
+        };
+        assert_eq!(p.request_id, id);
+        notes.push((p.loaded, p.total));
+    };
+    assert_eq!(answer["id"], serde_json::to_value(&id).expect("id"));
+    assert_eq!(
+        decode::<call::StoreListAll>(answer)
+            .expect("listing")
+            .sessions
+            .len(),
+        3
+    );
+    assert_eq!(notes.last(), Some(&(3, 3)), "{notes:?}");
+
+    // Without `progress`, no notification precedes the answer.
+    let r = c
+        .call::<call::StoreListAll>(ListAllParams { progress: None })
+        .await
+        .expect("listing");
+    assert_eq!(r.sessions.len(), 3);
+}
