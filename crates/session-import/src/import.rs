@@ -20,7 +20,8 @@ use crate::format::{
 };
 use crate::lines::{LineMeta, LineReader, SourceScan, scan_source};
 use crate::migrate::{
-    Slot, V1State, migrate_header, migrate_v1_entry, rename_hook_message, to_js_json,
+    Slot, V1State, header_version, migrate_header, migrate_v1_entry, rename_hook_message,
+    to_js_json,
 };
 use crate::outcome::{ImportOutcome, IssueKind, LineIssue, SourceInfo};
 use crate::registry;
@@ -569,19 +570,20 @@ impl<'a> Run<'a> {
                     found: "a session header nested too deeply to read".to_owned(),
                 });
             };
-            let version = match map.get("version") {
-                None | Some(Value::Null) => 1,
-                Some(Value::Number(n)) if matches!(n.as_u64(), Some(1..=3)) => {
-                    n.as_u64().unwrap_or(3) as u32
-                }
-                Some(other) => {
-                    return Err(ImportError::UnsupportedVersion {
-                        path: self.path.to_path_buf(),
-                        line: meta.number,
-                        found: other.to_string(),
-                    });
-                }
-            };
+            let (version, odd) = header_version(map.get("version"));
+            if odd {
+                let found = map
+                    .get("version")
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                self.issue(
+                    meta.number,
+                    IssueKind::HeaderVersionRead {
+                        found,
+                        read_as: version,
+                    },
+                );
+            }
             self.version = version;
             let (payload, changed) = if version < 3 {
                 migrate_header(&mut map);

@@ -142,6 +142,15 @@ pub enum IssueKind {
         /// The claimed state, when it is a string.
         state: Option<String>,
     },
+    /// The header's `version` is not one of absent, `null`, 1, 2, 3: read as the
+    /// reference's `version >= 3` / `< 2` / `< 3` comparisons read it (kept as written
+    /// when it reads as 3 or as no number at all).
+    HeaderVersionRead {
+        /// The version as written (JSON text).
+        found: String,
+        /// The logical version it reads as.
+        read_as: u32,
+    },
     /// Migration set the header's `version` to 3.
     HeaderVersionSet {
         /// The source version.
@@ -253,6 +262,10 @@ impl fmt::Display for IssueKind {
                 state
                     .as_deref()
                     .map_or("(no state)".to_owned(), |s| format!("{s:?}"))
+            ),
+            IssueKind::HeaderVersionRead { found, read_as } => write!(
+                f,
+                "header version {found} read as {read_as}, as the reference compares it (`version >= 3`)"
             ),
             IssueKind::HeaderVersionSet { from } => {
                 write!(f, "header version {from} migrated to 3")
