@@ -29,13 +29,23 @@ pub struct SessionSummary {
     /// Whether the journal has a session header record (the reference lists only
     /// files whose first record is one).
     pub has_header: bool,
-    /// `header.id`, unvalidated (any JSON value).
+    /// `header.id`, unvalidated (any JSON value; `None` when absent).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::state::present"
+    )]
     pub id: Option<serde_json::Value>,
     /// `header.cwd` if it is a string, else `""`.
     pub cwd: String,
     /// The latest `session_info` name, trimmed; empty clears.
     pub name: Option<String>,
-    /// `header.parentSession` as written (absent: `None`).
+    /// `header.parentSession` as written (absent: `None`; `null` is listed).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::state::present"
+    )]
     pub parent_session_path: Option<serde_json::Value>,
     /// `new Date(header.timestamp)` in ms (`None`: Invalid Date).
     pub created: Option<i64>,

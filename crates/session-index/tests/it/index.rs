@@ -371,3 +371,56 @@ fn a_sidecar_larger_than_its_journal_allows_is_not_read() {
     }
     assert_eq!(fingerprint(&ix), fingerprint(&built));
 }
+
+/// Header fields as the reference's listing reads them, also after a save and a
+/// fresh open: a `null` timestamp is `new Date(null)`, 1970 (difffuzz `list:
+/// /created: ours null vs theirs string`); a `null` parentSession is listed as `null`
+/// (`…/parentSessionPath: only in theirs`); a number beyond a double's range elsewhere
+/// in the header does not hide its `cwd` (`…/cwd`), and as the timestamp it is
+/// `Infinity`, an Invalid Date.
+#[test]
+fn header_nulls_and_out_of_range_numbers_list_as_the_reference_lists_them() {
+    let cases = [
+        (
+            r#"{"type":"session","id":"x","timestamp":null,"cwd":"/tmp/x","parentSession":null}"#,
+            serde_json::json!({"path":"p","id":"x","cwd":"/tmp/x","parentSessionPath":null,
+                "created":"1970-01-01T00:00:00.000Z","modified":"1970-01-01T00:00:00.000Z",
+                "messageCount":0,"firstMessage":"(no messages)"}),
+        ),
+        (
+            r#"{"type":"session","version":3,"id":"y","timestamp":1e400,"cwd":"/tmp/x"}"#,
+            serde_json::json!({"path":"p","id":"y","cwd":"/tmp/x","created":null,
+                "modified":"1970-01-01T00:00:00.000Z","messageCount":0,
+                "firstMessage":"(no messages)"}),
+        ),
+    ];
+    for (k, (header, expected)) in cases.into_iter().enumerate() {
+        let fs = sim();
+        let path = format!("/s/header-{k}.jsonl");
+        let path = Path::new(&path);
+        // (Not `write`: its line filter is serde's, which refuses `1e400`.)
+        session_testkit::legacy::write_journal(
+            path,
+            session_testkit::legacy::fixture_journal_id(&path.to_string_lossy()),
+            &[header],
+            fs.clone(),
+        )
+        .unwrap();
+        let (built, _) = open(fs.clone(), path);
+        let (fresh, report) = open(fs.clone(), path);
+        assert_eq!(report.status, IndexStatus::Fresh, "{header}");
+        for ix in [&built, &fresh] {
+            assert_eq!(ix.summary().to_json("p", Some(0)), expected, "{header}");
+        }
+        // Through the listing catalog: written, then read fresh.
+        let opts = session_index::ListOptions {
+            vfs: fs.clone(),
+            ..session_index::ListOptions::default()
+        };
+        for _ in 0..2 {
+            let (infos, _) = session_index::list_sessions(Path::new("/s"), &opts).unwrap();
+            assert_eq!(infos.len(), 1, "{header}");
+            assert_eq!(infos[0].summary.to_json("p", Some(0)), expected, "{header}");
+        }
+    }
+}
