@@ -715,6 +715,9 @@ impl State {
         }
         // getLastActivityTime
         if let Some(n) = m.timestamp {
+            // `1e400` is Infinity: kept as the largest double, which the sidecar's JSON
+            // can hold and which `Math.max`, `> 0` and `new Date` answer alike for.
+            let n = n.clamp(f64::MIN, f64::MAX);
             self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(n));
         } else if let Some(ts) = entry_ts
             && let Some(t) = parse_js_date(ts)

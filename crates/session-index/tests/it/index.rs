@@ -424,3 +424,45 @@ fn header_nulls_and_out_of_range_numbers_list_as_the_reference_lists_them() {
         }
     }
 }
+
+/// `1e400` in a message is `Infinity` to the reference's listing: as the message's
+/// `timestamp` it makes `modified` an Invalid Date (`null`; difffuzz `list:
+/// /modified: ours string vs theirs null`), as a text block's `text` it joins as
+/// `"Infinity"` (`list: /firstMessage`); `-1e400` is no activity time.
+#[test]
+fn out_of_range_numbers_in_messages_list_as_infinity() {
+    let header =
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-29T06:05Z","cwd":"/w"}"#;
+    let cases = [
+        (
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-29T05:16Z","message":{"role":"user","content":[{"type":"text","text":"x"},{"type":"text","text":1e400}],"timestamp":1e400}}"#,
+            serde_json::Value::Null,
+            "x Infinity",
+        ),
+        (
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-29T05:16Z","message":{"role":"user","content":[{"type":"text","text":-1e400}],"timestamp":-1e400}}"#,
+            serde_json::json!("2026-01-29T06:05:00.000Z"),
+            "-Infinity",
+        ),
+    ];
+    for (k, (entry, modified, first)) in cases.into_iter().enumerate() {
+        let fs = sim();
+        let path = format!("/s/inf-{k}.jsonl");
+        let path = Path::new(&path);
+        session_testkit::legacy::write_journal(
+            path,
+            session_testkit::legacy::fixture_journal_id(&path.to_string_lossy()),
+            &[header, entry],
+            fs.clone(),
+        )
+        .unwrap();
+        let (built, _) = open(fs.clone(), path);
+        let (fresh, report) = open(fs.clone(), path);
+        assert_eq!(report.status, IndexStatus::Fresh, "{entry}");
+        for ix in [&built, &fresh] {
+            let s = ix.summary().to_json("p", Some(0));
+            assert_eq!(s["modified"], modified, "{entry}");
+            assert_eq!(s["firstMessage"], first, "{entry}");
+        }
+    }
+}
