@@ -721,6 +721,15 @@ impl<'a> Run<'a> {
             trail,
             ..
         } = match parse_line(buf, meta, false) {
+            Parsed::Bad(IssueKind::NotAnObject) if self.v1.is_none() => {
+                // JSON.parse takes it and getEntries() holds it (the default leaf
+                // when it is last): kept byte-exact as an entry without an id.
+                self.entries += 1;
+                self.issue(n, IssueKind::NotAnObjectKept);
+                batch.push(ENTRY, Tag::default(), buf);
+                batch.push_retention(n, false);
+                return;
+            }
             Parsed::Bad(kind) => {
                 if let Some(v1) = &mut self.v1
                     && matches!(kind, IssueKind::NotAnObject)

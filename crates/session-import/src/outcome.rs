@@ -75,8 +75,13 @@ pub enum IssueKind {
         /// The parser's message.
         message: String,
     },
-    /// Valid JSON that is not an object (skipped).
+    /// Valid JSON that is not an object, in a v1 file (skipped: the reference's v1
+    /// migration throws on it, or gives it an id JSON cannot write).
     NotAnObject,
+    /// Valid JSON that is not an object, in a v2 or v3 file: kept byte-exact as an
+    /// entry without an id, as the reference's `getEntries()` holds it (when it is the
+    /// last record it is the default leaf, whose context is empty).
+    NotAnObjectKept,
     /// Not valid UTF-8: kept byte-exact; readers decode it as the reference's
     /// `readFileSync(path, "utf8")` does, each invalid sequence as U+FFFD.
     InvalidUtf8 {
@@ -210,6 +215,9 @@ impl fmt::Display for IssueKind {
                 "session id {id:?} is taken by another source in this directory; imported as {used:?}"
             ),
             IssueKind::NotAnObject => f.write_str("JSON value is not an object"),
+            IssueKind::NotAnObjectKept => {
+                f.write_str("JSON value is not an object; kept as an entry without an id")
+            }
             IssueKind::InvalidUtf8 { column } => write!(
                 f,
                 "invalid UTF-8 at column {column} kept byte-exact; readers see U+FFFD, as the reference does"

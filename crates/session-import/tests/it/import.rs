@@ -364,9 +364,12 @@ fn duplicates_cycles_and_claims_are_kept_and_reported() {
     let dest = tempfile::tempdir().unwrap();
     let outcome = import_into(&source, dest.path()).unwrap();
     insta::assert_snapshot!(outcome.render());
-    // Both duplicates are in the journal; the lifecycle claim is data, and nothing
-    // holds the journal: a writer can take it right away.
-    assert_eq!(records(&outcome.journal).len(), 9);
+    // Both duplicates are in the journal, and so is the array (JSON.parse takes it:
+    // the reference's getEntries() holds it); the lifecycle claim is data, and
+    // nothing holds the journal: a writer can take it right away.
+    let recs = records(&outcome.journal);
+    assert_eq!(recs.len(), 10);
+    assert_eq!(recs[8], b"[1,2]");
     assert!(!session_journal::lock::lock_path(&outcome.journal).exists());
     session_journal::Writer::open(&outcome.journal, session_journal::OpenOptions::default())
         .unwrap();
