@@ -13,7 +13,7 @@
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
-use session_cli::testing::{Out, Store, View, context_json, import_all, tree_json};
+use session_cli::testing::{Location, Out, SessionView, context_json, import_all, tree_json};
 use session_index::EntryIndex;
 use session_manager::Layout;
 use session_types::json::{js_normalized, replace_lone_surrogates};
@@ -34,7 +34,7 @@ pub(crate) fn ours(source: &Path, scratch: &Path) -> Value {
 }
 
 fn ours_in(source: &Path, scratch: &Path) -> Value {
-    let store = Store::with_layout(Layout::with_root(scratch).expect("absolute scratch"));
+    let store = Location::with_layout(Layout::with_root(scratch).expect("absolute scratch"));
     let out = Out::stdio();
     let journal = match import_all(&store, &[source.to_path_buf()], &out) {
         Err(e) => return json!({ "importError": format!("{e:#}") }),
@@ -46,7 +46,7 @@ fn ours_in(source: &Path, scratch: &Path) -> Value {
     };
     let mut o = Map::new();
     o.insert("list".into(), listed(&store, &journal));
-    let view = match View::open(&journal) {
+    let view = match SessionView::open(&journal) {
         Ok(v) => v,
         Err(e) => return json!({ "importError": format!("opening the import: {e:#}") }),
     };
@@ -85,7 +85,7 @@ fn ours_in(source: &Path, scratch: &Path) -> Value {
 }
 
 /// `bcs list --json`'s record of the journal (without `path`), `null` when unlisted.
-fn listed(store: &Store, journal: &Path) -> Value {
+fn listed(store: &Location, journal: &Path) -> Value {
     let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_millis(FIXED_MTIME_MS);
     if let Ok(f) = std::fs::File::options().write(true).open(journal) {
         let _ = f.set_modified(mtime);

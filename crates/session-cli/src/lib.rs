@@ -10,8 +10,8 @@
 //! The library exists for the binary (`main.rs` calls [`run`]) and exposes nothing
 //! else; the tests drive the built `bcs`. Inside (all private):
 //! - `cli` — the clap argument definitions (global `--home`, `--session-dir`).
-//! - `store` — the layout, `<session>` resolution (id, unique prefix, path) and the
-//!   read-only `View` of one session.
+//! - `location` — where the store is (the layout), `<session>` resolution (id, unique prefix, path) and the
+//!   read-only `SessionView` of one session.
 //! - `cmd` — one module per group of subcommands; `render` — the human renderings;
 //!   `out` — stdout/stderr, progress bars only on a terminal.
 //! - [`run`] — parse, dispatch, and map errors to one `bcs: ` line and an exit code
@@ -34,9 +34,9 @@ use clap::Parser;
 
 mod cli;
 mod cmd;
+mod location;
 mod out;
 mod render;
-mod store;
 
 /// What the differential fuzzer (`cargo xtask difffuzz` and its replay test) needs of
 /// `bcs`: the import and the `tree --json` / `context --json` builders, so it checks
@@ -45,13 +45,13 @@ mod store;
 pub mod testing {
     pub use crate::cmd::import::{Imported, import_all};
     pub use crate::cmd::read::{context_json, tree_json};
+    pub use crate::location::{Location, SessionView};
     pub use crate::out::Out;
-    pub use crate::store::{Store, View};
 }
 
 use cli::{Cli, Command};
+use location::Location;
 use out::{Out, one_line};
-use store::Store;
 
 /// A failure already reported on stderr (or in the output): exit 1, print nothing more.
 #[derive(Debug)]
@@ -142,7 +142,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 fn dispatch(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
     let explicit = cli.home.is_some() || cli.session_dir.is_some();
-    let store = || Store::resolve(cli.home.as_deref(), cli.session_dir.as_deref());
+    let store = || Location::resolve(cli.home.as_deref(), cli.session_dir.as_deref());
     match &cli.command {
         Command::New(a) => cmd::write::new(&store()?, a, out),
         Command::Append(a) => cmd::write::append(&store()?, a, out),

@@ -122,14 +122,15 @@ pub enum ExportError {
         found: String,
     },
     /// A record payload is not single-line JSON text and cannot be made so.
-    #[error("{path}: record at offset {offset} is not valid JSON text: {reason}")]
+    #[error("{path}: record at offset {offset} is not valid JSON text: {source}")]
     BadRecord {
         /// The journal.
         path: PathBuf,
         /// The frame offset.
         offset: u64,
         /// Why.
-        reason: String,
+        #[source]
+        source: serde_json::Error,
     },
     /// Writing the destination failed.
     #[error("{path}: {op} failed: {source}")]

@@ -242,13 +242,12 @@ fn check_header(journal: &Path, offset: u64, payload: &[u8]) -> Result<(), Expor
 }
 
 fn compact(journal: &Path, offset: u64, payload: &[u8]) -> Result<String, ExportError> {
-    let bad = |reason: String| ExportError::BadRecord {
+    let bad = |source: serde_json::Error| ExportError::BadRecord {
         path: journal.to_path_buf(),
         offset,
-        reason,
+        source,
     };
     let text = String::from_utf8_lossy(payload);
-    let value: Value =
-        serde_json::from_str(session_types::js::trim(&text)).map_err(|e| bad(e.to_string()))?;
-    serde_json::to_string(&value).map_err(|e| bad(e.to_string()))
+    let value: Value = serde_json::from_str(session_types::js::trim(&text)).map_err(bad)?;
+    serde_json::to_string(&value).map_err(bad)
 }

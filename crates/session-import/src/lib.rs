@@ -68,4 +68,6 @@ pub use import::{
     remove_leftover_imports,
 };
 pub use outcome::{Disposition, ImportOutcome, IssueKind, LineIssue, SourceInfo};
-pub use retention::{Retention, import_source, import_source_in, retention, retention_in};
+pub use retention::{
+    Retention, import_source, import_source_in, retention, retention_after, retention_in,
+};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use session_journal::vfs::StdVfs;
 use session_journal::vfs::Vfs;
-use session_journal::{Reader, ReaderOptions};
+use session_journal::{Offset, Reader, ReaderOptions};
 use session_types::Envelope;
 use session_types::json::replace_lone_surrogates;
 
@@ -59,6 +59,45 @@ pub(crate) fn source_record(reader: &Reader) -> Result<Option<SourceRecord>, Ret
         }
     }
     Ok(None)
+}
+
+/// The retention of the entry whose frame ends at `entry_end`, read through `reader`
+/// and bounded by `bound` (a capture's length): an import writes each entry's
+/// retention frame right after the entry's frame, so this reads at most that frame and
+/// the journal's first two (the import source). `None` when the next frame is not a
+/// retention frame (a natively appended entry) or lies beyond `bound`. The O(1) lookup
+/// of the format this crate owns; the manager calls it with the index's location.
+pub fn retention_after(
+    reader: &Reader,
+    entry_end: Offset,
+    bound: u64,
+) -> Result<Option<Retention>, RetentionError> {
+    if entry_end.0 >= bound {
+        return Ok(None);
+    }
+    let frame = reader.read_frame_at(entry_end)?;
+    if frame.info.kind != KIND_RETENTION || frame.info.end().0 > bound {
+        return Ok(None);
+    }
+    let r: RetentionRecord =
+        serde_json::from_slice(&frame.payload).map_err(|source| RetentionError::Malformed {
+            path: reader.path().to_path_buf(),
+            offset: entry_end.0,
+            source,
+        })?;
+    let Some(source) = source_record(reader)? else {
+        return Err(RetentionError::Orphaned {
+            path: reader.path().to_path_buf(),
+            offset: entry_end.0,
+        });
+    };
+    Ok(Some(Retention {
+        path: PathBuf::from(source.path),
+        blake3: source.blake3,
+        line: r.line,
+        source_version: source.source_version,
+        changed: r.changed,
+    }))
 }
 
 /// The retention record of the entry `entry_id` in `journal`, or `None` when no

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use session_journal::{BodyCheck, FrameInfo, FrameKind, Offset, Seq, Tag, Timestamp};
+use session_journal::{BodyCheck, FrameInfo, FrameKind, Offset, Seq, Tag, UnixMillis};
 use session_types::Entry;
 
 use crate::state::{REC_UNPARSABLE, State};
@@ -128,7 +128,7 @@ impl Derived {
             kind,
             seq: Seq(self.state.covered_seq + 1),
             tag: Tag::default(),
-            time: Timestamp(0),
+            time: UnixMillis(0),
             synced_to: Offset(0),
             payload_len: u32::try_from(payload_len).unwrap_or(u32::MAX),
             body_check: BodyCheck([0; 8]),

@@ -79,6 +79,36 @@ pub use index::{
     Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason, sidecar_path,
 };
 pub use probe::FIRST_MESSAGE_MAX_BYTES;
+
+/// The derived files' constants as the `text` block `docs/format.md` §3 reproduces
+/// verbatim (a test ties the two: changing a constant without the spec fails it).
+pub fn constants_table() -> String {
+    let hex = |b: &[u8]| {
+        b.iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let rows = [
+        (
+            "kind_session_header",
+            format!("0x{:02x}", kinds::SESSION_HEADER.get()),
+        ),
+        ("kind_entry", format!("0x{:02x}", kinds::ENTRY.get())),
+        ("sidecar_magic", hex(&sidecar::MAGIC)),
+        ("sidecar_version", sidecar::VERSION.to_string()),
+        ("sidecar_header_len", sidecar::HEADER_LEN.to_string()),
+        ("sidecar_record_len", sidecar::REC_LEN.to_string()),
+        ("sidecar_trailer_len", sidecar::TRAILER_LEN.to_string()),
+        ("catalog_file", format!("{CATALOG_FILE:?}")),
+        ("catalog_magic", hex(&catalog::CATALOG_MAGIC)),
+        ("catalog_version", catalog::CATALOG_VERSION.to_string()),
+        ("first_message_max", FIRST_MESSAGE_MAX_BYTES.to_string()),
+    ];
+    rows.iter()
+        .map(|(k, v)| format!("{k:<20} = {v}\n"))
+        .collect()
+}
 pub use sidecar::{
     HEADER_LEN as SIDECAR_HEADER_LEN, MAGIC as SIDECAR_MAGIC, TRAILER_LEN as SIDECAR_TRAILER_LEN,
     VERSION as SIDECAR_VERSION, trailer as sidecar_trailer,

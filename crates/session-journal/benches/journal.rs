@@ -39,12 +39,16 @@ fn buffered_append(c: &mut Criterion) {
     let (_p, mut w) = new_journal(dir.path(), "buffered.jsonl");
     g.bench_function("buffered_1KiB", |b| {
         b.iter(|| {
-            w.append(FrameKind::ENTRY, black_box(&payload), Durability::Buffered)
-                .expect("append")
+            w.append(
+                FrameKind::FIRST_CALLER,
+                black_box(&payload),
+                Durability::Buffered,
+            )
+            .expect("append")
         })
     });
     let batch: Vec<NewFrame<'_>> = (0..64)
-        .map(|_| NewFrame::new(FrameKind::ENTRY, &payload))
+        .map(|_| NewFrame::new(FrameKind::FIRST_CALLER, &payload))
         .collect();
     g.throughput(Throughput::Elements(64));
     let (_p, mut w) = new_journal(dir.path(), "batch.jsonl");
@@ -85,7 +89,7 @@ fn durable_latency(_c: &mut Criterion) {
     let mut bare_off = 0u64;
     let (mut journal, mut plain) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for _ in 0..50 {
-        w.append(FrameKind::ENTRY, &payload, Durability::Durable)
+        w.append(FrameKind::FIRST_CALLER, &payload, Durability::Durable)
             .expect("warm up");
     }
     // Alternate which goes first: an fsync on ext4 also commits whatever metadata other
@@ -94,7 +98,7 @@ fn durable_latency(_c: &mut Criterion) {
         for journal_turn in [i % 2 == 0, i % 2 != 0] {
             let t = Instant::now();
             if journal_turn {
-                w.append(FrameKind::ENTRY, &payload, Durability::Durable)
+                w.append(FrameKind::FIRST_CALLER, &payload, Durability::Durable)
                     .expect("append");
                 journal.push(t.elapsed());
             } else {
@@ -126,7 +130,7 @@ fn scan_verify(c: &mut Criterion) {
         let (path, mut w) = new_journal(dir.path(), &format!("scan-{name}.jsonl"));
         let payload = vec![b's'; size];
         let batch: Vec<NewFrame<'_>> = (0..256)
-            .map(|_| NewFrame::new(FrameKind::ENTRY, &payload))
+            .map(|_| NewFrame::new(FrameKind::FIRST_CALLER, &payload))
             .collect();
         for _ in 0..count / 256 {
             w.append_batch(&batch, Durability::Buffered).expect("fill");

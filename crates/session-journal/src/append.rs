@@ -18,7 +18,7 @@ use crate::recover::{
     quarantine, scan, scan_from, trust, trusted_scan, witnessed,
 };
 use crate::types::{
-    BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp,
+    BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, UnixMillis,
 };
 use crate::vfs::{StdVfs, Vfs, VfsFile, parent_dir};
 
@@ -246,6 +246,92 @@ fn open_io(
     }
 }
 
+/// Verifies the journal's frames: all of them, or — when a trusted witness is offered
+/// and holds (checked here, or already by a reader of this very file) — only those
+/// after it.
+fn verify_prefix(
+    file: &dyn VfsFile,
+    path: &Path,
+    prefix: &crate::header::Prefix,
+    len: u64,
+    options: &OpenOptions,
+    known: Option<&crate::read::Known>,
+) -> Result<(crate::recover::Scan, WitnessOutcome), OpenError> {
+    let Some(w) = &options.trusted else {
+        return Ok((scan(file, path, prefix, len)?, WitnessOutcome::NotOffered));
+    };
+    let start = known
+        .and_then(|k| k.frame)
+        .filter(|f| witnessed(f, w, len))
+        .map(|f| Ok(trusted_scan(w, f)))
+        .unwrap_or_else(|| trust(file, prefix, len, w));
+    Ok(match start {
+        Ok(start) => (
+            scan_from(file, path, prefix, len, start)?,
+            WitnessOutcome::Accepted,
+        ),
+        Err(why) => (
+            scan(file, path, prefix, len)?,
+            WitnessOutcome::Rejected(why),
+        ),
+    })
+}
+
+/// Classifies what follows the valid frames and settles it: a clean end is synced; a
+/// torn tail is copied aside, cut and synced (refused in strict mode); corruption is
+/// refused, or cut in point-in-time mode.
+fn settle_tail(
+    file: &dyn VfsFile,
+    path: &Path,
+    prefix: &crate::header::Prefix,
+    s: &crate::recover::Scan,
+    len: u64,
+    options: &OpenOptions,
+) -> Result<TailState, OpenError> {
+    let Some(fault) = &s.stop else {
+        // What was written before we took over may not be durable yet.
+        file.sync_data()
+            .map_err(|e| open_io(path, "sync", Some(s.end), e))?;
+        return Ok(TailState::Clean);
+    };
+    let verdict = classify(file, path, prefix, s, fault, len, options.tail_repair_limit)?;
+    let discard = match (options.recovery, verdict) {
+        (RecoveryMode::Strict, Verdict::Torn) => {
+            return Err(OpenError::TornTail {
+                path: path.to_path_buf(),
+                offset: Offset(s.end),
+                len: len - s.end,
+                fault: fault.clone(),
+            });
+        }
+        (RecoveryMode::PointInTime, Verdict::Corrupt(_)) => true,
+        (_, Verdict::Corrupt(e)) => return Err(e),
+        (_, Verdict::Torn) => false,
+    };
+    let vfs = options.vfs.as_ref();
+    let quarantine = quarantine(vfs, file, path, s.end, len, options.clock.now().0)?;
+    file.set_len(s.end)
+        .map_err(|e| open_io(path, "truncate", Some(s.end), e))?;
+    file.sync_all()
+        .map_err(|e| open_io(path, "sync", Some(s.end), e))?;
+    let (offset, bytes, fault) = (Offset(s.end), len - s.end, fault.clone());
+    Ok(if discard {
+        TailState::Discarded {
+            offset,
+            bytes,
+            fault,
+            quarantine,
+        }
+    } else {
+        TailState::TornTail {
+            offset,
+            bytes,
+            fault,
+            quarantine,
+        }
+    })
+}
+
 /// The prefix of the temporary name a journal is created under before it is linked
 /// into place: hidden (a leading `.`), naming the journal (at most its first 64
 /// characters, so a journal name near the 255-byte limit still has a temporary name),
@@ -417,83 +503,14 @@ impl Writer {
         // A journal, and ours: only now is the holder record beside it written (a
         // plain JSONL file or a missing one leaves nothing behind).
         let record = record_holder(vfs, path);
-        let (s, witness) = match &options.trusted {
-            None => (
-                scan(file.as_ref(), path, &prefix, len)?,
-                WitnessOutcome::NotOffered,
-            ),
-            Some(w) => match known
-                .and_then(|k| k.frame)
-                .filter(|f| witnessed(f, w, len))
-                .map(|f| Ok(trusted_scan(w, f)))
-                .unwrap_or_else(|| trust(file.as_ref(), &prefix, len, w))
-            {
-                Ok(start) => (
-                    scan_from(file.as_ref(), path, &prefix, len, start)?,
-                    WitnessOutcome::Accepted,
-                ),
-                Err(why) => (
-                    scan(file.as_ref(), path, &prefix, len)?,
-                    WitnessOutcome::Rejected(why),
-                ),
-            },
-        };
+        let (s, witness) = verify_prefix(file.as_ref(), path, &prefix, len, &options, known)?;
         let verified_from = match witness {
             WitnessOutcome::Accepted => {
                 options.trusted.map_or(Offset(prefix.data_start), |w| w.end)
             }
             _ => Offset(prefix.data_start),
         };
-        let mut tail = TailState::Clean;
-        if let Some(fault) = &s.stop {
-            let verdict = classify(
-                file.as_ref(),
-                path,
-                &prefix,
-                &s,
-                fault,
-                len,
-                options.tail_repair_limit,
-            )?;
-            let discard = match (options.recovery, verdict) {
-                (RecoveryMode::Strict, Verdict::Torn) => {
-                    return Err(OpenError::TornTail {
-                        path: path.to_path_buf(),
-                        offset: Offset(s.end),
-                        len: len - s.end,
-                        fault: fault.clone(),
-                    });
-                }
-                (RecoveryMode::PointInTime, Verdict::Corrupt(_)) => true,
-                (_, Verdict::Corrupt(e)) => return Err(e),
-                (_, Verdict::Torn) => false,
-            };
-            let q = quarantine(vfs, file.as_ref(), path, s.end, len, options.clock.now().0)?;
-            file.set_len(s.end)
-                .map_err(|e| open_io(path, "truncate", Some(s.end), e))?;
-            file.sync_all()
-                .map_err(|e| open_io(path, "sync", Some(s.end), e))?;
-            let (offset, bytes, fault, quarantine) = (Offset(s.end), len - s.end, fault.clone(), q);
-            tail = if discard {
-                TailState::Discarded {
-                    offset,
-                    bytes,
-                    fault,
-                    quarantine,
-                }
-            } else {
-                TailState::TornTail {
-                    offset,
-                    bytes,
-                    fault,
-                    quarantine,
-                }
-            };
-        } else {
-            // What was written before we took over may not be durable yet.
-            file.sync_data()
-                .map_err(|e| open_io(path, "sync", Some(s.end), e))?;
-        }
+        let tail = settle_tail(file.as_ref(), path, &prefix, &s, len, &options)?;
         let report = RecoveryReport {
             header: prefix.header.clone(),
             frames: s.frames,
@@ -564,7 +581,7 @@ impl Writer {
     /// # let dir = tempfile::tempdir()?;
     /// # let opts = CreateOptions::default();
     /// let mut w = Writer::create(&dir.path().join("a.jsonl"), JournalId([1; 16]), opts)?;
-    /// let (a, payload) = w.append_encoded(FrameKind::ENTRY, Tag::default(), Durability::Buffered, |b| {
+    /// let (a, payload) = w.append_encoded(FrameKind::FIRST_CALLER, Tag::default(), Durability::Buffered, |b| {
     ///     b.extend_from_slice(b"{\"n\":");
     ///     b.extend_from_slice(b"1}");
     /// })?;
@@ -826,7 +843,7 @@ impl Writer {
     }
 
     /// The timestamp the next append will carry.
-    pub fn now(&self) -> Timestamp {
+    pub fn now(&self) -> UnixMillis {
         self.clock.now()
     }
 }

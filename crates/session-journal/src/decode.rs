@@ -10,7 +10,7 @@ use crate::format::{
     FIRST_ENTRY_KIND, FRAME_HEADER_LEN, FRAME_MAGIC, FRAME_VERSION, KIND_HEADER, frame_len,
 };
 use crate::frame::{FrameInfo, FrameKey, RawHeader};
-use crate::types::{BodyCheck, FrameKind, Offset, Seq, Tag, Timestamp};
+use crate::types::{BodyCheck, FrameKind, Offset, Seq, Tag, UnixMillis};
 use crate::vfs::VfsFile;
 
 /// Sequential scans read this much at a time.
@@ -191,10 +191,10 @@ impl Decoded<'_> {
             offset: Offset(offset),
             // Entry kinds are checked by `check_header`; the header frame's kind is
             // reported as the generic entry kind only by internal dumps.
-            kind: FrameKind::new(self.raw.kind).unwrap_or(FrameKind::ENTRY),
+            kind: FrameKind::new(self.raw.kind).unwrap_or(FrameKind::FIRST_CALLER),
             seq: Seq(self.raw.seq),
             tag: Tag(self.raw.tag),
-            time: Timestamp(self.raw.time_ms),
+            time: UnixMillis(self.raw.time_ms),
             synced_to: Offset(self.raw.synced_to),
             payload_len: self.raw.payload_len,
             body_check: BodyCheck(self.raw.body_check),

@@ -9,7 +9,7 @@ use crate::format::{
     OFF_FLAGS, OFF_HEADER_CHECK, OFF_KIND, OFF_LEN, OFF_MAGIC, OFF_SEQ, OFF_SYNCED_TO, OFF_TAG,
     OFF_TIME, OFF_VERSION,
 };
-use crate::types::{BodyCheck, FrameKind, JournalId, Offset, Seq, Tag, Timestamp};
+use crate::types::{BodyCheck, FrameKind, JournalId, Offset, Seq, Tag, UnixMillis};
 
 /// The per-journal key of the frame checks.
 #[derive(Clone)]
@@ -146,7 +146,7 @@ pub struct FrameInfo {
     /// The caller's 16-byte tag (zeros when unused).
     pub tag: Tag,
     /// When the writer appended it (from the writer's injected clock).
-    pub time: Timestamp,
+    pub time: UnixMillis,
     /// The journal length a completed sync covered when the frame was written.
     pub synced_to: Offset,
     /// Payload bytes (excluding header and padding).

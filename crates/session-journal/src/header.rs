@@ -11,7 +11,7 @@ use crate::format::{
     HEADER_FRAME_OFFSET, MAX_HEADER_PAYLOAD, MAX_PAYLOAD_CAP, SIGNATURE, frame_len,
 };
 use crate::frame::{FrameKey, RawHeader};
-use crate::types::{JournalId, Offset, Seq, Timestamp};
+use crate::types::{JournalId, Offset, Seq, UnixMillis};
 use crate::vfs::VfsFile;
 
 /// What the header frame says about a journal.
@@ -22,7 +22,7 @@ pub struct JournalHeader {
     /// The session this journal belongs to, if the creator recorded one (opaque).
     pub session_id: Option<String>,
     /// When the journal was created (from the creator's injected clock).
-    pub created_at: Timestamp,
+    pub created_at: UnixMillis,
     /// The largest entry payload this journal accepts.
     pub max_payload: u32,
     /// The journal format version.
@@ -94,7 +94,9 @@ pub(crate) fn all_zero(file: &dyn VfsFile, from: u64, len: u64) -> std::io::Resu
     Ok(true)
 }
 
-/// Reads and verifies the signature and the header frame of a file of length `len`.
+/// Reads and verifies a journal's prefix: the signature, then the header frame, then
+/// its payload. A file that ends (or holds only zeros) before a complete header frame
+/// is an uninitialised journal: its creation never finished, so no entry exists.
 pub(crate) fn read_prefix(file: &dyn VfsFile, path: &Path, len: u64) -> Result<Prefix, OpenError> {
     let uninit = || OpenError::Uninitialized {
         path: path.to_path_buf(),
@@ -103,33 +105,64 @@ pub(crate) fn read_prefix(file: &dyn VfsFile, path: &Path, len: u64) -> Result<P
     if len == 0 {
         return Err(uninit());
     }
-    let n = len.min(SIGNATURE.len() as u64) as usize;
-    let mut sig = [0u8; 8];
-    file.read_exact_at(0, &mut sig[..n])
-        .map_err(|e| io_err(path, "read", 0, e))?;
-    if sig[..n] != SIGNATURE[..n] {
-        let first = sig[0];
-        let legacy =
-            first == b'{' || first.is_ascii_whitespace() || sig[..n.min(3)] == [0xef, 0xbb, 0xbf];
-        // A correct prefix of the signature followed only by zeros is a torn creation.
-        let first_bad = sig[..n]
-            .iter()
-            .zip(SIGNATURE.iter())
-            .position(|(a, b)| a != b)
-            .unwrap_or(n) as u64;
-        if !legacy && all_zero(file, first_bad, len).map_err(|e| io_err(path, "read", 0, e))? {
-            return Err(uninit());
-        }
-        return Err(OpenError::NotAJournal {
-            path: path.to_path_buf(),
-            found: hex(&sig[..n]),
-            legacy_jsonl: legacy,
-        });
-    }
+    check_signature(file, path, len)?;
     let at = HEADER_FRAME_OFFSET;
     if len < at + FRAME_HEADER_LEN as u64 {
         return Err(uninit());
     }
+    let (id, key, payload, total) = read_header_frame(file, path, len)?;
+    let header = parse_header_payload(path, id, &payload)?;
+    Ok(Prefix {
+        header,
+        key,
+        data_start: at + total,
+        header_synced_to: 0,
+    })
+}
+
+/// The first bytes must be the signature. A correct prefix of it followed only by
+/// zeros is a torn creation; text that looks like JSON is a legacy session.
+fn check_signature(file: &dyn VfsFile, path: &Path, len: u64) -> Result<(), OpenError> {
+    let n = len.min(SIGNATURE.len() as u64) as usize;
+    let mut sig = [0u8; 8];
+    file.read_exact_at(0, &mut sig[..n])
+        .map_err(|e| io_err(path, "read", 0, e))?;
+    if sig[..n] == SIGNATURE[..n] {
+        return Ok(());
+    }
+    let first = sig[0];
+    let legacy =
+        first == b'{' || first.is_ascii_whitespace() || sig[..n.min(3)] == [0xef, 0xbb, 0xbf];
+    let first_bad = sig[..n]
+        .iter()
+        .zip(SIGNATURE.iter())
+        .position(|(a, b)| a != b)
+        .unwrap_or(n) as u64;
+    if !legacy && all_zero(file, first_bad, len).map_err(|e| io_err(path, "read", 0, e))? {
+        return Err(OpenError::Uninitialized {
+            path: path.to_path_buf(),
+            len,
+        });
+    }
+    Err(OpenError::NotAJournal {
+        path: path.to_path_buf(),
+        found: hex(&sig[..n]),
+        legacy_jsonl: legacy,
+    })
+}
+
+/// Reads and verifies the header frame (both checks, seq 0): the journal id, the key
+/// its id derives, the payload, and the frame's total length.
+fn read_header_frame(
+    file: &dyn VfsFile,
+    path: &Path,
+    len: u64,
+) -> Result<(JournalId, FrameKey, Vec<u8>, u64), OpenError> {
+    let at = HEADER_FRAME_OFFSET;
+    let uninit = || OpenError::Uninitialized {
+        path: path.to_path_buf(),
+        len,
+    };
     let mut hdr = [0u8; FRAME_HEADER_LEN];
     file.read_exact_at(at, &mut hdr)
         .map_err(|e| io_err(path, "read", at, e))?;
@@ -163,8 +196,7 @@ pub(crate) fn read_prefix(file: &dyn VfsFile, path: &Path, len: u64) -> Result<P
     let raw = match check_header(&key, at, &hdr, Expect::HeaderFrame, MAX_HEADER_PAYLOAD, len) {
         Ok(raw) => raw,
         Err(FrameFault::Truncated { .. }) => return Err(uninit()),
-        Err(f @ FrameFault::UnsupportedVersion { found }) => {
-            let _ = f;
+        Err(FrameFault::UnsupportedVersion { found }) => {
             return Err(OpenError::UnsupportedVersion {
                 path: path.to_path_buf(),
                 offset: Offset(at),
@@ -188,18 +220,39 @@ pub(crate) fn read_prefix(file: &dyn VfsFile, path: &Path, len: u64) -> Result<P
     if let Err(f) = check_body(&key, at, &hdr, &raw, &rest) {
         return Err(damaged(f));
     }
+    if raw.seq != 0 || raw.synced_to != 0 {
+        return Err(OpenError::BadHeader {
+            path: path.to_path_buf(),
+            offset: Offset(at),
+            reason: format!(
+                "expected seq 0 and synced_to 0, found seq {} and synced_to {}",
+                raw.seq, raw.synced_to
+            ),
+        });
+    }
+    rest.truncate(raw.payload_len as usize);
+    Ok((id, key, rest, total))
+}
+
+/// The header frame's payload: format, version and checksum this crate reads, the
+/// same journal id as the frame, a payload bound in range.
+fn parse_header_payload(
+    path: &Path,
+    id: JournalId,
+    payload: &[u8],
+) -> Result<JournalHeader, OpenError> {
+    let at = HEADER_FRAME_OFFSET;
     let bad = |reason: String| OpenError::BadHeader {
         path: path.to_path_buf(),
         offset: Offset(at),
         reason,
     };
-    if raw.seq != 0 || raw.synced_to != 0 {
-        return Err(bad(format!(
-            "expected seq 0 and synced_to 0, found seq {} and synced_to {}",
-            raw.seq, raw.synced_to
-        )));
-    }
-    let payload = &rest[..raw.payload_len as usize];
+    let unsupported = |found: String, supported: String| OpenError::UnsupportedVersion {
+        path: path.to_path_buf(),
+        offset: Offset(at),
+        found,
+        supported,
+    };
     let p: HeaderPayload = serde_json::from_slice(payload)
         .map_err(|e| bad(format!("payload is not header json: {e}")))?;
     if p.format != FORMAT_NAME {
@@ -209,20 +262,16 @@ pub(crate) fn read_prefix(file: &dyn VfsFile, path: &Path, len: u64) -> Result<P
         )));
     }
     if p.format_version != FORMAT_VERSION {
-        return Err(OpenError::UnsupportedVersion {
-            path: path.to_path_buf(),
-            offset: Offset(at),
-            found: p.format_version.to_string(),
-            supported: FORMAT_VERSION.to_string(),
-        });
+        return Err(unsupported(
+            p.format_version.to_string(),
+            FORMAT_VERSION.to_string(),
+        ));
     }
     if p.checksum != CHECKSUM_ALGORITHM {
-        return Err(OpenError::UnsupportedVersion {
-            path: path.to_path_buf(),
-            offset: Offset(at),
-            found: format!("checksum {:?}", p.checksum),
-            supported: format!("checksum {CHECKSUM_ALGORITHM:?}"),
-        });
+        return Err(unsupported(
+            format!("checksum {:?}", p.checksum),
+            format!("checksum {CHECKSUM_ALGORITHM:?}"),
+        ));
     }
     if JournalId::parse(&p.journal_id) != Some(id) {
         return Err(bad(format!(
@@ -236,16 +285,11 @@ pub(crate) fn read_prefix(file: &dyn VfsFile, path: &Path, len: u64) -> Result<P
             p.max_payload
         )));
     }
-    Ok(Prefix {
-        header: JournalHeader {
-            journal_id: id,
-            session_id: p.session_id,
-            created_at: Timestamp(p.created_at_ms),
-            max_payload: p.max_payload,
-            format_version: p.format_version,
-        },
-        key,
-        data_start: at + total,
-        header_synced_to: raw.synced_to,
+    Ok(JournalHeader {
+        journal_id: id,
+        session_id: p.session_id,
+        created_at: UnixMillis(p.created_at_ms),
+        max_payload: p.max_payload,
+        format_version: p.format_version,
     })
 }

@@ -35,10 +35,10 @@
 //! let dir = tempfile::tempdir()?;
 //! let path = &dir.path().join("s1.jsonl");
 //! let mut w = Writer::create(path, JournalId([7; 16]), CreateOptions::default())?;
-//! let a = w.append(FrameKind::ENTRY, br#"{"type":"message"}"#, Durability::Durable)?;
-//! w.append(FrameKind::ENTRY, b"second", Durability::Buffered)?;
+//! let a = w.append(FrameKind::FIRST_CALLER, br#"{"type":"message"}"#, Durability::Durable)?;
+//! w.append(FrameKind::FIRST_CALLER, b"second", Durability::Buffered)?;
 //! let capture = w.capture();
-//! w.append(FrameKind::ENTRY, b"not in the capture", Durability::Buffered)?;
+//! w.append(FrameKind::FIRST_CALLER, b"not in the capture", Durability::Buffered)?;
 //!
 //! let r = Reader::open(path, ReaderOptions::default())?;
 //! assert_eq!(r.read_frame_at(a.offset)?.payload, br#"{"type":"message"}"#);
@@ -78,5 +78,5 @@ pub use frame::{Frame, FrameInfo};
 pub use header::JournalHeader;
 pub use read::{Frames, Known, Reader, ReaderOptions, Stop};
 pub use recover::{RecoveryMode, RecoveryReport, TailState, Witness, WitnessOutcome};
-pub use types::{BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, Timestamp};
+pub use types::{BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, UnixMillis};
 pub use verify::{Gap, SalvageReport, VerifyOptions, VerifyReport, salvage, verify};

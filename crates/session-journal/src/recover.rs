@@ -702,7 +702,7 @@ mod tests {
             } else {
                 Durability::Buffered
             };
-            w.append(FrameKind::ENTRY, &p, d).expect("append");
+            w.append(FrameKind::FIRST_CALLER, &p, d).expect("append");
         }
         drop(w);
         let pristine = std::fs::read(path).expect("bytes");

@@ -75,7 +75,7 @@ pub fn forge_frame(
 
 /// The header frame of the journal in `file` (`len` bytes long) as stored: its fields
 /// (the tag is the journal id; the kind, not an entry kind, reads as
-/// [`FrameKind::ENTRY`](crate::FrameKind::ENTRY)) and its payload verbatim. `None` if
+/// [`FrameKind::FIRST_CALLER`](crate::FrameKind::FIRST_CALLER)) and its payload verbatim. `None` if
 /// the signature or the header frame does not decode; `path` only names the file.
 pub fn header_frame(file: &dyn VfsFile, path: &Path, len: u64) -> Option<Frame> {
     let prefix = read_prefix(file, path, len).ok()?;

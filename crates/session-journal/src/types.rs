@@ -41,7 +41,7 @@ impl fmt::Display for Seq {
 
 /// Milliseconds since the Unix epoch, as stamped into frames by the writer's [`Clock`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Timestamp(pub u64);
+pub struct UnixMillis(pub u64);
 
 /// A journal's 128-bit identity. Every frame check is keyed by it.
 ///
@@ -98,8 +98,9 @@ impl fmt::Debug for JournalId {
 pub struct FrameKind(u8);
 
 impl FrameKind {
-    /// A generic entry kind, for callers that need only one.
-    pub const ENTRY: FrameKind = FrameKind(FIRST_ENTRY_KIND);
+    /// The lowest kind of the caller range (`0x10`), for callers that need only one.
+    /// The journal gives it no meaning; what a kind means is the caller's.
+    pub const FIRST_CALLER: FrameKind = FrameKind(FIRST_ENTRY_KIND);
 
     /// Returns the kind if `byte` is in the caller range `0x10..=0xff`.
     pub const fn new(byte: u8) -> Option<Self> {
@@ -169,7 +170,7 @@ pub enum Durability {
 
 /// The source of frame timestamps, injected so fixtures are byte-stable.
 #[derive(Clone)]
-pub struct Clock(Arc<dyn Fn() -> Timestamp + Send + Sync>);
+pub struct Clock(Arc<dyn Fn() -> UnixMillis + Send + Sync>);
 
 impl Clock {
     /// The system clock.
@@ -179,22 +180,22 @@ impl Clock {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or(0);
-            Timestamp(ms)
+            UnixMillis(ms)
         }))
     }
 
     /// A clock that always reads `ms`.
     pub fn fixed(ms: u64) -> Self {
-        Self(Arc::new(move || Timestamp(ms)))
+        Self(Arc::new(move || UnixMillis(ms)))
     }
 
     /// A clock backed by any function.
-    pub fn from_fn(f: impl Fn() -> Timestamp + Send + Sync + 'static) -> Self {
+    pub fn from_fn(f: impl Fn() -> UnixMillis + Send + Sync + 'static) -> Self {
         Self(Arc::new(f))
     }
 
     /// Reads the clock.
-    pub fn now(&self) -> Timestamp {
+    pub fn now(&self) -> UnixMillis {
         (self.0)()
     }
 }

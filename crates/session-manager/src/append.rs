@@ -56,10 +56,8 @@ pub(crate) fn complete_entry(
     // An unknown-shaped entry of a *known* type (a `message` without `message`) would
     // be kept, and the branch through it could never build a context again: what we
     // write must fit its type's model (the strict reading).
-    if let Err(e) = Entry::parse(&Value::Object(map.clone()).to_string()) {
-        return Err(AppendError::InvalidEntry {
-            reason: e.to_string(),
-        });
+    if let Err(source) = Entry::parse(&Value::Object(map.clone()).to_string()) {
+        return Err(AppendError::WrongShape { source });
     }
     match map.get("type") {
         Some(Value::String(t)) if t != SessionHeader::TYPE => {}

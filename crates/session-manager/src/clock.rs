@@ -5,8 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use session_types::{EntryId, Timestamp};
 
-/// Where the manager gets "now" from.
-pub trait Clock: Send + Sync + std::fmt::Debug {
+/// Where the manager gets "now" from. The journal's frame clock
+/// (`session_journal::Clock`) is made from it by [`Sources::journal_clock`].
+pub trait TimeSource: Send + Sync + std::fmt::Debug {
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> i64;
 
@@ -28,7 +29,7 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemClock;
 
-impl Clock for SystemClock {
+impl TimeSource for SystemClock {
     fn now_ms(&self) -> i64 {
         let d = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -55,7 +56,7 @@ impl FixedClock {
     }
 }
 
-impl Clock for FixedClock {
+impl TimeSource for FixedClock {
     fn now_ms(&self) -> i64 {
         let v = self.next.fetch_add(self.step_ms, Ordering::Relaxed);
         i64::try_from(v).unwrap_or(i64::MAX)
@@ -167,7 +168,7 @@ impl IdSource for SeededIds {
 #[derive(Debug, Clone)]
 pub struct Sources {
     /// The clock.
-    pub clock: Arc<dyn Clock>,
+    pub clock: Arc<dyn TimeSource>,
     /// The id source.
     pub ids: Arc<dyn IdSource>,
 }
@@ -179,7 +180,7 @@ impl Sources {
     pub fn journal_clock(&self) -> session_journal::Clock {
         let clock = self.clock.clone();
         session_journal::Clock::from_fn(move || {
-            session_journal::Timestamp(u64::try_from(clock.peek_ms()).unwrap_or(0))
+            session_journal::UnixMillis(u64::try_from(clock.peek_ms()).unwrap_or(0))
         })
     }
 }

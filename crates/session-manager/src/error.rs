@@ -203,6 +203,14 @@ pub enum AppendError {
         /// What is wrong.
         reason: String,
     },
+    /// An entry of a known type does not fit its type's model (a `message` entry
+    /// without its `message`): what is appended must be readable as its type.
+    #[error("invalid entry: {source}")]
+    WrongShape {
+        /// How it does not fit.
+        #[source]
+        source: session_types::ParseError,
+    },
     /// The journal refused the frame (the writer is then poisoned).
     #[error(transparent)]
     Journal(#[from] session_journal::AppendError),
@@ -293,17 +301,6 @@ pub enum ReadError {
         path: PathBuf,
         /// The frame offset.
         offset: u64,
-    },
-    /// A retention record could not be parsed.
-    #[error("{path}: retention record at offset {offset}: {source}")]
-    RetentionRecord {
-        /// The journal.
-        path: PathBuf,
-        /// The frame offset.
-        offset: u64,
-        /// The parse error.
-        #[source]
-        source: serde_json::Error,
     },
     /// The parent links of the path form a cycle.
     #[error("parent cycle at entry {id}")]

@@ -20,7 +20,10 @@
 //!   limited by [`ReadLimits`]; no resident getters.
 //! - [`ResidentSession`] — everything in memory ([`ResidentSession::in_memory`], or a
 //!   read-only view from [`Store::open_read_only`]) with the synchronous getters.
-//! - [`Sources`] — the injected [`Clock`] and [`IdSource`].
+//! - [`Sources`] — the injected [`TimeSource`] and [`IdSource`].
+//! - `aio` (feature `tokio`) — the same API awaited: `AsyncStore` and `AsyncSession`
+//!   run every call on tokio's blocking pool, so durable appends and bounded reads
+//!   never block the executor; its docs say when to pick durable or buffered appends.
 //!
 //! ```
 //! use session_manager::{Layout, ReadLimits, Sources, Store};
@@ -46,10 +49,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "tokio")]
+pub mod aio;
 mod append;
 pub mod clock;
 mod error;
+mod handle;
 pub mod layout;
+mod navigate;
 mod owned;
 mod read;
 mod resident;
@@ -57,19 +64,26 @@ mod source;
 mod store;
 mod view;
 
-pub use clock::{Clock, FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock};
+pub use clock::{FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock, TimeSource};
 pub use error::{AppendError, Limit, OpenError, ReadError};
+pub use handle::{NewSessionOptions, Store};
 pub use layout::{InvalidSessionId, Layout, LayoutError, SafeSessionId};
 pub use owned::{INDEX_SAVE_EVERY, OwnedSession, TailRepair, index_save_interval};
 pub use read::{
     DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, NodeEntry, ReadLimits, SessionTree,
-    TreeNode,
+    SessionTreeNode,
 };
 pub use resident::ResidentSession;
-pub use session_context::SessionContext;
-pub use session_import::{ImportOutcome, Retention};
+pub use session_context::{ContextMessage, ContextOptions, SessionContext, Settings};
+pub use session_import::{ExportError, ExportOutcome, ImportOutcome, Retention};
 pub use session_index::SessionInfo;
 pub use session_journal::Durability;
+/// The logical model (entries, messages, content blocks, usage), re-exported so an
+/// agent depends on this crate alone.
+pub use session_types as types;
+pub use session_types::{
+    AgentMessage, ContentBlock, Entry, EntryId, EntryType, SessionHeader, Usage, UserContent,
+};
 pub use source::Snapshot;
-pub use store::{DeleteReport, ListObserver, NewSessionOptions, Store};
+pub use store::{DeleteReport, ListObserver};
 pub use view::indexed_context;

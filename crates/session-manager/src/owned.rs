@@ -6,16 +6,15 @@ use std::path::{Path, PathBuf};
 
 use session_context::{ContextOptions, SessionContext};
 use session_import::Retention;
-use session_import::format::{KIND_RETENTION, RetentionRecord};
 use session_index::{EntryIndex, Index, kinds};
 use session_journal::{Durability, NewFrame, Reader, Writer};
 use session_types::{Entry, EntryBase, EntryId, SessionHeader};
 
-use crate::append::{append_methods, base, complete_entry, fresh_id, recreated_label};
-use crate::error::{AppendError, OpenError, ReadError};
-use crate::read::{Accounting, NodeEntry, ReadLimits, SessionTree, label_time};
-use crate::source::{Snapshot, View};
-use crate::store::{NewSessionOptions, Store};
+use crate::append::{append_methods, base, complete_entry, fresh_id};
+use crate::error::{AppendError, ReadError};
+use crate::handle::Store;
+use crate::read::{Accounting, ReadLimits, SessionTree};
+use crate::source::{Snapshot, SnapshotReader};
 
 /// Appends between two syncs of a buffered session's journal, and the fewest between
 /// two index sidecar saves (the sidecar is also saved at `sync` and close).
@@ -86,7 +85,7 @@ impl OwnedSession {
     /// The seed's appends all go through here: a fresh id, `parentId` = the leaf,
     /// `timestamp` = now; the entry is appended (durably by default), indexed, and
     /// becomes the leaf.
-    fn append_with(
+    pub(crate) fn append_with(
         &mut self,
         build: impl FnOnce(EntryBase) -> Entry,
     ) -> Result<EntryId, AppendError> {
@@ -253,8 +252,8 @@ impl OwnedSession {
         }
     }
 
-    fn view(&self, snapshot: Snapshot) -> View<'_> {
-        View {
+    pub(crate) fn view(&self, snapshot: Snapshot) -> SnapshotReader<'_> {
+        SnapshotReader {
             index: &self.index,
             reader: &self.reader,
             snapshot,
@@ -335,7 +334,7 @@ impl OwnedSession {
 
     fn branch_into(
         &self,
-        view: &View<'_>,
+        view: &SnapshotReader<'_>,
         id: &str,
         acct: &Accounting,
         cache: &mut HashMap<EntryIndex, Entry>,
@@ -471,35 +470,12 @@ impl OwnedSession {
         })?;
         let next =
             entry.offset.0 + session_journal::format::frame_len(u64::from(entry.payload_len));
-        let captured = view.snapshot.capture();
-        if next >= captured.len.0 {
-            return Ok(None);
-        }
-        let frame = self
-            .reader
-            .read_frame_at(session_journal::Offset(next))
-            .map_err(ReadError::from)?;
-        if frame.info.kind != KIND_RETENTION || frame.info.end().0 > captured.len.0 {
-            return Ok(None);
-        }
-        let r: RetentionRecord = serde_json::from_slice(&frame.payload).map_err(|source| {
-            ReadError::RetentionRecord {
-                path: self.path.clone(),
-                offset: next,
-                source,
-            }
-        })?;
-        let Some(source) = session_import::import_source_in(self.store.vfs.clone(), &self.path)?
-        else {
-            return Ok(None);
-        };
-        Ok(Some(Retention {
-            path: PathBuf::from(source.path),
-            blake3: source.blake3,
-            line: r.line,
-            source_version: source.source_version,
-            changed: r.changed,
-        }))
+        let bound = view.snapshot.capture().len.0;
+        Ok(session_import::retention_after(
+            &self.reader,
+            session_journal::Offset(next),
+            bound,
+        )?)
     }
 
     // ----- accessors -----
@@ -570,87 +546,6 @@ impl OwnedSession {
     /// The session's derived index (tree queries, counts, listing summary).
     pub fn index(&self) -> &Index {
         &self.index
-    }
-
-    // ----- session management -----
-
-    /// `newSession({id?, parentSession?})`: creates a new session in this store (with
-    /// this session's cwd) and returns it. This handle is not repointed.
-    pub fn new_session(&self, options: NewSessionOptions) -> Result<OwnedSession, OpenError> {
-        self.store.create_with(self.cwd(), options)
-    }
-
-    /// `setSessionFile(path)`: switches this handle to another session. On success the
-    /// old session's lock is released; on failure this handle is unchanged.
-    pub fn set_session_file(&mut self, path: &Path) -> Result<(), OpenError> {
-        let target = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        if target == self.path {
-            return Ok(());
-        }
-        let next = self.store.open(&target)?;
-        let old = std::mem::replace(self, next);
-        drop(old);
-        Ok(())
-    }
-
-    /// `createBranchedSession(leafId)`: a new session holding the path root → `leaf`
-    /// (label entries left out; entries copied byte for byte, ids, parents and
-    /// timestamps unchanged), then one new label entry per labelled entry of the path
-    /// (in the labels' first-set order, chained, fresh ids). Written durably at once;
-    /// `parentSession` is this session's journal. Returns the new session; this handle
-    /// is not repointed. The path is read within the default [`ReadLimits`]; a longer
-    /// path needs [`create_branched_session_with`](Self::create_branched_session_with).
-    pub fn create_branched_session(&self, leaf: &str) -> Result<OwnedSession, OpenError> {
-        self.create_branched_session_with(leaf, ReadLimits::default())
-    }
-
-    /// [`create_branched_session`](Self::create_branched_session) reading the path
-    /// within `limits` (a path longer than 16,384 entries or 64 MiB needs larger ones,
-    /// as [`fork_from`](crate::Store::fork_from) needs none).
-    pub fn create_branched_session_with(
-        &self,
-        leaf: &str,
-        limits: ReadLimits,
-    ) -> Result<OwnedSession, OpenError> {
-        let view = self.view(self.snapshot());
-        let i = view.find(leaf).ok_or_else(|| ReadError::EntryNotFound {
-            session: self.error_name(),
-            id: leaf.to_owned(),
-        })?;
-        let plan = crate::read::branch_plan(&self.index, i);
-        if plan.cycle {
-            return Err(ReadError::Cycle {
-                id: leaf.to_owned(),
-            }
-            .into());
-        }
-        let path = plan.path;
-        let bytes: u64 = path.iter().map(|x| view.payload_len(*x)).sum();
-        Accounting::new(limits, self.error_name()).reserve(path.len() as u64, bytes)?;
-        let mut load = |i| {
-            view.load_entry(i)
-                .map(|e| Some(NodeEntry::Owned(Box::new(e))))
-        };
-        let labels: Vec<(Option<String>, String, String)> = plan
-            .labels
-            .into_iter()
-            .map(|(t, l)| Ok((label_time(&self.index, &t, &mut load)?, t, l)))
-            .collect::<Result<_, ReadError>>()?;
-        let options = NewSessionOptions::with_parent_session(self.path.to_string_lossy());
-        let mut new = self.store.create_with(self.cwd(), options)?;
-        const BATCH: usize = 256;
-        for chunk in path.chunks(BATCH) {
-            let payloads: Vec<Vec<u8>> = chunk
-                .iter()
-                .map(|x| view.load_raw(*x))
-                .collect::<Result<_, _>>()?;
-            new.append_raw_batch(&payloads)?;
-        }
-        for (time, target, label) in labels {
-            new.append_with(|b| recreated_label(b, &target, &label, time))?;
-        }
-        new.sync()?;
-        Ok(new)
     }
 
     /// Appends verbatim entry payloads (copies), in one write, durably.

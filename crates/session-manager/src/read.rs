@@ -112,7 +112,7 @@ impl Accounting {
     }
 }
 
-/// The entry of a [`TreeNode`]: borrowed from a
+/// The entry of a [`SessionTreeNode`]: borrowed from a
 /// [`ResidentSession`](crate::ResidentSession) (like the reference's nodes, which
 /// reference its entries), or owned when read from a journal. Dereferences to the
 /// [`Entry`]. (Not a `Cow`: that would make every node as large as an entry.)
@@ -141,9 +141,9 @@ impl PartialEq for NodeEntry<'_> {
     }
 }
 
-/// One node of a [`SessionTree`].
+/// One node of a [`SessionTree`] (the reference's `SessionTreeNode`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct TreeNode<'a> {
+pub struct SessionTreeNode<'a> {
     /// The entry.
     pub entry: NodeEntry<'a>,
     /// Its current label, if any.
@@ -166,7 +166,7 @@ pub struct TreeNode<'a> {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SessionTree<'a> {
     /// Every node, in pre-order.
-    pub nodes: Vec<TreeNode<'a>>,
+    pub nodes: Vec<SessionTreeNode<'a>>,
     /// Positions of the roots in `nodes`, in file order.
     pub roots: Vec<usize>,
 }
@@ -181,7 +181,7 @@ impl<'a> SessionTree<'a> {
     }
 
     /// The children of the node at `pos`.
-    pub fn children(&self, pos: usize) -> impl Iterator<Item = &TreeNode<'a>> {
+    pub fn children(&self, pos: usize) -> impl Iterator<Item = &SessionTreeNode<'a>> {
         self.nodes
             .get(pos)
             .map(|n| n.children.as_slice())
@@ -224,7 +224,7 @@ pub(crate) fn assemble_tree<'a, E>(
             Some(&parent) if n.depth > 0 => tree.nodes[parent].children.push(pos),
             _ => tree.roots.push(pos),
         }
-        tree.nodes.push(TreeNode {
+        tree.nodes.push(SessionTreeNode {
             entry,
             label,
             label_timestamp,

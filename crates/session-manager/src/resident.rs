@@ -12,9 +12,9 @@ use session_types::{Entry, EntryBase, EntryId, SessionHeader, SessionId};
 use crate::append::{append_methods, base, complete_entry, fresh_id, recreated_label};
 use crate::clock::Sources;
 use crate::error::{AppendError, ReadError};
+use crate::handle::NewSessionOptions;
 use crate::read::{NodeEntry, ReadLimits, SessionTree};
 use crate::source::{Memory, NO_ENTRY};
-use crate::store::NewSessionOptions;
 
 /// A session held entirely in memory, with the seed's synchronous getters
 /// (`get_entry`, `get_branch`, `get_entries`, `get_tree`, `build_session_context`).

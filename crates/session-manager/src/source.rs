@@ -34,14 +34,14 @@ impl Snapshot {
 }
 
 /// The index, the journal reader and a snapshot: everything a captured read needs.
-pub(crate) struct View<'a> {
+pub(crate) struct SnapshotReader<'a> {
     pub(crate) index: &'a Index,
     pub(crate) reader: &'a Reader,
     pub(crate) snapshot: Snapshot,
     pub(crate) path: &'a Path,
 }
 
-impl View<'_> {
+impl SnapshotReader<'_> {
     /// Whether index record `i` lies inside the snapshot.
     pub(crate) fn visible(&self, i: EntryIndex) -> bool {
         i.0 < self.snapshot.frames
@@ -131,7 +131,7 @@ pub(crate) fn parse_entry(
 }
 
 /// Where the entries of a context read come from, besides the derived state that
-/// answers every question about them: the journal through a snapshot ([`View`]), or
+/// answers every question about them: the journal through a snapshot ([`SnapshotReader`]), or
 /// memory ([`Memory`], resident sessions).
 pub(crate) trait Records {
     /// The session's derived state.
@@ -148,13 +148,13 @@ pub(crate) trait Records {
     fn session(&self) -> String;
 }
 
-impl Records for View<'_> {
+impl Records for SnapshotReader<'_> {
     fn derived(&self) -> &Derived {
         self.index
     }
 
     fn visible(&self, i: EntryIndex) -> bool {
-        View::visible(self, i)
+        SnapshotReader::visible(self, i)
     }
 
     fn frames(&self) -> u32 {
@@ -162,7 +162,7 @@ impl Records for View<'_> {
     }
 
     fn payload_len(&self, i: EntryIndex) -> u64 {
-        View::payload_len(self, i)
+        SnapshotReader::payload_len(self, i)
     }
 
     fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {

@@ -10,7 +10,7 @@ use session_types::EntryId;
 
 use crate::error::ReadError;
 use crate::read::{Accounting, ReadLimits};
-use crate::source::{IndexSource, Records, Snapshot, View};
+use crate::source::{IndexSource, Records, Snapshot, SnapshotReader};
 
 /// The context of the session whose journal `reader` reads and whose `index` was
 /// opened without saving (e.g. `Index::open_or_rebuild` with `save: false`), at
@@ -39,7 +39,7 @@ pub fn indexed_context(
         None => Leaf::Default,
         Some(id) => Leaf::Id(id),
     };
-    let view = View {
+    let view = SnapshotReader {
         index,
         reader,
         snapshot,

@@ -30,7 +30,7 @@ fn base_journal() -> &'static [u8] {
         if let Ok(mut w) = Writer::create(path, JournalId([0x42; 16]), opts) {
             for (i, n) in [1usize, 7, 8, 9, 100].iter().enumerate() {
                 let payload = vec![b'a' + i as u8; *n];
-                let _ = w.append(FrameKind::ENTRY, &payload, Durability::Buffered);
+                let _ = w.append(FrameKind::FIRST_CALLER, &payload, Durability::Buffered);
             }
             let _ = w.close();
         }
@@ -108,7 +108,11 @@ pub fn exercise_decoder(data: &[u8]) {
             verified.is_ok(),
             "verify refused what the writer's open accepted: {verified:?}"
         );
-        let appended = w.append(FrameKind::ENTRY, b"after recovery", Durability::Durable);
+        let appended = w.append(
+            FrameKind::FIRST_CALLER,
+            b"after recovery",
+            Durability::Durable,
+        );
         assert!(
             appended.is_ok(),
             "append after recovery failed: {appended:?}"

@@ -17,7 +17,7 @@ use session_journal::format::HEADER_FRAME_OFFSET;
 use session_journal::vfs::{OpenMode, Vfs};
 use session_journal::{
     Clock, CreateOptions, Durability, FrameKind, JournalId, NewFrame, OpenError, OpenOptions,
-    Reader, ReaderOptions, Tag, Timestamp, Writer,
+    Reader, ReaderOptions, Tag, UnixMillis, Writer,
 };
 
 use crate::sim::SimFs;
@@ -27,12 +27,12 @@ pub const GOLDEN_NAMES: [&str; 3] = ["header-only.jsonl", "entries.jsonl", "reop
 
 fn kind(b: u8) -> FrameKind {
     // All golden kinds are in the caller range.
-    FrameKind::new(b).unwrap_or(FrameKind::ENTRY)
+    FrameKind::new(b).unwrap_or(FrameKind::FIRST_CALLER)
 }
 
 fn ticking(start: u64) -> Clock {
     let t = std::sync::atomic::AtomicU64::new(start);
-    Clock::from_fn(move || Timestamp(t.fetch_add(1000, std::sync::atomic::Ordering::Relaxed)))
+    Clock::from_fn(move || UnixMillis(t.fetch_add(1000, std::sync::atomic::Ordering::Relaxed)))
 }
 
 fn create_opts(fs: &SimFs, session: &str, start_ms: u64) -> CreateOptions {

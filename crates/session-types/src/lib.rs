@@ -41,6 +41,7 @@
 //! assert_eq!(Record::parse(&json).unwrap(), Record::Entry(entry));
 //! ```
 
+mod build;
 pub mod construct;
 pub mod content;
 pub mod entry;

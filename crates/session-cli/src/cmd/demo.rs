@@ -10,9 +10,9 @@ use anyhow::{Context as _, Result, bail};
 
 use crate::cmd::import::{import_all, imported_human};
 use crate::cmd::read::{list_all, tree_human};
+use crate::location::{Location, SessionView};
 use crate::out::Out;
 use crate::render;
-use crate::store::{Store, View};
 
 /// The fixture whose tree and context the demo prints.
 pub(crate) const RICH: &str = "legacy/v2-hookmessage.jsonl";
@@ -61,11 +61,11 @@ pub(crate) fn samples(root: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// `bcs demo`. `explicit_home`: the user gave `--home`/`--session-dir`; use that store.
-pub(crate) fn run(store: Option<Store>, out: &mut Out) -> Result<()> {
+pub(crate) fn run(store: Option<Location>, out: &mut Out) -> Result<()> {
     let root = workspace_root()?;
     let store = match store {
         Some(s) => s,
-        None => Store::with_layout(
+        None => Location::with_layout(
             session_manager::Layout::with_root(root.join("target/bcs-demo"))
                 .expect("absolute root"),
         ),
@@ -97,8 +97,8 @@ pub(crate) fn run(store: Option<Store>, out: &mut Out) -> Result<()> {
     let Some(rich) = rich else {
         bail!("the demo sample {RICH} was not imported");
     };
-    let view = View::open(&rich)?;
-    let id = crate::store::session_id_of(&rich);
+    let view = SessionView::open(&rich)?;
+    let id = crate::location::session_id_of(&rich);
     out.line("")?;
     out.line(&format!("== bcs tree {id}"))?;
     tree_human(&view, out)?;

@@ -9,8 +9,8 @@ use session_import::{ImportOutcome, export as export_journal};
 use session_index::{Index, OpenIndexOptions};
 
 use crate::cli::{ExportArgs, ImportArgs};
+use crate::location::Location;
 use crate::out::{Out, Progress, one_line};
-use crate::store::Store;
 
 /// The most files a directory argument may expand to (a bound, not a policy).
 const MAX_FILES: usize = 1_000_000;
@@ -57,9 +57,9 @@ pub(crate) fn expand(sources: &[PathBuf]) -> Result<Vec<PathBuf>> {
 pub type Imported = (PathBuf, Result<ImportOutcome, String>);
 
 /// Imports every source into the store's sessions directory through the manager
-/// (`Store::import`); each new journal gets its index sidecar saved, so the next reads
+/// (`session_manager::Store::import`); each new journal gets its index sidecar saved, so the next reads
 /// start fresh.
-pub fn import_all(store: &Store, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
+pub fn import_all(store: &Location, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
     let dir = store.sessions_dir();
     session_manager::layout::create_private_dir(dir)
         .with_context(|| format!("{}: cannot create the sessions directory", dir.display()))?;
@@ -150,7 +150,7 @@ fn without_path<'e>(e: &'e str, source: &Path) -> &'e str {
 }
 
 /// `bcs import`. Exits non-zero if any source was refused.
-pub(crate) fn run(store: &Store, args: &ImportArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn run(store: &Location, args: &ImportArgs, out: &mut Out) -> Result<()> {
     let files = expand(&args.sources)?;
     if files.is_empty() {
         bail!(
@@ -188,7 +188,7 @@ pub(crate) fn run(store: &Store, args: &ImportArgs, out: &mut Out) -> Result<()>
 }
 
 /// `bcs export`.
-pub(crate) fn export(store: &Store, args: &ExportArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn export(store: &Location, args: &ExportArgs, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
     if let Some(dest) = &args.output {
         export_journal(&path, dest).map_err(|e| anyhow!(e))?;

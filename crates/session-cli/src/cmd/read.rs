@@ -10,9 +10,9 @@ use session_index::EntryIndex;
 use session_types::EntryType;
 
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
+use crate::location::{Location, SessionView, session_id_of};
 use crate::out::Out;
 use crate::render;
-use crate::store::{Store, View, session_id_of};
 
 /// One listed session: its `SessionInfo` JSON and its modification time (ms).
 struct Listed {
@@ -26,7 +26,7 @@ type Skipped = Vec<(PathBuf, String)>;
 /// Lists sessions (newest activity first; ties keep file-name order) through the
 /// store's listing catalog in read-only mode: a fresh catalog answers without
 /// opening a journal; stale records are computed in memory; nothing is written.
-fn listed(store: &Store, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
+fn listed(store: &Location, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
     let dir = store.sessions_dir();
     if !dir.is_dir() {
         return Ok((Vec::new(), Vec::new()));
@@ -49,7 +49,7 @@ fn listed(store: &Store, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
 }
 
 /// `bcs list`.
-pub(crate) fn list(store: &Store, args: &ListArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn list(store: &Location, args: &ListArgs, out: &mut Out) -> Result<()> {
     let filter: Option<PathBuf> = if args.all {
         None
     } else {
@@ -111,15 +111,15 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
 }
 
 /// `bcs list --all` rendering for the demo.
-pub(crate) fn list_all(store: &Store, out: &mut Out) -> Result<()> {
+pub(crate) fn list_all(store: &Location, out: &mut Out) -> Result<()> {
     let (rows, _) = listed(store, out)?;
     list_human(&rows, out)
 }
 
 /// `bcs show`.
-pub(crate) fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
+pub(crate) fn show(store: &Location, args: &SessionJson, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
-    let view = View::open(&path)?;
+    let view = SessionView::open(&path)?;
     let idx = &view.index;
     let c = idx.counts();
     let leaf = idx
@@ -192,7 +192,7 @@ pub(crate) fn show(store: &Store, args: &SessionJson, out: &mut Out) -> Result<(
 
 /// The tree JSON: `{"roots": [ids], "nodes": [{id, parentId, type, children, depth, label?}]}`
 /// in pre-order, the shape of the reference oracle's `tree`.
-pub fn tree_json(view: &View) -> Value {
+pub fn tree_json(view: &SessionView) -> Value {
     let idx = &view.index;
     let tree = idx.tree();
     let id_of = |i: EntryIndex| idx.info(i).and_then(|x| x.id).unwrap_or("").to_owned();
@@ -228,9 +228,9 @@ pub fn tree_json(view: &View) -> Value {
 }
 
 /// `bcs tree`.
-pub(crate) fn tree(store: &Store, args: &SessionJson, out: &mut Out) -> Result<()> {
+pub(crate) fn tree(store: &Location, args: &SessionJson, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
-    let view = View::open(&path)?;
+    let view = SessionView::open(&path)?;
     if args.json {
         return out.json(&tree_json(&view));
     }
@@ -238,7 +238,7 @@ pub(crate) fn tree(store: &Store, args: &SessionJson, out: &mut Out) -> Result<(
 }
 
 /// The human tree: one line per node, indented by depth, the leaf marked.
-pub(crate) fn tree_human(view: &View, out: &mut Out) -> Result<()> {
+pub(crate) fn tree_human(view: &SessionView, out: &mut Out) -> Result<()> {
     let idx = &view.index;
     let tree = idx.tree();
     let leaf = idx.leaf();
@@ -276,7 +276,7 @@ pub(crate) fn tree_human(view: &View, out: &mut Out) -> Result<()> {
 }
 
 /// Builds the reference context JSON of a session at `leaf` (default: its leaf).
-pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
+pub fn context_json(view: &SessionView, leaf: Option<&str>) -> Result<Value> {
     if let Some(l) = leaf
         && view.index.find(l).is_none()
     {
@@ -310,9 +310,9 @@ pub fn context_json(view: &View, leaf: Option<&str>) -> Result<Value> {
 }
 
 /// `bcs context`.
-pub(crate) fn context(store: &Store, args: &ContextArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn context(store: &Location, args: &ContextArgs, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
-    let view = View::open(&path)?;
+    let view = SessionView::open(&path)?;
     if let Some(off) = view.report.tail_stop {
         out.warn(&format!(
             "{}: invalid frame at offset {off}: showing the context of the intact prefix",

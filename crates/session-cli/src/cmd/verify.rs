@@ -9,8 +9,8 @@ use session_index::{Index, IndexStatus, OpenIndexOptions};
 use session_journal::{OpenError, OpenOptions, TailState, VerifyOptions, Writer, verify};
 
 use crate::cli::VerifyArgs;
+use crate::location::{Location, index_status, read_only_index, session_id_of};
 use crate::out::{Out, Progress, one_line};
-use crate::store::{Store, index_status, read_only_index, session_id_of};
 
 /// The verdict on one session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,7 +185,7 @@ fn repair(path: &Path, status: Status) -> Result<Option<String>> {
 }
 
 /// `bcs verify`. Exits 0 only when every session ends up clean.
-pub(crate) fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn run(store: &Location, args: &VerifyArgs, out: &mut Out) -> Result<()> {
     let paths = match &args.session {
         Some(s) => vec![store.find(s)?],
         None => store.journals()?,
@@ -278,7 +278,7 @@ pub(crate) fn run(store: &Store, args: &VerifyArgs, out: &mut Out) -> Result<()>
 /// Temporary journals in the sessions directory that no running creation or import
 /// holds: what a process killed inside `create` or `import` leaves (regular files
 /// only), with the holder records of import temporaries that are gone.
-fn leftovers(store: &Store) -> Result<Vec<std::path::PathBuf>> {
+fn leftovers(store: &Location) -> Result<Vec<std::path::PathBuf>> {
     let dir = store.sessions_dir();
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,

@@ -9,18 +9,18 @@ use session_manager::{NewSessionOptions, OwnedSession};
 use session_types::{AgentMessage, Entry};
 
 use crate::cli::{AppendArgs, NewArgs, SessionArg};
+use crate::location::{Location, session_id_of};
 use crate::out::{Out, one_line};
-use crate::store::{Store, session_id_of};
 
 /// The longest stdin line `append` accepts (the journal's default payload bound).
 pub(crate) const MAX_LINE: usize = 64 << 20;
 
-fn manager(store: &Store) -> session_manager::Store {
+fn manager(store: &Location) -> session_manager::Store {
     session_manager::Store::new(store.layout().clone())
 }
 
 /// `bcs new`.
-pub(crate) fn new(store: &Store, args: &NewArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn new(store: &Location, args: &NewArgs, out: &mut Out) -> Result<()> {
     let cwd = match &args.cwd {
         Some(c) => std::path::absolute(c)?,
         None => std::env::current_dir()?,
@@ -77,7 +77,7 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Opti
 }
 
 /// `bcs append`: appends each stdin line and prints its id once acknowledged.
-pub(crate) fn append(store: &Store, args: &AppendArgs, out: &mut Out) -> Result<()> {
+pub(crate) fn append(store: &Location, args: &AppendArgs, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
     let mut session = manager(store).open(&path).map_err(|e| anyhow!(e))?;
     if args.buffered {
@@ -127,7 +127,7 @@ fn append_lines(
 }
 
 /// `bcs rm`.
-pub(crate) fn rm(store: &Store, args: &SessionArg, out: &mut Out) -> Result<()> {
+pub(crate) fn rm(store: &Location, args: &SessionArg, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
     let report = manager(store).delete(&path).map_err(|e| anyhow!(e))?;
     out.line(&format!(

@@ -7,6 +7,7 @@ mod catalog;
 mod conformance;
 mod crash;
 mod fields;
+mod format;
 mod fuzz_replay;
 mod index;
 mod support;

@@ -46,8 +46,12 @@ fn readers_on_captures_see_neither_later_nor_torn_frames_while_a_writer_appends(
         checked
     });
     for seq in 1..=n {
-        w.append(FrameKind::ENTRY, &expected(seq), Durability::Buffered)
-            .unwrap();
+        w.append(
+            FrameKind::FIRST_CALLER,
+            &expected(seq),
+            Durability::Buffered,
+        )
+        .unwrap();
         if seq % 3 == 0 {
             tx.send(w.capture()).unwrap();
         }

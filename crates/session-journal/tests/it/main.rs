@@ -77,7 +77,9 @@ impl Env {
             clock: {
                 let c = self.clock.clone();
                 Clock::from_fn(move || {
-                    session_journal::Timestamp(c.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    session_journal::UnixMillis(
+                        c.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                    )
                 })
             },
             vfs: self.vfs(),
@@ -137,7 +139,7 @@ pub(crate) fn payload(i: u64, len: usize) -> Vec<u8> {
 }
 
 pub(crate) fn entry() -> FrameKind {
-    FrameKind::ENTRY
+    FrameKind::FIRST_CALLER
 }
 
 pub(crate) const DURABLE: Durability = Durability::Durable;

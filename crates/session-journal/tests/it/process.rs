@@ -39,7 +39,11 @@ fn child_process_entry() {
         loop {
             seq += 1;
             let a = w
-                .append(FrameKind::ENTRY, &child_payload(seq), Durability::Durable)
+                .append(
+                    FrameKind::FIRST_CALLER,
+                    &child_payload(seq),
+                    Durability::Durable,
+                )
                 .unwrap();
             assert_eq!(a.seq.get(), seq);
             writeln!(out, "CHILD ack {seq}").unwrap();

@@ -121,7 +121,7 @@ fn labels_on_unknown_targets_and_duplicate_ids_are_refused() {
     let err = s
         .append_entry(shapeless)
         .expect_err("a message without message");
-    assert!(matches!(err, AppendError::InvalidEntry { .. }), "{err}");
+    assert!(matches!(err, AppendError::WrongShape { .. }), "{err}");
     // A parent that names nothing would cut the context off from all history.
     let orphan: Entry = serde_json::from_value(json!({"type":"message","id":"o1","parentId":"nowhere","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"x","timestamp":1}})).expect("entry");
     let err = s.append_entry(orphan).expect_err("dangling parent");

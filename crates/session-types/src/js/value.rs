@@ -117,8 +117,8 @@ pub fn date_of(v: Option<&Value>) -> Option<i64> {
         Value::Null => Some(0),
         Value::Bool(b) => Some(i64::from(*b)),
         Value::Number(n) => time_clip(n.as_f64()?),
-        Value::String(s) => crate::ids::parse_js_date(s),
-        a @ Value::Array(_) => crate::ids::parse_js_date(&array_to_string(a)),
+        Value::String(s) => super::date::parse(s),
+        a @ Value::Array(_) => super::date::parse(&array_to_string(a)),
         Value::Object(_) => None,
     }
 }

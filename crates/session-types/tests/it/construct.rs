@@ -196,3 +196,60 @@ fn seed_only_entry_types_have_fixed_shapes() {
         assert_eq!(Record::parse(expected).unwrap(), Record::Entry(entry));
     }
 }
+
+/// Message constructors write the reference's shapes and key order.
+#[test]
+fn message_constructors_write_the_reference_shapes() {
+    use session_types::{AgentMessage, ContentBlock, Usage, UserContent};
+    let json = |m: &AgentMessage| serde_json::to_string(m).expect("json");
+    assert_eq!(
+        json(&AgentMessage::user("hi", 5)),
+        r#"{"role":"user","content":"hi","timestamp":5}"#
+    );
+    assert_eq!(
+        json(&AgentMessage::assistant_text(
+            "ok",
+            "anthropic-messages",
+            "anthropic",
+            "claude",
+            Usage::tokens(2, 1),
+            6
+        )),
+        concat!(
+            r#"{"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"anthropic-messages","#,
+            r#""provider":"anthropic","model":"claude","usage":{"input":2,"output":1,"cacheRead":0,"#,
+            r#""cacheWrite":0,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"#,
+            r#""cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":6}"#
+        )
+    );
+    assert_eq!(
+        json(&AgentMessage::tool_result(
+            "c1",
+            "read",
+            vec![ContentBlock::text("x")],
+            false,
+            7
+        )),
+        r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":7}"#
+    );
+    assert_eq!(
+        json(&AgentMessage::bash_execution("ls", "a\n", Some(0), 8)),
+        r#"{"role":"bashExecution","command":"ls","output":"a\n","exitCode":0,"cancelled":false,"truncated":false,"timestamp":8}"#
+    );
+    assert_eq!(
+        json(&AgentMessage::custom(
+            "note",
+            UserContent::Text("n".into()),
+            true,
+            9
+        )),
+        r#"{"role":"custom","customType":"note","content":"n","display":true,"timestamp":9}"#
+    );
+    for m in [
+        AgentMessage::user("hi", 5),
+        AgentMessage::user_blocks(vec![ContentBlock::text("b")], 1),
+    ] {
+        let back: AgentMessage = serde_json::from_str(&json(&m)).expect("parse");
+        assert_eq!(back, m);
+    }
+}

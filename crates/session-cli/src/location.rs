@@ -10,13 +10,14 @@ use session_index::{Index, IndexReport, IndexStatus, OpenIndexOptions, kinds};
 use session_journal::{Reader, ReaderOptions};
 use session_manager::Layout;
 
-/// The store the global options name.
+/// Where the store is, as the global options and the environment name it (the
+/// manager's `session_manager::Store` is the store itself).
 #[derive(Debug, Clone)]
-pub struct Store {
+pub struct Location {
     layout: Layout,
 }
 
-impl Store {
+impl Location {
     /// Resolves the layout: `--home` / `--session-dir` win over `BASE_CONTEXT_HOME` /
     /// `BASE_CONTEXT_SESSION_DIR`; relative option values are taken relative to the
     /// current directory (relative environment values are refused, as the manager does).
@@ -179,7 +180,7 @@ pub(crate) fn read_only_index() -> OpenIndexOptions {
 
 /// A read-only view of one session.
 #[derive(Debug)]
-pub struct View {
+pub struct SessionView {
     /// The journal.
     pub(crate) path: PathBuf,
     /// The journal's reader.
@@ -190,7 +191,7 @@ pub struct View {
     pub(crate) report: IndexReport,
 }
 
-impl View {
+impl SessionView {
     /// Opens the session at `path` without modifying anything.
     pub fn open(path: &Path) -> Result<Self> {
         let reader = Reader::open(path, ReaderOptions::default()).map_err(|e| anyhow!(e))?;

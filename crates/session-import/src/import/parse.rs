@@ -1,0 +1,186 @@
+//! How the reference reads one line: its envelope, lone surrogates, invalid UTF-8, and
+//! the JavaScript whitespace `JSON.parse` refuses around the value.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+use session_types::json::{find_lone_surrogates, replace_lone_surrogates};
+use session_types::{Envelope, ParseErrorKind};
+
+use crate::lines::LineMeta;
+use crate::outcome::IssueKind;
+
+/// How a line reads as JSON.
+pub(super) enum Parsed<'a> {
+    Object(Line<'a>),
+    Bad(IssueKind),
+}
+
+/// A line that reads as a JSON object, and what is odd about its bytes.
+pub(super) struct Line<'a> {
+    pub(super) env: Envelope<'a>,
+    /// Column of the first lone surrogate escape.
+    pub(super) surrogate: Option<usize>,
+    /// Column of the first invalid UTF-8 byte.
+    pub(super) invalid_utf8: Option<usize>,
+    /// JavaScript whitespace JSON refuses before the object (only allowed on the
+    /// file's first record: the reference trims the whole file).
+    pub(super) lead: bool,
+    /// The same after the object (only allowed on the file's last record).
+    pub(super) trail: bool,
+}
+
+/// Whether a line is blank to the reference (`!line.trim()`: JavaScript whitespace,
+/// U+00A0 and U+3000 included).
+pub(super) fn is_blank(buf: &[u8]) -> bool {
+    match buf.iter().find(|b| !b.is_ascii_whitespace()) {
+        None => true,
+        Some(b) if b.is_ascii() && *b != 0x0b => false,
+        Some(_) => session_types::js::is_blank(&String::from_utf8_lossy(buf)),
+    }
+}
+
+fn is_json_whitespace(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+/// Columns (1-based, in the decoded text) of JavaScript whitespace that JSON refuses
+/// right before and right after the value.
+fn odd_edges(text: &str) -> (Option<usize>, Option<usize>) {
+    let start = text.len() - text.trim_start_matches(is_json_whitespace).len();
+    let core = text.trim_matches(is_json_whitespace);
+    let js = session_types::js::is_whitespace;
+    let lead = core.chars().next().filter(|c| js(*c)).map(|_| start + 1);
+    let trail = core
+        .chars()
+        .next_back()
+        .filter(|c| js(*c))
+        .map(|c| start + core.len() - c.len_utf8() + 1);
+    (lead, trail)
+}
+
+/// Whether a line ends in JavaScript whitespace that JSON refuses (cheap unless its
+/// last non-blank byte is not ASCII).
+pub(super) fn odd_trailing_whitespace(buf: &[u8]) -> bool {
+    match buf.iter().rev().find(|b| !b.is_ascii_whitespace()) {
+        Some(b) if !b.is_ascii() || *b == 0x0b => {
+            odd_edges(&String::from_utf8_lossy(buf)).1.is_some()
+        }
+        _ => false,
+    }
+}
+
+/// What a line followed by U+00A0 (or the like) and then more records is.
+pub(super) fn trailing_whitespace_refused(buf: &[u8]) -> IssueKind {
+    IssueKind::InvalidJson {
+        column: odd_edges(&String::from_utf8_lossy(buf)).1.unwrap_or(1),
+        message: "JavaScript whitespace after the value, and records after the line: JSON.parse refuses it (the reference skips the line)".to_owned(),
+    }
+}
+
+/// Reads a line's envelope as the reference reads the line: invalid UTF-8 decoded
+/// as U+FFFD, lone surrogates read through their U+FFFD view. JavaScript whitespace
+/// JSON refuses is accepted before the object only on the file's `first` record
+/// (and after it only on the last, which the caller decides).
+pub(super) fn parse_line(buf: &[u8], meta: LineMeta, first: bool) -> Parsed<'_> {
+    let torn = !meta.newline;
+    let decoded = String::from_utf8_lossy(buf);
+    let invalid_utf8 = match &decoded {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(_) => std::str::from_utf8(buf).err().map(|e| e.valid_up_to() + 1),
+    };
+    let bad = |e: session_types::ParseError| match e.kind {
+        ParseErrorKind::NotAnObject => IssueKind::NotAnObject,
+        _ if torn => IssueKind::TornLastLine { bytes: buf.len() },
+        _ => IssueKind::InvalidJson {
+            column: e.column,
+            message: match invalid_utf8 {
+                Some(c) => format!("{} (and invalid UTF-8 at column {c})", e.message),
+                None => e.message,
+            },
+        },
+    };
+    let (lead, trail) = odd_edges(&decoded);
+    if let Some(column) = lead
+        && !first
+    {
+        return Parsed::Bad(IssueKind::InvalidJson {
+            column,
+            message: "JavaScript whitespace before the value: JSON.parse refuses it (only the file's start is trimmed)".to_owned(),
+        });
+    }
+    let line = |env, surrogate| {
+        Parsed::Object(Line {
+            env,
+            surrogate,
+            invalid_utf8,
+            lead: lead.is_some(),
+            trail: trail.is_some(),
+        })
+    };
+    let text: &str = &decoded;
+    let parsed = match Envelope::parse(text) {
+        // The envelope skips most of the line without decoding its strings: look for
+        // lone surrogates only where a `\u` escape exists at all.
+        Ok(env) if memchr::memmem::find(buf, b"\\u").is_some() => {
+            let column = find_lone_surrogates(text).first().map(|s| s.offset + 1);
+            Ok((owned(env), column))
+        }
+        Ok(env) => Ok((owned(env), None)),
+        Err(e) if e.kind == ParseErrorKind::LoneSurrogate => {
+            let column = find_lone_surrogates(text)
+                .first()
+                .map_or(1, |s| s.offset + 1);
+            let (view, _) = replace_lone_surrogates(text);
+            match Envelope::parse(&view) {
+                Ok(env) => Ok((owned(env), Some(column))),
+                Err(e) => Err(bad(e)),
+            }
+        }
+        Err(e) => Err(bad(e)),
+    };
+    match parsed {
+        Ok((env, surrogate)) => line(env, surrogate),
+        Err(kind) => Parsed::Bad(kind),
+    }
+}
+
+fn owned(e: Envelope<'_>) -> Envelope<'static> {
+    fn o(c: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+        c.map(|c| Cow::Owned(c.into_owned()))
+    }
+    Envelope {
+        entry_type: o(e.entry_type),
+        id: o(e.id),
+        parent_id: o(e.parent_id),
+        timestamp: o(e.timestamp),
+        message: e
+            .message
+            .map(|m| session_types::MessageEnvelope { role: o(m.role) }),
+    }
+}
+
+/// The object of a line whose envelope parsed, as `JSON.parse` reads it: invalid
+/// UTF-8 and lone surrogates as U+FFFD, surrounding JavaScript whitespace ignored,
+/// the last of repeated keys, numbers beyond a double's range as `null`.
+pub(super) fn parse_map(buf: &[u8]) -> Option<Map<String, Value>> {
+    let text = String::from_utf8_lossy(buf);
+    let (view, _) = replace_lone_surrogates(session_types::js::trim(&text));
+    serde_json::from_str(&session_types::js::finite_view(&view)).ok()
+}
+
+pub(super) fn session_state(buf: &[u8]) -> Option<String> {
+    parse_map(buf).and_then(|m| match m.get("state") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+        None => None,
+    })
+}
+
+pub(super) fn describe(env: &Envelope<'_>) -> String {
+    match (env.entry_type.as_deref(), env.id.as_deref()) {
+        (Some(_), None) if env.is_header() => "a session header without a string id".to_owned(),
+        (Some(t), _) => format!("a {t:?} record"),
+        (None, _) => "an object without a string type".to_owned(),
+    }
+}

@@ -1,0 +1,325 @@
+//! Where the new journal goes and how it gets there: the session id and journal name
+//! (a derived one when another source holds the id), a temporary journal created
+//! exclusively beside it, linked into place without replacing anything; and the
+//! temporaries killed imports left.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use session_journal::format::{DEFAULT_MAX_PAYLOAD, MAX_PAYLOAD_CAP};
+use session_journal::vfs::{EntryKind, OpenMode, Vfs};
+use session_journal::{CreateOptions, JournalId, Writer};
+
+use super::header::Header;
+use super::{Destination, ImportOptions, Run, Source, is_safe_session_id};
+use crate::error::ImportError;
+use crate::lines::SourceScan;
+use crate::outcome::IssueKind;
+use crate::registry;
+
+/// Where an import goes.
+pub(super) enum Place {
+    /// A new journal, under this session id.
+    New {
+        session_id: String,
+        journal: PathBuf,
+    },
+    /// The journal of this source's import, already in place.
+    Imported(registry::Done),
+}
+
+/// Chooses the session id and journal: the header's id if it can name a file (else
+/// one derived from the source's hash). Another source's journal already holding that
+/// id in a sessions directory makes it an id derived from this source's content (and
+/// an issue says so); the header record itself stays byte-exact.
+pub(super) fn place(
+    vfs: &Arc<dyn Vfs>,
+    destination: &Destination,
+    run: &mut Run<'_>,
+    header: &Header,
+    src: &Source<'_>,
+) -> Result<Place, ImportError> {
+    let session_id = if is_safe_session_id(&header.id) {
+        header.id.clone()
+    } else {
+        let h = blake3::hash(
+            &[
+                b"session-import session id".as_slice(),
+                src.scan.blake3.as_bytes(),
+            ]
+            .concat(),
+        );
+        format!("legacy-{}", &h.to_hex()[..32])
+    };
+    let journal = match destination {
+        Destination::Dir(d) => d.join(format!("{session_id}.jsonl")),
+        Destination::Journal(p) => p.clone(),
+    };
+    if !exists(vfs.as_ref(), &journal)? {
+        return Ok(Place::New {
+            session_id,
+            journal,
+        });
+    }
+    if let Some(done) = registry::check_journal(vfs, &journal, &src.hash_hex) {
+        return Ok(Place::Imported(done));
+    }
+    // Legacy files can share ids (e.g. copies edited by hand).
+    let Destination::Dir(d) = destination else {
+        return Err(ImportError::DestinationExists { path: journal });
+    };
+    let derived = derived_session_id(&session_id, &src.hash_hex);
+    let journal = d.join(format!("{derived}.jsonl"));
+    if exists(vfs.as_ref(), &journal)? {
+        return match registry::check_journal(vfs, &journal, &src.hash_hex) {
+            Some(done) => Ok(Place::Imported(done)),
+            None => Err(ImportError::DestinationExists { path: journal }),
+        };
+    }
+    run.issue(
+        header.line.number,
+        IssueKind::SessionIdTaken {
+            id: session_id,
+            used: derived.clone(),
+        },
+    );
+    Ok(Place::New {
+        session_id: derived,
+        journal,
+    })
+}
+
+fn exists(vfs: &dyn Vfs, path: &Path) -> Result<bool, ImportError> {
+    vfs.exists(path).map_err(|source| ImportError::Io {
+        path: path.to_path_buf(),
+        op: "stat",
+        source,
+    })
+}
+
+/// `<id>-<first 8 hex of the source's BLAKE3>`, or `legacy-<hash>` if that is too long.
+fn derived_session_id(id: &str, source_hash_hex: &str) -> String {
+    let candidate = format!("{id}-{}", &source_hash_hex[..8]);
+    if is_safe_session_id(&candidate) {
+        candidate
+    } else {
+        format!("legacy-{}", &source_hash_hex[..32])
+    }
+}
+
+/// What marks an import's temporary journal: `.<journal name>.import-<16 hex>.tmp`.
+const TEMP_MARK: &str = ".import-";
+
+/// A fresh, unpredictable temporary name for the journal `journal`, in its directory.
+fn temp_path(journal: &Path) -> PathBuf {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let name = journal
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(128).collect::<String>())
+        // tidy: not an entry type (a file name for a journal path without one)
+        .unwrap_or_else(|| "session".to_owned());
+    // std's per-process random SipHash keys over a counter, the process and the time.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(d.as_nanos());
+    }
+    journal.with_file_name(format!(".{name}{TEMP_MARK}{:016x}.tmp", h.finish()))
+}
+
+/// Whether `name` is an import's temporary journal (`.<name>.import-<id>.tmp`, where
+/// `<id>` is 16 hex digits, or `<pid>-<nanos>` as written before).
+fn is_import_temp(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+        return false;
+    };
+    rest.rsplit_once(TEMP_MARK).is_some_and(|(journal, id)| {
+        !journal.is_empty()
+            && !id.is_empty()
+            && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+    })
+}
+
+/// Removes the temporary journal's name and its holder record (both ours alone: the
+/// name is unique).
+fn cleanup(vfs: &dyn Vfs, tmp: &Path) {
+    let _ = vfs.remove_file(tmp);
+    let _ = vfs.remove_file(&session_journal::lock::lock_path(tmp));
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Published {
+    /// The journal is in place.
+    Linked,
+    /// Something was already at the journal's name.
+    Raced,
+}
+
+/// Gives the synced temporary journal its final name without replacing anything.
+fn link_into_place(vfs: &dyn Vfs, tmp: &Path, journal: &Path) -> Result<Published, ImportError> {
+    match vfs.hard_link(tmp, journal) {
+        Ok(()) => Ok(Published::Linked),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Published::Raced),
+        Err(source) => Err(ImportError::Io {
+            path: journal.to_path_buf(),
+            op: "link into place",
+            source,
+        }),
+    }
+}
+
+/// Syncs the directory of `journal`.
+fn sync_dir(vfs: &dyn Vfs, journal: &Path) -> Result<(), ImportError> {
+    let dir = match journal.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    vfs.sync_dir(&dir).map_err(|source| ImportError::Io {
+        path: dir.clone(),
+        op: "sync directory",
+        source,
+    })
+}
+
+/// Creates the temporary journal for `journal` (under a fresh name beside it), with
+/// the journal id (by default derived from the source's hash and `journal`, so a
+/// repeated import is byte-stable) and a payload limit the source's longest line fits.
+pub(super) fn create_temp(
+    journal: &Path,
+    session_id: &str,
+    scan: &SourceScan,
+    options: &ImportOptions,
+) -> Result<(PathBuf, Writer), ImportError> {
+    let tmp = temp_path(journal);
+    let journal_id = options.journal_id.unwrap_or_else(|| {
+        let mut h = blake3::Hasher::new();
+        h.update(b"session-import journal id");
+        h.update(scan.blake3.as_bytes());
+        h.update(journal.as_os_str().as_encoded_bytes());
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&h.finalize().as_bytes()[..16]);
+        JournalId(id)
+    });
+    let max_payload = (scan.longest_line.saturating_mul(2).saturating_add(4096))
+        .max(u64::from(DEFAULT_MAX_PAYLOAD))
+        .min(u64::from(MAX_PAYLOAD_CAP)) as u32;
+    let created = Writer::create(
+        &tmp,
+        journal_id,
+        CreateOptions {
+            session_id: Some(session_id.to_owned()),
+            max_payload,
+            clock: options.clock.clone(),
+            vfs: options.vfs.clone(),
+        },
+    );
+    match created {
+        Ok(writer) => Ok((tmp, writer)),
+        Err(source) => {
+            cleanup(options.vfs.as_ref(), &tmp);
+            Err(ImportError::Create { path: tmp, source })
+        }
+    }
+}
+
+/// Publishes the temporary journal `written` (its writer, or why writing failed):
+/// links it into place as `journal`, removes the temporary's name and syncs the
+/// directory. On any error nothing is left behind.
+pub(super) fn publish(
+    vfs: &dyn Vfs,
+    tmp: &Path,
+    journal: &Path,
+    written: Result<Writer, ImportError>,
+) -> Result<Published, ImportError> {
+    // The temporary stays locked by its writer until it is linked into place and its
+    // name removed, so no leftover cleanup ([`crate::remove_leftover_imports`]) can
+    // take it from a live import.
+    let published = written.and_then(|writer| {
+        let linked = link_into_place(vfs, tmp, journal);
+        cleanup(vfs, tmp);
+        drop(writer);
+        linked
+    });
+    if published.is_err() {
+        cleanup(vfs, tmp);
+    }
+    let published = published?;
+    sync_dir(vfs, journal)?;
+    Ok(published)
+}
+
+/// The temporary journals that imports left in `dir` (`.<name>.import-<id>.tmp`,
+/// regular files only), whether or not an import is still writing them, sorted. Their
+/// holder records (`<temporary>.lock`) are listed too, also when the temporary is gone.
+pub fn leftover_imports(vfs: &dyn Vfs, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = vfs
+        .read_dir(dir)?
+        .into_iter()
+        .filter(|e| e.kind == EntryKind::File)
+        .filter(|e| {
+            e.name.to_str().is_some_and(|n| {
+                is_import_temp(n) || n.strip_suffix(".lock").is_some_and(is_import_temp)
+            })
+        })
+        .map(|e| dir.join(e.name))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Removes the import temporaries of `dir` that no live import holds (a live import
+/// keeps its temporary locked until it is published), with their holder records;
+/// returns what was removed. A temporary some process holds is left alone.
+pub fn remove_leftover_imports(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<PathBuf>, ImportError> {
+    let io = |op: &'static str, p: &Path| {
+        let path = p.to_path_buf();
+        move |source| ImportError::Io { path, op, source }
+    };
+    let mut removed = Vec::new();
+    for path in leftover_imports(vfs, dir).map_err(io("read directory", dir))? {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.ends_with(".lock") {
+            continue;
+        }
+        let file = match vfs.open(&path, OpenMode::ReadWrite) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io("open", &path)(e)),
+        };
+        if !file.try_lock().map_err(io("lock", &path))? {
+            continue;
+        }
+        // Ours now: nobody is writing it, and nobody can start (an import never
+        // reopens its temporary). Remove the name while holding the lock, and only if
+        // it still names the file we locked.
+        let status = file.status().map_err(io("stat", &path))?;
+        if vfs.identity(&path).map_err(io("stat", &path))? == Some(status.id) {
+            vfs.remove_file(&path).map_err(io("remove", &path))?;
+            removed.push(path);
+        }
+    }
+    // Holder records whose temporary is gone (removed above, or by a killed import).
+    for path in leftover_imports(vfs, dir).map_err(io("read directory", dir))? {
+        let Some(tmp) = path
+            .to_str()
+            .and_then(|p| p.strip_suffix(".lock"))
+            .map(PathBuf::from)
+        else {
+            continue;
+        };
+        if !vfs.exists(&tmp).map_err(io("stat", &tmp))? {
+            match vfs.remove_file(&path) {
+                Ok(()) => removed.push(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io("remove", &path)(e)),
+            }
+        }
+    }
+    if !removed.is_empty() {
+        vfs.sync_dir(dir).map_err(io("sync directory", dir))?;
+    }
+    removed.sort();
+    Ok(removed)
+}

@@ -1,0 +1,69 @@
+//! Saving the sidecar: atomically, and never claiming journal bytes that are not
+//! durable.
+
+use std::path::{Path, PathBuf};
+
+use session_journal::Capture;
+use session_journal::vfs::Vfs;
+
+use super::{Index, sidecar_path};
+use crate::error::SaveError;
+use crate::sidecar;
+
+impl Index {
+    /// Writes the sidecar atomically (temp file, sync, rename, directory sync).
+    /// `durable` is the writer's durable capture: the index must not cover more.
+    pub fn save(&self, durable: Capture) -> Result<(), SaveError> {
+        let side = sidecar_path(&self.journal);
+        if durable.journal_id != self.journal_id {
+            return Err(SaveError::ForeignCapture { path: side });
+        }
+        if self.derived.state.covered_len > durable.len.0 {
+            return Err(SaveError::NotDurable {
+                path: side,
+                covered: self.derived.state.covered_len,
+                durable: durable.len.0,
+            });
+        }
+        let bytes = sidecar::encode(&self.derived.state, self.journal_id, self.data_start);
+        write_atomic(self.vfs.as_ref(), &side, &bytes)
+    }
+}
+
+/// Writes `bytes` to `path` atomically through `vfs`: into a temporary created
+/// exclusively under an unpredictable name beside it (`.<name>.save-<16 hex>.tmp`, at
+/// most 64 characters of the name, so no planted file or link is ever written through
+/// and two concurrent savers never clobber each other's temporary), synced, renamed
+/// over `path` (`0600`), then the directory synced.
+pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
+    let io = |op: &'static str, p: &Path| {
+        let p = p.to_path_buf();
+        move |source| SaveError::Io {
+            path: p,
+            op,
+            source,
+        }
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name: String = path
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().take(64).collect())
+        .unwrap_or_default();
+    let (tmp, f) = vfs
+        .create_temp(&dir, &format!(".{name}.save-"))
+        .map_err(io("create a temporary file", &dir))?;
+    let written = f
+        .write_all_at(0, bytes)
+        .map_err(io("write", &tmp))
+        .and_then(|()| f.sync_data().map_err(io("sync", &tmp)));
+    drop(f);
+    if let Err(e) = written.and_then(|()| vfs.rename(&tmp, path).map_err(io("rename", path))) {
+        let _ = vfs.remove_file(&tmp);
+        return Err(e);
+    }
+    vfs.sync_dir(&dir).map_err(io("sync directory", &dir))?;
+    Ok(())
+}

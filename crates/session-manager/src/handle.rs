@@ -1,0 +1,116 @@
+//! What a store is — its layout, clock and id sources, and file system — apart from
+//! what it does (`store.rs`). Sessions hold it to reach their store's layout, sources
+//! and files; it knows no session type, so `owned.rs` and `resident.rs` depend on it
+//! and `store.rs` on them, without a cycle.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use session_journal::vfs::{StdVfs, Vfs};
+
+use crate::clock::Sources;
+use crate::error::OpenError;
+use crate::layout::{InvalidSessionId, Layout, SafeSessionId};
+
+/// Options of [`Store::create_with`] and [`OwnedSession::new_session`](crate::OwnedSession::new_session)
+/// (the seed's `newSession({id?, parentSession?})`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NewSessionOptions {
+    /// A caller-chosen session id; it must be a safe file name
+    /// ([`SafeSessionId`]). Default: a UUIDv7 from the store's id source.
+    pub id: Option<String>,
+    /// Recorded as the header's `parentSession`.
+    pub parent_session: Option<String>,
+}
+
+impl NewSessionOptions {
+    /// Options with this session id.
+    pub fn with_id(id: impl Into<String>) -> Self {
+        Self {
+            id: Some(id.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Options with this parent session.
+    pub fn with_parent_session(parent: impl Into<String>) -> Self {
+        Self {
+            parent_session: Some(parent.into()),
+            ..Self::default()
+        }
+    }
+}
+
+/// A session store: one [`Layout`] (the seed's optional `sessionDir` argument becomes
+/// [`Layout::with_session_dir`]), the injected [`Sources`] and the file system.
+///
+/// The seed's static methods are its methods (`store.rs`); the session handles it
+/// returns are
+/// [`OwnedSession`](crate::OwnedSession) (persisted, locked) and
+/// [`ResidentSession`](crate::ResidentSession) (in memory).
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub(crate) layout: Layout,
+    pub(crate) sources: Sources,
+    pub(crate) vfs: Arc<dyn Vfs>,
+}
+
+impl Store {
+    /// A store over `layout` with real clock, random ids and the real file system.
+    pub fn new(layout: Layout) -> Self {
+        Self {
+            layout,
+            sources: Sources::default(),
+            vfs: Arc::new(StdVfs),
+        }
+    }
+
+    /// A store over the layout of the process environment (`BASE_CONTEXT_HOME`,
+    /// `BASE_CONTEXT_SESSION_DIR`).
+    pub fn from_env() -> Result<Self, OpenError> {
+        Ok(Self::new(Layout::from_env()?))
+    }
+
+    /// The same store with these clock and id sources.
+    pub fn with_sources(mut self, sources: Sources) -> Self {
+        self.sources = sources;
+        self
+    }
+
+    /// The same store over another file system: every file it touches — journals,
+    /// derived files, the registry, artifact directories, import sources, export
+    /// destinations — goes through `vfs` (the simulated one in tests, a counting one to
+    /// bound I/O).
+    pub fn with_vfs(mut self, vfs: Arc<dyn Vfs>) -> Self {
+        self.vfs = vfs;
+        self
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The sources.
+    pub fn sources(&self) -> &Sources {
+        &self.sources
+    }
+
+    /// The artifact directory of the journal at `journal`: the one of the session id
+    /// its file name carries, which must be a valid id (a journal named `...jsonl`,
+    /// stem `..`, has none: its artifact directory would be the store's root).
+    pub(crate) fn artifact_dir_for(&self, journal: &Path) -> Result<PathBuf, InvalidSessionId> {
+        let stem = journal
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = stem.strip_suffix(".jsonl").unwrap_or(&stem);
+        Ok(self.layout.artifact_dir(&SafeSessionId::new(stem)?))
+    }
+
+    /// The artifact directory of the session with this id (not created).
+    pub fn session_artifact_dir(&self, id: &SafeSessionId) -> PathBuf {
+        self.layout.artifact_dir(id)
+    }
+}
