@@ -68,14 +68,8 @@ pub struct SessionSummary {
 impl SessionSummary {
     pub(crate) fn from_aggregates(a: &Aggregates) -> Self {
         let h = a.header.clone().unwrap_or_default();
-        let created = match &h.timestamp {
-            None => None,
-            Some(serde_json::Value::String(s)) => parse_js_date(s),
-            Some(serde_json::Value::Number(n)) => n.as_f64().and_then(time_clip),
-            Some(serde_json::Value::Null) => Some(0),
-            Some(serde_json::Value::Bool(b)) => Some(i64::from(*b)),
-            Some(_) => None,
-        };
+        // `new Date(header.timestamp)`, for every JSON type (an array is its join).
+        let created = session_types::js::date_of(h.timestamp.as_ref());
         let modified = match a.last_activity {
             Some(t) if t > 0.0 => Modified::At(time_clip(t)),
             _ => match &h.timestamp {

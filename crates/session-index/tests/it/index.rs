@@ -466,3 +466,32 @@ fn out_of_range_numbers_in_messages_list_as_infinity() {
         }
     }
 }
+
+/// `created` is `new Date(header.timestamp)` for every JSON type: an array is its
+/// `join(",")` read by `Date.parse` (`["a",1]` is `"a,1"`, which V8's legacy parser
+/// reads as 2001; difffuzz `list: /created: ours null vs theirs string`).
+#[test]
+fn created_reads_every_json_type_as_new_date_does() {
+    for (ts, created) in [
+        (r#"["a",1]"#, serde_json::json!("2001-01-01T00:00:00.000Z")),
+        (
+            r#"["2026-01-02T00:00:00Z"]"#,
+            serde_json::json!("2026-01-02T00:00:00.000Z"),
+        ),
+        ("[]", serde_json::Value::Null),
+        ("{}", serde_json::Value::Null),
+        ("true", serde_json::json!("1970-01-01T00:00:00.001Z")),
+    ] {
+        let fs = sim();
+        let path = Path::new("/s/created.jsonl");
+        let header =
+            format!(r#"{{"type":"session","version":3,"id":"c","timestamp":{ts},"cwd":"/w"}}"#);
+        write(fs.clone(), path, &format!("{header}\n"));
+        let (ix, _) = open(fs.clone(), path);
+        assert_eq!(
+            ix.summary().to_json("p", Some(0))["created"],
+            created,
+            "{ts}"
+        );
+    }
+}
