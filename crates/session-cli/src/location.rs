@@ -204,8 +204,20 @@ impl SessionView {
                 path.display()
             );
         }
-        let (index, report) = Index::open_or_rebuild(path, read_only_index())
+        let (index, report) = Index::open_or_rebuild_with(&reader, read_only_index())
             .map_err(|e| crate::out::at_path(path, "cannot index the journal", e))?;
+        // A journal whose session header record was never written (or torn) holds no
+        // session: its creation was never acknowledged.
+        let created = index
+            .info(session_index::EntryIndex(0))
+            .is_some_and(|i| i.kind == kinds::SESSION_HEADER_KIND);
+        if !created {
+            bail!(
+                "{}: the session was never created: no session header record (the journal's frames end at offset {})",
+                path.display(),
+                index.covered_len().0
+            );
+        }
         Ok(Self {
             path: path.to_path_buf(),
             reader,

@@ -401,9 +401,10 @@ pub fn list_sessions(
         };
         let summary = index.summary();
         if !summary.has_header {
-            report
-                .skipped
-                .push((path, "no session header record".into()));
+            report.skipped.push((
+                path,
+                "the session was never created (no session header record)".into(),
+            ));
             continue;
         }
         let durable = match ir.status {

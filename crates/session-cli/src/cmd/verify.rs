@@ -25,6 +25,9 @@ pub(crate) enum Status {
     Corrupt,
     /// A temporary journal left by a creation or an import that never finished.
     Leftover,
+    /// A journal whose session header record was never written (or torn), holding
+    /// no entry: the session's creation was never acknowledged.
+    NeverCreated,
 }
 
 impl Status {
@@ -36,6 +39,7 @@ impl Status {
             Status::StaleIndex => "stale-index",
             Status::Corrupt => "corrupt",
             Status::Leftover => "leftover",
+            Status::NeverCreated => "never-created",
         }
     }
 }
@@ -68,13 +72,19 @@ fn settled_verify(path: &Path) -> Result<session_journal::VerifyReport, OpenErro
 /// What is wrong with the session records of a journal whose frames are sound: no
 /// session header record (a creation that never finished), or a header that names
 /// another session than the file does (a journal copied over another's name).
-fn session_problem(path: &Path, report: &session_journal::VerifyReport) -> Option<String> {
+fn session_problem(
+    path: &Path,
+    report: &session_journal::VerifyReport,
+) -> Option<(Status, String)> {
     let name = session_id_of(path);
     if let Some(id) = &report.header.session_id
         && *id != name
     {
-        return Some(format!(
-            "journal of session {id:?} under the name of session {name:?} (copied or renamed?)"
+        return Some((
+            Status::Corrupt,
+            format!(
+                "journal of session {id:?} under the name of session {name:?} (copied or renamed?)"
+            ),
         ));
     }
     let reader =
@@ -87,12 +97,16 @@ fn session_problem(path: &Path, report: &session_journal::VerifyReport) -> Optio
     });
     match first {
         Some(Ok(())) => None,
-        Some(Err(offset)) => Some(format!(
-            "no session header record: the first entry frame is at offset {offset}"
+        Some(Err(offset)) => Some((
+            Status::Corrupt,
+            format!("no session header record: the first entry frame is at offset {offset}"),
         )),
-        None => Some(format!(
-            "no session header record (the session was never created; {} bytes)",
-            report.len
+        None => Some((
+            Status::NeverCreated,
+            format!(
+                "the session was never created: no session header record (the journal's frames end at offset {})",
+                report.end.0
+            ),
         )),
     }
 }
@@ -113,14 +127,15 @@ pub(crate) fn check(path: &Path) -> (Status, Value) {
         }
     };
     if report.torn_tail.is_none()
-        && let Some(problem) = session_problem(path, &report)
+        && let Some((status, problem)) = session_problem(path, &report)
     {
         journal.insert(
             "error".into(),
             format!("{}: {problem}", path.display()).into(),
         );
-        journal.insert("offset".into(), Value::Null);
-        return (Status::Corrupt, json!({"journal": journal, "index": null}));
+        let offset = (status == Status::NeverCreated).then_some(report.end.0);
+        journal.insert("offset".into(), offset.into());
+        return (status, json!({"journal": journal, "index": null}));
     }
     journal.insert("frames".into(), report.frames.into());
     journal.insert("end".into(), report.end.0.into());
@@ -151,6 +166,18 @@ pub(crate) fn check(path: &Path) -> (Status, Value) {
 /// repaired here.
 fn repair(path: &Path, status: Status) -> Result<Option<String>> {
     let mut note = None;
+    if status == Status::NeverCreated {
+        // It holds no entry (only the journal's own header): moved aside, never
+        // deleted, out of the journals' names (hidden).
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let aside = path.with_file_name(format!(".{name}.never-created"));
+        std::fs::rename(path, &aside)
+            .map_err(|e| crate::out::at_path(path, "cannot move aside", e))?;
+        return Ok(Some(format!("moved aside to {}", aside.display())));
+    }
     if status == Status::TornTail {
         let (w, report) =
             Writer::open(path, OpenOptions::default()).map_err(|e| anyhow::anyhow!(e))?;
@@ -201,7 +228,12 @@ pub(crate) fn run(store: &Location, args: &VerifyArgs, out: &mut Out) -> Result<
             match repair(path, status) {
                 Ok(note) => {
                     let before = status;
-                    (status, details) = check(path);
+                    if before == Status::NeverCreated {
+                        // Moved aside: there is no session left to check.
+                        status = Status::Clean;
+                    } else {
+                        (status, details) = check(path);
+                    }
                     repaired = json!({"from": before.as_str(), "note": note});
                 }
                 Err(e) => repaired = json!({"error": one_line(&crate::error_line(&e))}),

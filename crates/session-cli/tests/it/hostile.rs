@@ -475,16 +475,34 @@ fn unborn_journals_and_leftover_temporaries_are_reported() {
         .iter()
         .map(|v| v["status"].as_str().expect("status"))
         .collect();
-    assert_eq!(statuses, ["corrupt", "leftover"], "{out}");
+    assert_eq!(statuses, ["never-created", "leftover"], "{out}");
     assert!(
         out[0]["journal"]["error"]
             .as_str()
             .expect("error")
-            .contains("no session header")
+            .contains("was never created: no session header record")
     );
+    assert!(out[0]["journal"]["offset"].is_u64(), "{out}");
+    // Every reading command refuses it, saying so with the offset.
+    for cmd in ["show", "context", "tree"] {
+        let r = b.run(&[cmd, "unborn"]);
+        let err = r.fails(1);
+        assert!(
+            err.contains("was never created") && err.contains("offset"),
+            "{cmd}: {err}"
+        );
+    }
+    // Listings skip it, with a note.
+    let listed = b.run(&["list", "--all", "--json"]);
+    assert_eq!(listed.ok().trim(), "[]", "{}", listed.stdout);
+    assert!(listed.stderr.contains("never created"), "{}", listed.stderr);
     let r = b.run(&["verify", "--all", "--repair", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
     assert!(!leftover.exists(), "{}", r.stdout);
-    assert!(unborn.exists(), "corruption is never repaired away");
+    assert!(!unborn.exists(), "moved aside");
+    assert!(b.sessions().join(".unborn.jsonl.never-created").exists());
+    // Never deleted: moved aside, out of the journals' names.
+    assert!(b.run(&["list", "--all", "--json"]).ok().trim() == "[]");
 }
 
 /// `verify` of a session a writer is appending multi-megabyte entries to never calls
