@@ -91,8 +91,8 @@ impl Default for Observe<'_> {
 impl std::fmt::Debug for Observe<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Observe")
-            .field("progress", &self.progress.is_some())
-            .field("session", &self.session.is_some())
+            .field("on_progress", &self.progress.is_some())
+            .field("on_session", &self.session.is_some())
             .finish()
     }
 }
