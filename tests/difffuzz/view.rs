@@ -496,7 +496,9 @@ fn tree_difference(ours: &Value, theirs: &Value) -> Option<(String, String)> {
 /// `bcs`'s compact serialization with `JSON.stringify`'s, recomputed from the
 /// oracle's parsed value with the reference's number spelling.
 fn spelling(ours: &Value, theirs: &Value) -> Option<(String, String)> {
-    let a = ours.to_string();
+    // Ours as `bcs --json` prints it (`session_cli::out::json_line`).
+    let bcs = |v: &Value| session_types::js::stringify::to_string(v).unwrap_or_default();
+    let a = bcs(ours);
     let b = js_stringify(theirs);
     if a == b {
         return None;
@@ -513,7 +515,7 @@ fn spelling(ours: &Value, theirs: &Value) -> Option<(String, String)> {
     };
     let (ta, tb) = (token(&a), token(&b));
     let numeric = |t: &str| t.parse::<f64>().is_ok();
-    let ours_sorted = sorted(ours).to_string();
+    let ours_sorted = bcs(&sorted(ours));
     let key_order_only = ours_sorted == js_stringify(&sorted(theirs));
     let sig = if numeric(&ta) && numeric(&tb) {
         "number spelling".to_owned()

@@ -380,7 +380,10 @@ fn message_of<'s, S: ContextSource>(
 /// model), built as the reference builds it: the same keys in the same order, each
 /// the entry's value whatever its JSON type, a key left out where the entry has none
 /// (JavaScript's `undefined` vanishes from JSON). A stored `message` that is not an
-/// object adds nothing (the reference pushes the value itself, or throws on `null`).
+/// object is pushed as it is, as the reference does (`(1).role` is `undefined`); a
+/// `null` one too (the reference throws reading `null.role`, and reads `1e400`, our
+/// `null`, as `Infinity`, which prints `null`). An absent one adds nothing (the
+/// reference throws).
 fn js_message_of(m: &Extra, timestamp: Option<Number>) -> Option<AgentMessage> {
     let role = |r: &str| (String::from("role"), Value::String(r.to_owned()));
     let mut out = Extra::new();
@@ -395,10 +398,12 @@ fn js_message_of(m: &Extra, timestamp: Option<Number>) -> Option<AgentMessage> {
         .and_then(Value::as_str)
         .and_then(EntryType::from_name)?
     {
-        EntryType::Message => match m.get("message") {
-            Some(Value::Object(msg)) => return Some(AgentMessage::Unknown(msg.clone())),
-            _ => return None,
-        },
+        EntryType::Message => {
+            return m.get("message").map(|msg| match msg {
+                Value::Object(msg) => AgentMessage::Unknown(msg.clone()),
+                other => AgentMessage::NotAnObject(other.clone()),
+            });
+        }
         EntryType::CustomMessage => {
             // tidy: not an entry type (the message role `custom`)
             out.extend([role("custom")]);

@@ -53,18 +53,6 @@ pub enum ImportError {
         /// The source.
         path: PathBuf,
     },
-    /// The header's version is not one this import supports.
-    #[error(
-        "{path}: unsupported legacy version {found} in the header on line {line}; supported: 1, 2, 3"
-    )]
-    UnsupportedVersion {
-        /// The source.
-        path: PathBuf,
-        /// The header line.
-        line: u64,
-        /// The version as written.
-        found: String,
-    },
     /// A line longer than [`MAX_LINE_LEN`](crate::format::MAX_LINE_LEN).
     #[error("{path}: line {line} is longer than {max} bytes; refusing to import")]
     LineTooLong {

@@ -63,6 +63,36 @@ impl V1State {
     }
 }
 
+/// The logical version of a header's `version` value, and whether the value is odd
+/// (not absent, `null`, or the number 1, 2 or 3).
+///
+/// The reference never refuses a version: `migrateToCurrentVersion` reads
+/// `header.version ?? 1` and compares it with numbers, so JavaScript converts it
+/// (`Number(value)`, [`session_types::js::to_number`]): `>= 3` is left as it is (3;
+/// `"3"`, 4, `"0x3"`), `< 2` migrates from v1 (`0`, `true`, `"1"`, `[]`), `< 3` from v2
+/// (2.5, `"2"`), and a value that is no number (`"v2"`, `{}`) compares false every way:
+/// nothing is migrated, as for 3.
+pub(crate) fn header_version(v: Option<&Value>) -> (u32, bool) {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return (1, false);
+    };
+    let canonical = v.as_u64().filter(|n| (1..=3).contains(n));
+    if let Some(n) = canonical {
+        // 1..=3 fits.
+        return (u32::try_from(n).unwrap_or(3), false);
+    }
+    let x = session_types::js::to_number(Some(v));
+    let read = if x < 2.0 {
+        1
+    } else if x < 3.0 {
+        2
+    } else {
+        // `>= 3`, or NaN.
+        3
+    };
+    (read, true)
+}
+
 /// Sets `version` to 3 the way the reference does: v1 appends `version` (2, then 3 in
 /// place); v2 assigns in place.
 pub(crate) fn migrate_header(map: &mut Map<String, Value>) {

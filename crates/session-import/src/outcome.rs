@@ -75,11 +75,12 @@ pub enum IssueKind {
         /// The parser's message.
         message: String,
     },
-    /// Valid JSON that is not an object (skipped: `null`, which makes the reference
-    /// throw on open, and any such line of a v1 file).
+    /// Valid JSON that is not an object, in a v1 file (skipped: the reference's v1
+    /// migration throws on it, or gives it an id JSON cannot write).
     NotAnObject,
-    /// Valid JSON that is not an object, kept byte-exact as an entry: the reference's
-    /// `JSON.parse` keeps it, an entry without id, parentId or type (v2 and v3).
+    /// Valid JSON that is not an object, in a v2 or v3 file: kept byte-exact as an
+    /// entry without an id, as the reference's `getEntries()` holds it (when it is the
+    /// last record it is the default leaf, whose context is empty).
     NotAnObjectKept,
     /// Not valid UTF-8: kept byte-exact; readers decode it as the reference's
     /// `readFileSync(path, "utf8")` does, each invalid sequence as U+FFFD.
@@ -146,6 +147,15 @@ pub enum IssueKind {
         /// The claimed state, when it is a string.
         state: Option<String>,
     },
+    /// The header's `version` is not one of absent, `null`, 1, 2, 3: read as the
+    /// reference's `version >= 3` / `< 2` / `< 3` comparisons read it (kept as written
+    /// when it reads as 3 or as no number at all).
+    HeaderVersionRead {
+        /// The version as written (JSON text).
+        found: String,
+        /// The logical version it reads as.
+        read_as: u32,
+    },
     /// Migration set the header's `version` to 3.
     HeaderVersionSet {
         /// The source version.
@@ -205,9 +215,9 @@ impl fmt::Display for IssueKind {
                 "session id {id:?} is taken by another source in this directory; imported as {used:?}"
             ),
             IssueKind::NotAnObject => f.write_str("JSON value is not an object"),
-            IssueKind::NotAnObjectKept => f.write_str(
-                "JSON value is not an object, kept as an entry without id or type, as the reference reads it",
-            ),
+            IssueKind::NotAnObjectKept => {
+                f.write_str("JSON value is not an object; kept as an entry without an id")
+            }
             IssueKind::InvalidUtf8 { column } => write!(
                 f,
                 "invalid UTF-8 at column {column} kept byte-exact; readers see U+FFFD, as the reference does"
@@ -260,6 +270,10 @@ impl fmt::Display for IssueKind {
                 state
                     .as_deref()
                     .map_or("(no state)".to_owned(), |s| format!("{s:?}"))
+            ),
+            IssueKind::HeaderVersionRead { found, read_as } => write!(
+                f,
+                "header version {found} read as {read_as}, as the reference compares it (`version >= 3`)"
             ),
             IssueKind::HeaderVersionSet { from } => {
                 write!(f, "header version {from} migrated to 3")

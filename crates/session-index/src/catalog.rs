@@ -28,7 +28,7 @@ pub const CATALOG_FILE: &str = ".catalog";
 /// The first 8 bytes of a catalog.
 pub(crate) const CATALOG_MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'C', b'A', b'T', b'\n'];
 /// The catalog format version.
-pub(crate) const CATALOG_VERSION: u32 = 2;
+pub(crate) const CATALOG_VERSION: u32 = 3;
 
 /// Options of [`list_sessions`].
 #[derive(Debug, Clone)]

@@ -58,14 +58,22 @@ pub(crate) fn as_str(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Cow<'_, str>>(v.get()).ok()
 }
 
-/// The number a raw value holds, if it is a JSON number.
+/// The number a raw value holds, if it is a JSON number, as `JSON.parse` reads it:
+/// beyond a double's range (`1e400`) it is `±Infinity`.
 pub(crate) fn as_number(v: Option<&RawValue>) -> Option<f64> {
     let v = v?;
-    let first = v.get().as_bytes().first()?;
-    if !(first.is_ascii_digit() || *first == b'-') {
+    let first = *v.get().as_bytes().first()?;
+    if !(first.is_ascii_digit() || first == b'-') {
         return None;
     }
-    serde_json::from_str::<f64>(v.get()).ok()
+    // A raw value is valid JSON: a number serde refuses is out of range.
+    Some(
+        serde_json::from_str::<f64>(v.get()).unwrap_or(if first == b'-' {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }),
+    )
 }
 
 /// Whether a raw value is JavaScript-falsy (`null`, `false`, `0`, `""`; absent too).
@@ -328,10 +336,12 @@ fn js_string(v: Option<&RawValue>, depth: usize, out: &mut Excerpt) {
                 js_string(Some(item), depth + 1, out);
             }
         }
-        Some(_) => {
-            if let Some(x) = as_number(v) {
-                out.push(&session_types::json::js_number(x).to_string());
+        Some(_) => match as_number(v) {
+            Some(x) if x.is_infinite() => {
+                out.push(if x > 0.0 { "Infinity" } else { "-Infinity" });
             }
-        }
+            Some(x) => out.push(&session_types::json::js_number(x).to_string()),
+            None => {}
+        },
     }
 }

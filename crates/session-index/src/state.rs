@@ -120,14 +120,49 @@ impl<'a> Key<'a> {
     }
 }
 
-/// What the header record says, kept as raw JSON values.
+/// What the header record says, kept as raw JSON values: `None` where the key is
+/// absent (JavaScript's `undefined`), `Some(Null)` where it is `null` — the two differ
+/// to the reference (`new Date(null)` is 1970, a `null` parentSession is listed).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct HeaderInfo {
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub(crate) id: Option<serde_json::Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub(crate) cwd: Option<serde_json::Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub(crate) parent_session: Option<serde_json::Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub(crate) timestamp: Option<serde_json::Value>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub(crate) version: Option<serde_json::Value>,
+}
+
+/// A JSON value that is present, `null` included (serde reads `null` as `None` for an
+/// `Option` otherwise); absence is the field's default.
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
 }
 
 /// A current label.
@@ -676,14 +711,22 @@ impl State {
                 if self.agg.header.is_none() {
                     let v =
                         |r: Option<&RawValue>| r.and_then(|r| serde_json::from_str(r.get()).ok());
+                    // As JSON.parse reads it: a number beyond a double's range
+                    // elsewhere in the header does not hide the other fields.
                     let raw: serde_json::Map<String, serde_json::Value> = text
-                        .and_then(|t| serde_json::from_str(t).ok())
+                        .and_then(|t| serde_json::from_str(&session_types::js::finite_view(t)).ok())
                         .unwrap_or_default();
                     self.agg.header = Some(HeaderInfo {
                         id: v(p.id),
                         cwd: raw.get("cwd").cloned(),
                         parent_session: raw.get("parentSession").cloned(),
-                        timestamp: v(p.timestamp),
+                        // `1e400` is Infinity to the reference (an Invalid Date), not
+                        // `null` (1970): read from the probe's raw text, which does
+                        // not parse (None, Invalid Date) where it is out of range.
+                        timestamp: match p.timestamp {
+                            Some(r) if r.get() != "null" => v(Some(r)),
+                            _ => raw.get("timestamp").cloned(),
+                        },
                         version: raw.get("version").cloned(),
                     });
                     self.agg.header_entry = Some(index);
@@ -875,6 +918,9 @@ impl State {
         }
         // getLastActivityTime
         if let Some(n) = m.timestamp {
+            // `1e400` is Infinity: kept as the largest double, which the sidecar's JSON
+            // can hold and which `Math.max`, `> 0` and `new Date` answer alike for.
+            let n = n.clamp(f64::MIN, f64::MAX);
             self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(n));
         } else if let Some(ts) = entry_ts
             && let Some(t) = parse_js_date(ts)

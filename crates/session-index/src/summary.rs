@@ -29,13 +29,23 @@ pub struct SessionSummary {
     /// Whether the journal has a session header record (the reference lists only
     /// files whose first record is one).
     pub has_header: bool,
-    /// `header.id`, unvalidated (any JSON value).
+    /// `header.id`, unvalidated (any JSON value; `None` when absent).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::state::present"
+    )]
     pub id: Option<serde_json::Value>,
     /// `header.cwd` if it is a string, else `""`.
     pub cwd: String,
     /// The latest `session_info` name, trimmed; empty clears.
     pub name: Option<String>,
-    /// `header.parentSession` as written (absent: `None`).
+    /// `header.parentSession` as written (absent: `None`; `null` is listed).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::state::present"
+    )]
     pub parent_session_path: Option<serde_json::Value>,
     /// `new Date(header.timestamp)` in ms (`None`: Invalid Date).
     pub created: Option<i64>,
@@ -58,14 +68,8 @@ pub struct SessionSummary {
 impl SessionSummary {
     pub(crate) fn from_aggregates(a: &Aggregates) -> Self {
         let h = a.header.clone().unwrap_or_default();
-        let created = match &h.timestamp {
-            None => None,
-            Some(serde_json::Value::String(s)) => parse_js_date(s),
-            Some(serde_json::Value::Number(n)) => n.as_f64().and_then(time_clip),
-            Some(serde_json::Value::Null) => Some(0),
-            Some(serde_json::Value::Bool(b)) => Some(i64::from(*b)),
-            Some(_) => None,
-        };
+        // `new Date(header.timestamp)`, for every JSON type (an array is its join).
+        let created = session_types::js::date_of(h.timestamp.as_ref());
         let modified = match a.last_activity {
             Some(t) if t > 0.0 => Modified::At(time_clip(t)),
             _ => match &h.timestamp {

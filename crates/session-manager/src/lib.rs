@@ -85,5 +85,5 @@ pub use session_types::{
     AgentMessage, ContentBlock, Entry, EntryId, EntryType, SessionHeader, Usage, UserContent,
 };
 pub use source::Snapshot;
-pub use store::{DeleteReport, ListObserver};
+pub use store::{DeleteReport, ListObserver, Observe};
 pub use view::indexed_context;

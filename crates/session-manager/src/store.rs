@@ -36,6 +36,80 @@ pub trait ListObserver {
 
 impl ListObserver for () {}
 
+/// Closures as listing observers: `on_progress` and `on_session` of the seed's
+/// `list(cwd, sessionDir?, onProgress?)`, each optional.
+///
+/// ```
+/// # let root = tempfile::tempdir().unwrap();
+/// # let store = session_manager::Store::new(session_manager::Layout::with_root(root.path()).unwrap());
+/// use session_manager::Observe;
+/// let mut seen = Vec::new();
+/// let mut progress = 0;
+/// let listed = store
+///     .list_all(&mut Observe::new()
+///         .on_session(|s| seen.push(s.path.clone()))
+///         .on_progress(|loaded, _total| progress = loaded))
+///     .unwrap();
+/// assert_eq!(listed.len(), seen.len());
+/// ```
+pub struct Observe<'a> {
+    progress: Option<ProgressFn<'a>>,
+    session: Option<SessionFn<'a>>,
+}
+
+type ProgressFn<'a> = Box<dyn FnMut(usize, usize) + 'a>;
+type SessionFn<'a> = Box<dyn FnMut(&SessionInfo) + 'a>;
+
+impl<'a> Observe<'a> {
+    /// An observer that does nothing until given closures.
+    pub fn new() -> Self {
+        Self {
+            progress: None,
+            session: None,
+        }
+    }
+
+    /// Called with `(loaded, total)` as sessions are read.
+    pub fn on_progress(mut self, f: impl FnMut(usize, usize) + 'a) -> Self {
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Called with each session, in the listing's order.
+    pub fn on_session(mut self, f: impl FnMut(&SessionInfo) + 'a) -> Self {
+        self.session = Some(Box::new(f));
+        self
+    }
+}
+
+impl Default for Observe<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Observe<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observe")
+            .field("on_progress", &self.progress.is_some())
+            .field("on_session", &self.session.is_some())
+            .finish()
+    }
+}
+
+impl ListObserver for Observe<'_> {
+    fn on_progress(&mut self, loaded: usize, total: usize) {
+        if let Some(f) = &mut self.progress {
+            f(loaded, total);
+        }
+    }
+    fn on_session(&mut self, session: &SessionInfo) {
+        if let Some(f) = &mut self.session {
+            f(session);
+        }
+    }
+}
+
 /// What [`Store::delete`] removed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]

@@ -51,8 +51,10 @@ pub fn write_journal(
     let mut w = Writer::create(path, id, opts)?;
     let mut frames = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {
+        // Read as JSON.parse reads it (a number beyond a double's range is no error).
+        let view = session_types::js::finite_view(r);
         let is_header = i == 0
-            && serde_json::from_str::<serde_json::Value>(r)
+            && serde_json::from_str::<serde_json::Value>(&view)
                 .ok()
                 .and_then(|v| {
                     v.get("type")
@@ -64,7 +66,7 @@ pub fn write_journal(
         let tag = if is_header {
             Tag::default()
         } else {
-            serde_json::from_str::<serde_json::Value>(r)
+            serde_json::from_str::<serde_json::Value>(&view)
                 .ok()
                 .and_then(|v| v.get("id").and_then(|t| t.as_str()).map(id_tag))
                 .unwrap_or_default()

@@ -15,8 +15,10 @@ use crate::message::{AgentMessage, Usage};
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryBase {
-    /// The entry's id.
-    #[serde(default)]
+    /// The entry's id. Absent is `None`; a `null` one does not fit the typed model
+    /// (the reference's leaf is then `null`, the empty context, where an absent one
+    /// falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+    #[serde(default, deserialize_with = "string_id")]
     pub id: Option<EntryId>,
     /// The parent entry, `None` for a root.
     #[serde(default)]
@@ -696,4 +698,8 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 /// one in JavaScript (`new Date(null)` is 0, `new Date(undefined)` NaN).
 fn string_timestamp<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Timestamp>, D::Error> {
     Timestamp::deserialize(d).map(Some)
+}
+
+fn string_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<EntryId>, D::Error> {
+    EntryId::deserialize(d).map(Some)
 }

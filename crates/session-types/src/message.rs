@@ -45,6 +45,13 @@ pub enum AgentMessage {
     /// shape it does not model; kept whole, with its `role` key.
     #[serde(untagged)]
     Unknown(Extra),
+    /// A stored `message` that is not a JSON object (a string, number, boolean, array
+    /// or `null`): the reference puts `entry.message` into the context as it is, so
+    /// context building does too. Never read from JSON (an entry holding such a
+    /// message reads as [`Entry::Unknown`](crate::Entry::Unknown)); serialized as the
+    /// value itself.
+    #[serde(untagged, skip_deserializing)]
+    NotAnObject(Value),
 }
 
 impl AgentMessage {
@@ -59,6 +66,7 @@ impl AgentMessage {
             Self::BranchSummary(_) => "branchSummary",
             Self::CompactionSummary(_) => "compactionSummary",
             Self::Unknown(map) => return map.get("role").and_then(Value::as_str),
+            Self::NotAnObject(_) => return None,
         })
     }
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::entry::{Entry, EntryType};
 use crate::header::SessionHeader;
 use crate::json::find_lone_surrogates;
+use crate::message::AgentMessage;
 
 /// One JSON record of a session: the header or an entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,7 +113,7 @@ impl Entry {
     pub fn read(text: &str) -> Result<Entry, ParseError> {
         let text = crate::js::trim(text);
         let strict = match Entry::parse(text) {
-            Ok(e) => return Ok(e),
+            Ok(e) => return Ok(as_stored(e, text)),
             Err(e) => e,
         };
         if !matches!(
@@ -125,7 +126,7 @@ impl Entry {
         if let std::borrow::Cow::Owned(v) = &view
             && let Ok(e) = Entry::parse(v)
         {
-            return Ok(e);
+            return Ok(as_stored(e, v));
         }
         // `Value` keeps the last of repeated keys, as `JSON.parse` does.
         let value: Value = match serde_json::from_str(&view) {
@@ -141,7 +142,15 @@ impl Entry {
             && let Ok(e) = serde_json::from_value::<Entry>(Value::Object(map.clone()))
             && !matches!(e, Entry::Unknown(_))
         {
-            return Ok(e);
+            return Ok(match e {
+                Entry::Message(mut m) => {
+                    if let Some(Value::Object(stored)) = map.get("message") {
+                        keep_stored(&mut m.message, stored);
+                    }
+                    Entry::Message(m)
+                }
+                e => e,
+            });
         }
         Ok(Entry::Unknown(map))
     }
@@ -215,6 +224,44 @@ impl Entry {
     /// ```
     pub fn write_json<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
         serde_json::to_writer(out, self).map_err(std::io::Error::other)
+    }
+}
+
+/// `entry` (read from `text`), with a typed message that would not print as stored
+/// replaced by the stored object, kept whole as [`AgentMessage::Unknown`].
+///
+/// The reference puts `entry.message` into the context as it is, so a message's JSON
+/// is its stored JSON: keys in the stored order, a `null` the typed model would drop
+/// (`"errorMessage":null`), no key the model would add (a `timestamp` the message
+/// lacks), a role that is no string (serde would read a number as a variant index).
+/// The typed message is kept only when it prints exactly as stored. The common case
+/// (an entry written as the reference and `bcs` write it) is one serialization: the
+/// entry prints back as `text`.
+fn as_stored(entry: Entry, text: &str) -> Entry {
+    let typed =
+        matches!(&entry, Entry::Message(m) if !matches!(m.message, AgentMessage::Unknown(_)));
+    if !typed || entry.to_json() == text {
+        return entry;
+    }
+    let Entry::Message(mut m) = entry else {
+        return entry;
+    };
+    if let Ok(Value::Object(mut record)) = serde_json::from_str::<Value>(text)
+        && let Some(Value::Object(stored)) = record.remove("message")
+    {
+        keep_stored(&mut m.message, &stored);
+    }
+    Entry::Message(m)
+}
+
+/// Replaces `message` by `stored` when the typed message does not print as `stored`.
+fn keep_stored(message: &mut AgentMessage, stored: &serde_json::Map<String, Value>) {
+    if matches!(message, AgentMessage::Unknown(_)) {
+        return;
+    }
+    let typed = serde_json::to_string(message).unwrap_or_default();
+    if serde_json::to_string(stored).unwrap_or_default() != typed {
+        *message = AgentMessage::Unknown(stored.clone());
     }
 }
 

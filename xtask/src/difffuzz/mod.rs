@@ -17,7 +17,9 @@
 //! - `known`: rewrites `known-mismatches.json` from the committed inputs and oracles
 //!   (no node), after a fix landed.
 //! - `gen SEED`: prints the generated file of one seed; `ours FILE`: prints our
-//!   answers for a file (as compared).
+//!   answers for a file (as compared); `check FILE…`: compares ours for each file
+//!   with its oracle beside it (`FILE` with `.oracle.json` for `.jsonl`) and prints
+//!   the mismatches and divergences.
 //!
 //! Options: `--peer DIR` (the reference; default: installed into `target/peer`),
 //! `--out DIR`. Node runs with `TZ=UTC`.
@@ -100,12 +102,31 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             println!("{}", serde_json::to_string_pretty(&v)?);
             Ok(())
         }
+        "check" => {
+            for file in positional.iter().filter(|f| !f.ends_with(".oracle.json")) {
+                let file = Path::new(file);
+                let oracle = std::fs::read_to_string(file.with_extension("oracle.json"))
+                    .with_context(|| format!("the oracle of {}", file.display()))?;
+                let theirs = view::parse_oracle(oracle.trim_end())?;
+                let v = view::compare(&theirs, &view::ours(file, &o.out.join("scratch-ours")));
+                println!("{}:", file.display());
+                for d in &v.divergences {
+                    println!("  divergence: {d}");
+                }
+                for m in &v.mismatches {
+                    println!("  `{}`: {}", m.class(), m.detail);
+                }
+            }
+            Ok(())
+        }
         "gen" => {
             let seed: u64 = positional.first().context("gen SEED")?.parse()?;
             std::io::stdout().write_all(&generator::generate(seed))?;
             Ok(())
         }
-        other => bail!("unknown difffuzz subcommand `{other}` (run, summary, record, known, gen)"),
+        other => bail!(
+            "unknown difffuzz subcommand `{other}` (run, summary, record, known, gen, ours, check)"
+        ),
     }
 }
 

@@ -157,3 +157,52 @@ fn null_leaf_is_empty_even_with_settings() {
         r#"{"messages":[],"thinkingLevel":"off","model":null}"#
     );
 }
+
+/// A `message` entry whose `message` is not an object: the reference pushes
+/// `entry.message` as it is (`(1).role` is `undefined`, no throw), so a string, number,
+/// boolean or array is a message of the context (difffuzz classes `context:
+/// /messages/*: ours other vs theirs number|string|other`, `…fewer items in ours`).
+/// `null` makes the reference throw (`entry.message.role`); a `1e400` message is
+/// `Infinity` to it, printed `null`, and `null` to us: both push `null`.
+#[test]
+fn messages_that_are_not_objects_are_pushed_as_they_are() {
+    let records: Vec<String> = [
+        r#""zzz""#,
+        "1.0",
+        "false",
+        r#"["a",1]"#,
+        "null",
+        r#"{"role":"user","content":"x","timestamp":1}"#,
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, m)| {
+        let parent = if i == 0 {
+            "null".to_owned()
+        } else {
+            format!("\"e{}\"", i - 1)
+        };
+        format!(
+            r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{m}}}"#
+        )
+    })
+    .collect();
+    let entries = crate::parse_all(&records);
+    let resident = ResidentSource::new(&entries);
+    let lazy = TextSource::new(records.iter().map(String::as_str));
+    let expected = r#"{"messages":["zzz",1,false,["a",1],null,{"role":"user","content":"x","timestamp":1}],"thinkingLevel":"off","model":null}"#;
+    for ctx in [
+        build_context(&resident, Leaf::Default, &ContextOptions::reference())
+            .map(|c| c.to_reference_json())
+            .map_err(|e| e.to_string()),
+        build_context(&lazy, Leaf::Default, &ContextOptions::reference())
+            .map(|c| c.to_reference_json())
+            .map_err(|e| e.to_string()),
+    ] {
+        let json = ctx.expect("context");
+        assert_eq!(
+            session_types::js::stringify::to_string(&json).expect("json"),
+            expected
+        );
+    }
+}

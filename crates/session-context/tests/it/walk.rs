@@ -2,7 +2,9 @@
 //! chains walk without recursion.
 
 use serde_json::json;
-use session_context::{ContextError, ContextOptions, Leaf, ResidentSource, build_context, plan};
+use session_context::{
+    ContextError, ContextOptions, Leaf, ResidentSource, TextSource, build_context, plan,
+};
 use session_types::{Entry, EntryBase, EntryId, Timestamp};
 
 use crate::entries_of;
@@ -148,4 +150,44 @@ fn empty_parent_id_ends_the_path_like_a_root() {
     let src = ResidentSource::new(&entries);
     let ctx = build_context(&src, Leaf::Default, &ContextOptions::default()).expect("context");
     assert_eq!(ctx.messages.len(), 1);
+}
+
+/// The reference's leaf is the last entry's `id` value (`_buildIndex`): `null` means
+/// "before the first entry", the empty context (`buildSessionContext(entries, null)`);
+/// an absent `id` is `undefined` and falls back to the last entry. An explicit
+/// unknown leaf falls back to the last entry whatever its id (difffuzz `context:
+/// /messages: more items in ours`, replay seed 256).
+#[test]
+fn a_last_entry_whose_id_is_null_is_the_empty_context() {
+    let line = |id: &str, parent: &str| {
+        format!(
+            r#"{{"type":"message",{id}"parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"user","content":"x","timestamp":1}}}}"#
+        )
+    };
+    for (last, default_len) in [(r#""id":null,"#, 0), ("", 3)] {
+        let records = vec![
+            line(r#""id":"a","#, "null"),
+            line(r#""id":"b","#, r#""a""#),
+            line(last, r#""b""#),
+        ];
+        let entries = crate::parse_all(&records);
+        let resident = ResidentSource::new(&entries);
+        let lazy = TextSource::new(records.iter().map(String::as_str));
+        let lens = |leaf: Leaf<'_>| {
+            [
+                build_context(&resident, leaf, &ContextOptions::reference())
+                    .map(|c| c.messages.len())
+                    .map_err(|e| e.to_string()),
+                build_context(&lazy, leaf, &ContextOptions::reference())
+                    .map(|c| c.messages.len())
+                    .map_err(|e| e.to_string()),
+            ]
+        };
+        assert_eq!(
+            lens(Leaf::Default),
+            [Ok(default_len), Ok(default_len)],
+            "{last}"
+        );
+        assert_eq!(lens(Leaf::Id("zzz")), [Ok(3), Ok(3)], "{last}");
+    }
 }

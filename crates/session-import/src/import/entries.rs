@@ -125,22 +125,25 @@ impl Run<'_> {
     fn take_line(&mut self, buf: &[u8], meta: LineMeta, batch: &mut Batch) {
         let n = meta.number;
         let line = match parse_line(buf, meta, false) {
-            Parsed::Bad(kind) => {
-                if matches!(kind, IssueKind::NotAnObject) {
-                    if let Some(v1) = &mut self.v1 {
-                        // JSON.parse takes it: it holds a slot in the v1 index array.
-                        v1.slots.push(Slot::Other);
-                    } else if String::from_utf8_lossy(buf).trim() != "null" {
-                        // JSON.parse takes it and the reference keeps it as an entry
-                        // (id, parentId and type undefined). A `null` makes the
-                        // reference's open throw; it stays skipped.
-                        self.entries += 1;
-                        self.issue(n, IssueKind::NotAnObjectKept);
-                        batch.push(ENTRY, Tag::default(), buf);
-                        batch.push_retention(n, false);
-                        return;
-                    }
+            Parsed::Bad(IssueKind::NotAnObject) => {
+                if let Some(v1) = &mut self.v1 {
+                    // JSON.parse takes it: it holds a slot in the v1 index array, but
+                    // the reference's v1 migration cannot keep it (docs/context.md D12).
+                    v1.slots.push(Slot::Other);
+                } else if String::from_utf8_lossy(buf).trim() != "null" {
+                    // JSON.parse takes it and getEntries() holds it (the default leaf
+                    // when it is last): kept byte-exact as an entry without an id. A
+                    // `null` makes the reference's open throw; it stays skipped.
+                    self.entries += 1;
+                    self.issue(n, IssueKind::NotAnObjectKept);
+                    batch.push(ENTRY, Tag::default(), buf);
+                    batch.push_retention(n, false);
+                    return;
                 }
+                self.issue(n, IssueKind::NotAnObject);
+                return;
+            }
+            Parsed::Bad(kind) => {
                 self.issue(n, kind);
                 return;
             }

@@ -1,13 +1,11 @@
 //! The session header: the first record, which decides the source's version (and
 //! whether its ids must be assigned, v1) and is migrated to v3 when older.
 
-use serde_json::{Map, Value};
-
 use super::Run;
 use super::parse::{Line, Parsed, describe, is_blank, parse_line, parse_map};
 use crate::error::ImportError;
 use crate::lines::{LineMeta, LineReader};
-use crate::migrate::{V1State, migrate_header, to_js_json};
+use crate::migrate::{V1State, header_version, migrate_header, to_js_json};
 use crate::outcome::IssueKind;
 
 /// The session header as read from the source.
@@ -94,7 +92,20 @@ impl Run<'_> {
                 found: "a session header nested too deeply to read".to_owned(),
             });
         };
-        let version = self.header_version(&map, meta.number)?;
+        let (version, odd) = header_version(map.get("version"));
+        if odd {
+            let found = map
+                .get("version")
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            self.issue(
+                meta.number,
+                IssueKind::HeaderVersionRead {
+                    found,
+                    read_as: version,
+                },
+            );
+        }
         self.version = version;
         let (payload, changed) = if version < 3 {
             migrate_header(&mut map);
@@ -120,21 +131,5 @@ impl Run<'_> {
             changed,
             trail,
         })
-    }
-
-    /// The header's `version`: absent or `null` is 1; 1, 2 and 3 are read; anything
-    /// else is refused.
-    fn header_version(&self, map: &Map<String, Value>, line: u64) -> Result<u32, ImportError> {
-        match map.get("version") {
-            None | Some(Value::Null) => Ok(1),
-            Some(Value::Number(n)) if matches!(n.as_u64(), Some(1..=3)) => {
-                Ok(n.as_u64().unwrap_or(3) as u32)
-            }
-            Some(other) => Err(ImportError::UnsupportedVersion {
-                path: self.path.to_path_buf(),
-                line,
-                found: other.to_string(),
-            }),
-        }
     }
 }

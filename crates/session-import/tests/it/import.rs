@@ -202,31 +202,6 @@ fn refusals_write_nothing() {
             "no session header: line 1",
         ),
         (
-            write_source(
-                src.path(),
-                "v4.jsonl",
-                format!(
-                    "{}\n{}\n",
-                    HEADER_V3.replace("\"version\":3", "\"version\":4"),
-                    entry("a", None)
-                )
-                .as_bytes(),
-            ),
-            "unsupported legacy version 4 in the header on line 1; supported: 1, 2, 3",
-        ),
-        (
-            write_source(
-                src.path(),
-                "v-str.jsonl",
-                format!(
-                    "{}\n",
-                    HEADER_V3.replace("\"version\":3", "\"version\":\"3\"")
-                )
-                .as_bytes(),
-            ),
-            "unsupported legacy version \"3\"",
-        ),
-        (
             write_source(src.path(), "text.txt", b"hello\nworld\n"),
             "not a JSONL file: no line is JSON text (first bad line 1",
         ),
@@ -389,10 +364,12 @@ fn duplicates_cycles_and_claims_are_kept_and_reported() {
     let dest = tempfile::tempdir().unwrap();
     let outcome = import_into(&source, dest.path()).unwrap();
     insta::assert_snapshot!(outcome.render());
-    // Both duplicates are in the journal, and the array (the reference's JSON.parse
-    // keeps it as an entry); the lifecycle claim is data, and nothing holds the
-    // journal: a writer can take it right away.
-    assert_eq!(records(&outcome.journal).len(), 10);
+    // Both duplicates are in the journal, and so is the array (JSON.parse takes it:
+    // the reference's getEntries() holds it); the lifecycle claim is data, and
+    // nothing holds the journal: a writer can take it right away.
+    let recs = records(&outcome.journal);
+    assert_eq!(recs.len(), 10);
+    assert_eq!(recs[8], b"[1,2]");
     assert!(!session_journal::lock::lock_path(&outcome.journal).exists());
     session_journal::Writer::open(&outcome.journal, session_journal::OpenOptions::default())
         .unwrap();
@@ -549,4 +526,63 @@ fn the_imports_registry_is_private() {
     let registry = dest.path().join(session_import::format::REGISTRY_FILE);
     let mode = std::fs::metadata(&registry).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "{}", registry.display());
+}
+
+/// The reference never refuses a header version: `migrateToCurrentVersion` compares
+/// `header.version ?? 1` with numbers, so JavaScript converts it. Expected outcomes
+/// follow its code (`>= 3` untouched, `< 2` v1, `< 3` v2, NaN untouched); the
+/// difffuzz class fixtures `import-refused-unsupported-legacy-version-*` check them
+/// against its answers.
+#[test]
+fn odd_header_versions_are_read_as_the_reference_compares_them() {
+    let src = tempfile::tempdir().unwrap();
+    let hook = r#"{"type":"message","id":"h","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"hookMessage","customType":"x","content":"c","display":true,"timestamp":1}}"#;
+    // (version JSON, logical version, header version afterwards, hookMessage renamed)
+    let cases = [
+        ("4", 3, "4", false),
+        ("\"3\"", 3, "\"3\"", false),
+        ("\"0x3\"", 3, "\"0x3\"", false),
+        ("\"v2\"", 3, "\"v2\"", false),
+        ("{}", 3, "{}", false),
+        ("2.5", 2, "3", true),
+        ("\"2\"", 2, "3", true),
+        ("[2]", 2, "3", true),
+        ("0", 1, "3", true),
+        ("true", 1, "3", true),
+        ("\"\"", 1, "3", true),
+    ];
+    for (i, (version, logical, after, renamed)) in cases.into_iter().enumerate() {
+        let header = HEADER_V3.replace("\"version\":3", &format!("\"version\":{version}"));
+        let source = write_source(
+            src.path(),
+            &format!("v{i}.jsonl"),
+            format!("{header}\n{hook}\n").as_bytes(),
+        );
+        let dest = tempfile::tempdir().unwrap();
+        let out =
+            import_into(&source, dest.path()).unwrap_or_else(|e| panic!("version {version}: {e}"));
+        assert_eq!(out.source.version, logical, "version {version}");
+        assert!(
+            out.issues.iter().any(|i| matches!(
+                &i.kind,
+                IssueKind::HeaderVersionRead { found, read_as }
+                    if found == version && *read_as == logical
+            )),
+            "version {version}: {:?}",
+            out.issues
+        );
+        let recs = records(&out.journal);
+        let h = js_value(&recs[0]);
+        assert_eq!(h["version"].to_string(), after, "version {version}");
+        if logical == 3 {
+            assert_eq!(
+                recs[0],
+                header.as_bytes(),
+                "version {version}: kept byte-exact"
+            );
+        }
+        let m = js_value(recs.last().unwrap());
+        let role = if renamed { "custom" } else { "hookMessage" };
+        assert_eq!(m["message"]["role"], role, "version {version}");
+    }
 }

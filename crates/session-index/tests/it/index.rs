@@ -371,3 +371,127 @@ fn a_sidecar_larger_than_its_journal_allows_is_not_read() {
     }
     assert_eq!(fingerprint(&ix), fingerprint(&built));
 }
+
+/// Header fields as the reference's listing reads them, also after a save and a
+/// fresh open: a `null` timestamp is `new Date(null)`, 1970 (difffuzz `list:
+/// /created: ours null vs theirs string`); a `null` parentSession is listed as `null`
+/// (`…/parentSessionPath: only in theirs`); a number beyond a double's range elsewhere
+/// in the header does not hide its `cwd` (`…/cwd`), and as the timestamp it is
+/// `Infinity`, an Invalid Date.
+#[test]
+fn header_nulls_and_out_of_range_numbers_list_as_the_reference_lists_them() {
+    let cases = [
+        (
+            r#"{"type":"session","id":"x","timestamp":null,"cwd":"/tmp/x","parentSession":null}"#,
+            serde_json::json!({"path":"p","id":"x","cwd":"/tmp/x","parentSessionPath":null,
+                "created":"1970-01-01T00:00:00.000Z","modified":"1970-01-01T00:00:00.000Z",
+                "messageCount":0,"firstMessage":"(no messages)"}),
+        ),
+        (
+            r#"{"type":"session","version":3,"id":"y","timestamp":1e400,"cwd":"/tmp/x"}"#,
+            serde_json::json!({"path":"p","id":"y","cwd":"/tmp/x","created":null,
+                "modified":"1970-01-01T00:00:00.000Z","messageCount":0,
+                "firstMessage":"(no messages)"}),
+        ),
+    ];
+    for (k, (header, expected)) in cases.into_iter().enumerate() {
+        let fs = sim();
+        let path = format!("/s/header-{k}.jsonl");
+        let path = Path::new(&path);
+        // (Not `write`: its line filter is serde's, which refuses `1e400`.)
+        session_testkit::legacy::write_journal(
+            path,
+            session_testkit::legacy::fixture_journal_id(&path.to_string_lossy()),
+            &[header],
+            fs.clone(),
+        )
+        .unwrap();
+        let (built, _) = open(fs.clone(), path);
+        let (fresh, report) = open(fs.clone(), path);
+        assert_eq!(report.status, IndexStatus::Fresh, "{header}");
+        for ix in [&built, &fresh] {
+            assert_eq!(ix.summary().to_json("p", Some(0)), expected, "{header}");
+        }
+        // Through the listing catalog: written, then read fresh.
+        let opts = session_index::ListOptions {
+            vfs: fs.clone(),
+            ..session_index::ListOptions::default()
+        };
+        for _ in 0..2 {
+            let (infos, _) = session_index::list_sessions(Path::new("/s"), &opts).unwrap();
+            assert_eq!(infos.len(), 1, "{header}");
+            assert_eq!(infos[0].summary.to_json("p", Some(0)), expected, "{header}");
+        }
+    }
+}
+
+/// `1e400` in a message is `Infinity` to the reference's listing: as the message's
+/// `timestamp` it makes `modified` an Invalid Date (`null`; difffuzz `list:
+/// /modified: ours string vs theirs null`), as a text block's `text` it joins as
+/// `"Infinity"` (`list: /firstMessage`); `-1e400` is no activity time.
+#[test]
+fn out_of_range_numbers_in_messages_list_as_infinity() {
+    let header =
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-29T06:05Z","cwd":"/w"}"#;
+    let cases = [
+        (
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-29T05:16Z","message":{"role":"user","content":[{"type":"text","text":"x"},{"type":"text","text":1e400}],"timestamp":1e400}}"#,
+            serde_json::Value::Null,
+            "x Infinity",
+        ),
+        (
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-29T05:16Z","message":{"role":"user","content":[{"type":"text","text":-1e400}],"timestamp":-1e400}}"#,
+            serde_json::json!("2026-01-29T06:05:00.000Z"),
+            "-Infinity",
+        ),
+    ];
+    for (k, (entry, modified, first)) in cases.into_iter().enumerate() {
+        let fs = sim();
+        let path = format!("/s/inf-{k}.jsonl");
+        let path = Path::new(&path);
+        session_testkit::legacy::write_journal(
+            path,
+            session_testkit::legacy::fixture_journal_id(&path.to_string_lossy()),
+            &[header, entry],
+            fs.clone(),
+        )
+        .unwrap();
+        let (built, _) = open(fs.clone(), path);
+        let (fresh, report) = open(fs.clone(), path);
+        assert_eq!(report.status, IndexStatus::Fresh, "{entry}");
+        for ix in [&built, &fresh] {
+            let s = ix.summary().to_json("p", Some(0));
+            assert_eq!(s["modified"], modified, "{entry}");
+            assert_eq!(s["firstMessage"], first, "{entry}");
+        }
+    }
+}
+
+/// `created` is `new Date(header.timestamp)` for every JSON type: an array is its
+/// `join(",")` read by `Date.parse` (`["a",1]` is `"a,1"`, which V8's legacy parser
+/// reads as 2001; difffuzz `list: /created: ours null vs theirs string`).
+#[test]
+fn created_reads_every_json_type_as_new_date_does() {
+    for (ts, created) in [
+        (r#"["a",1]"#, serde_json::json!("2001-01-01T00:00:00.000Z")),
+        (
+            r#"["2026-01-02T00:00:00Z"]"#,
+            serde_json::json!("2026-01-02T00:00:00.000Z"),
+        ),
+        ("[]", serde_json::Value::Null),
+        ("{}", serde_json::Value::Null),
+        ("true", serde_json::json!("1970-01-01T00:00:00.001Z")),
+    ] {
+        let fs = sim();
+        let path = Path::new("/s/created.jsonl");
+        let header =
+            format!(r#"{{"type":"session","version":3,"id":"c","timestamp":{ts},"cwd":"/w"}}"#);
+        write(fs.clone(), path, &format!("{header}\n"));
+        let (ix, _) = open(fs.clone(), path);
+        assert_eq!(
+            ix.summary().to_json("p", Some(0))["created"],
+            created,
+            "{ts}"
+        );
+    }
+}

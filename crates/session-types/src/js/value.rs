@@ -221,6 +221,115 @@ pub fn finite_view(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `Number(value)` for a property value (`None` is `undefined`): what a relational
+/// comparison such as `version < 3` compares. NaN where JavaScript gives NaN.
+///
+/// - `undefined` → NaN, `null` → 0, `false` → 0, `true` → 1, a number → itself;
+/// - a string: `StringToNumber` ([`string_to_number`]);
+/// - an array: `StringToNumber` of `Array.prototype.join(",")` (`[2]` is 2, `[]` 0,
+///   `[1,2]` NaN);
+/// - an object: `"[object Object]"`, NaN.
+///
+/// ```
+/// use serde_json::json;
+/// use session_types::js::to_number;
+/// assert_eq!(to_number(Some(&json!("3"))), 3.0);
+/// assert_eq!(to_number(Some(&json!([2]))), 2.0);
+/// assert_eq!(to_number(Some(&json!(true))), 1.0);
+/// assert!(to_number(Some(&json!("v2"))).is_nan());
+/// assert!(to_number(None).is_nan());
+/// ```
+pub fn to_number(v: Option<&Value>) -> f64 {
+    match v {
+        None | Some(Value::Object(_)) => f64::NAN,
+        Some(Value::Null) => 0.0,
+        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(Value::String(s)) => string_to_number(s),
+        Some(a @ Value::Array(_)) => string_to_number(&array_to_string(a)),
+    }
+}
+
+/// ECMAScript `StringToNumber`: surrounding whitespace ignored ([`trim`]), the empty
+/// string is 0, `0x`/`0o`/`0b` integers, `Infinity` with an optional sign, decimal
+/// literals with an optional sign, fraction and exponent (`1.`, `.5`, `1e3`); anything
+/// else (`1_000`, `inf`, `3px`) is NaN.
+///
+/// ```
+/// use session_types::js::string_to_number;
+/// assert_eq!(string_to_number(" 2.5\n"), 2.5);
+/// assert_eq!(string_to_number(""), 0.0);
+/// assert_eq!(string_to_number("0x1F"), 31.0);
+/// assert_eq!(string_to_number("-Infinity"), f64::NEG_INFINITY);
+/// assert!(string_to_number("inf").is_nan());
+/// assert!(string_to_number("-0x1").is_nan());
+/// ```
+pub fn string_to_number(s: &str) -> f64 {
+    let t = trim(s);
+    if t.is_empty() {
+        return 0.0;
+    }
+    let b = t.as_bytes();
+    if b.len() > 2 && b[0] == b'0' {
+        let radix = match b[1] {
+            b'x' | b'X' => 16,
+            b'o' | b'O' => 8,
+            b'b' | b'B' => 2,
+            _ => 0,
+        };
+        if radix != 0 {
+            let mut x = 0.0f64;
+            for c in t[2..].chars() {
+                match c.to_digit(radix) {
+                    Some(d) => x = x * f64::from(radix) + f64::from(d),
+                    None => return f64::NAN,
+                }
+            }
+            return x;
+        }
+    }
+    let (sign, rest) = match b[0] {
+        b'-' => (-1.0, &t[1..]),
+        b'+' => (1.0, &t[1..]),
+        _ => (1.0, t),
+    };
+    if rest == "Infinity" {
+        return sign * f64::INFINITY;
+    }
+    if !is_decimal_literal(rest.as_bytes()) {
+        return f64::NAN;
+    }
+    rest.parse::<f64>().map_or(f64::NAN, |x| sign * x)
+}
+
+/// `StrUnsignedDecimalLiteral` without `Infinity`: digits, an optional fraction (at
+/// least one digit before or after the point) and an optional exponent.
+fn is_decimal_literal(b: &[u8]) -> bool {
+    let digits = |i: usize| b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let int = digits(0);
+    let mut i = int;
+    let mut frac = 0;
+    if b.get(i) == Some(&b'.') {
+        frac = digits(i + 1);
+        i += 1 + frac;
+    }
+    if int + frac == 0 {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp = digits(i);
+        if exp == 0 {
+            return false;
+        }
+        i += exp;
+    }
+    i == b.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,5 +408,39 @@ mod tests {
             Cow::Borrowed(_)
         ));
         assert_eq!(finite_view("[1E+400]"), "[null]");
+    }
+
+    #[test]
+    fn numbers_of_strings_and_values() {
+        // Expected values: node 20, `Number(s)`.
+        for (s, x) in [
+            (" 2.5\n", 2.5),
+            ("", 0.0),
+            ("0x1F", 31.0),
+            ("1.", 1.0),
+            ("1.e5", 100_000.0),
+            (".5", 0.5),
+            ("+.5e-3", 0.0005),
+            ("0b101", 5.0),
+            ("0o17", 15.0),
+            ("\u{a0}3\u{3000}", 3.0),
+            ("Infinity", f64::INFINITY),
+            ("-Infinity", f64::NEG_INFINITY),
+            ("00012", 12.0),
+        ] {
+            assert_eq!(string_to_number(s), x, "{s:?}");
+        }
+        for s in [
+            "inf", "infinity", "-0x1", "1e", "1_000", "3px", ".", "+", "e5", "v2",
+        ] {
+            assert!(string_to_number(s).is_nan(), "{s:?}");
+        }
+        assert!(string_to_number("-0").is_sign_negative());
+        assert_eq!(to_number(Some(&json!(null))), 0.0);
+        assert_eq!(to_number(Some(&json!(false))), 0.0);
+        assert_eq!(to_number(Some(&json!([]))), 0.0);
+        assert_eq!(to_number(Some(&json!([[" 2 "]]))), 2.0);
+        assert!(to_number(Some(&json!([1, 2]))).is_nan());
+        assert!(to_number(Some(&json!({}))).is_nan());
     }
 }

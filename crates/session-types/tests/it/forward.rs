@@ -86,3 +86,44 @@ fn legacy_sleep_reads_as_archived() {
     let (r, _) = round_trip(other);
     assert_eq!(r.to_json(), other);
 }
+
+/// The reference puts `entry.message` into the context as stored: a message the typed
+/// model would print differently is read as the stored object (difffuzz classes
+/// `context spelling: key order`, `…/errorMessage: only in theirs`,
+/// `…/timestamp: only in ours`, `…indexed a message but loaded a user message`).
+#[test]
+fn a_message_that_would_not_print_as_stored_is_kept_as_stored() {
+    let envelope = r#"{"type":"message","id":"m","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":"#;
+    for message in [
+        // `excludeFromContext` before `timestamp`
+        r#"{"role":"bashExecution","command":"ls","output":"x","exitCode":1,"cancelled":false,"truncated":false,"excludeFromContext":true,"timestamp":1}"#,
+        // a `null` the typed model drops
+        r#"{"role":"assistant","content":[],"api":"a","provider":"p","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","errorMessage":null,"timestamp":1}"#,
+        // no `timestamp`
+        r#"{"role":"custom","customType":"ext","content":"c","display":false}"#,
+        // a numeric role (serde reads 0 as the first variant)
+        r#"{"role":-0.0,"content":"c","timestamp":1}"#,
+        // content block keys in another order
+        r#"{"role":"user","content":[{"text":"hi","type":"text"}],"timestamp":1}"#,
+    ] {
+        let text = format!("{envelope}{message}}}");
+        let e = Entry::read(&text).expect("reads");
+        let Entry::Message(m) = &e else {
+            panic!("{message}: {e:?}")
+        };
+        assert_eq!(
+            serde_json::to_string(&m.message).unwrap(),
+            message,
+            "{message}"
+        );
+        assert!(matches!(m.message, AgentMessage::Unknown(_)), "{message}");
+    }
+    // As written, the message stays typed.
+    let text = format!(
+        r#"{envelope}{{"role":"user","content":[{{"type":"text","text":"hi"}}],"timestamp":1}},"extra":1}}"#
+    );
+    let Entry::Message(m) = Entry::read(&text).expect("reads") else {
+        panic!()
+    };
+    assert!(matches!(m.message, AgentMessage::User(_)));
+}
