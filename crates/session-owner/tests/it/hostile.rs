@@ -154,3 +154,41 @@ async fn a_full_session_queue_answers_overloaded_and_retryable() {
         .await
         .expect("retry");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_never_reads_stalls_only_itself() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut good = Client::connect(&owner);
+    good.initialize().await;
+    let s = good.create().await;
+    let mut mute = Client::connect_with_buffer(&owner, 4096);
+    mute.initialize().await;
+    mute.open(&s.session_id).await;
+    // The mute client writes requests and never reads an answer: its answers fill the
+    // connection, its in-flight bound fills, and the owner stops reading it. Its
+    // writes then block too, so they run on a task of their own.
+    let sid = s.session_id.clone();
+    let writer = tokio::spawn(async move {
+        for i in 0..5_000 {
+            mute.send::<call::AppendMessage>(append(
+                &sid,
+                &format!("mute-{i}"),
+                Some(Durability::Buffered),
+            ))
+            .await;
+        }
+        mute
+    });
+    // Meanwhile the other client is served, on the same session.
+    for i in 0..20 {
+        good.call::<call::AppendMessage>(append(&s.session_id, &format!("good-{i}"), None))
+            .await
+            .expect("served");
+    }
+    assert!(
+        !writer.is_finished(),
+        "the owner stopped reading the mute client"
+    );
+    writer.abort();
+}

@@ -30,7 +30,12 @@ pub(crate) struct Client {
 impl Client {
     /// A client on a new duplex connection to `owner`.
     pub(crate) fn connect(owner: &Arc<Owner>) -> Client {
-        let (client, server) = tokio::io::duplex(1 << 20);
+        Client::connect_with_buffer(owner, 1 << 20)
+    }
+
+    /// A client whose connection buffers at most `bytes` each way.
+    pub(crate) fn connect_with_buffer(owner: &Arc<Owner>, bytes: usize) -> Client {
+        let (client, server) = tokio::io::duplex(bytes);
         let (sr, sw) = tokio::io::split(server);
         let owner = owner.clone();
         let server = tokio::spawn(async move { owner.serve(sr, sw).await });
