@@ -188,6 +188,18 @@ impl OwnedSession {
         self.durability = durability;
     }
 
+    /// Makes every append so far durable, without saving the index: one `fdatasync`,
+    /// whatever the session's size (the sidecar is still saved on its interval, and at
+    /// [`sync`](Self::sync) and close). What a group commit needs: the cost of making a
+    /// batch durable must not grow with the session.
+    pub fn sync_journal(&mut self) -> Result<(), AppendError> {
+        self.writer.sync()?;
+        if self.unsaved >= index_save_interval(self.index.len()) {
+            self.save_index();
+        }
+        Ok(())
+    }
+
     /// Makes every append so far durable and saves the index.
     pub fn sync(&mut self) -> Result<(), AppendError> {
         self.writer.sync()?;

@@ -111,7 +111,7 @@ pub(crate) fn process(mut s: OwnedSession, batch: Vec<Command>) -> Option<OwnedS
             Command::Close { done } => close = Some(done),
         }
     }
-    if sync && let Err(e) = s.sync() {
+    if sync && let Err(e) = s.sync_journal() {
         // Nothing that asked for durability is acknowledged as durable.
         let e = append_error(e);
         for (_, r, durable) in &mut answers {

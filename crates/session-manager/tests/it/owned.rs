@@ -689,3 +689,28 @@ fn read_label_honours_its_limits() {
         Some(big)
     );
 }
+
+/// `sync_journal` makes buffered appends durable without rewriting the sidecar (a
+/// group commit's sync must not grow with the session); `sync` saves it.
+#[test]
+fn sync_journal_makes_appends_durable_without_saving_the_index() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.sync().expect("sync");
+    let side = session_index::sidecar_path(s.session_file().expect("file"));
+    let before = std::fs::read(&side).expect("sidecar");
+    s.set_durability(Durability::Buffered);
+    s.append_message(user("q")).expect("append");
+    s.sync_journal().expect("sync journal");
+    assert_eq!(
+        std::fs::read(&side).expect("sidecar"),
+        before,
+        "sidecar rewritten"
+    );
+    s.sync().expect("sync");
+    assert_ne!(
+        std::fs::read(&side).expect("sidecar"),
+        before,
+        "sync saves it"
+    );
+}
