@@ -84,10 +84,14 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
                 .unwrap_or("")
                 .to_owned()
         };
-        let id = r.json.get("id").map_or_else(String::new, |v| match v {
-            Value::String(s) => s.clone(),
-            other => session_types::js::stringify::to_string(other).unwrap_or_default(),
-        });
+        // The id `bcs` commands take: the journal's name. It differs from the session
+        // header record's id (the `--json` listing's `id`, as the reference lists it)
+        // only for an import whose header id was taken or unsafe as a file name.
+        let id = r
+            .json
+            .get("path")
+            .and_then(Value::as_str)
+            .map_or_else(String::new, |p| session_id_of(std::path::Path::new(p)));
         let title = match r.json.get("name").and_then(Value::as_str) {
             Some(n) => format!("{n:?}"),
             None => render::preview(&s("firstMessage"), 50),
