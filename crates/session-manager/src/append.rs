@@ -160,12 +160,12 @@ macro_rules! append_methods {
         pub fn append_compaction(
             &mut self,
             summary: &str,
-            first_kept_entry_id: &str,
+            first_kept_entry_id: impl AsRef<str>,
             tokens_before: u64,
             details: Option<serde_json::Value>,
             from_hook: Option<bool>,
         ) -> Result<session_types::EntryId, crate::error::AppendError> {
-            let first = session_types::EntryId::new(first_kept_entry_id);
+            let first = session_types::EntryId::new(first_kept_entry_id.as_ref());
             self.append_with(|b| {
                 session_types::Entry::compaction(
                     b,
@@ -192,11 +192,11 @@ macro_rules! append_methods {
         /// validated (the seed validates nothing here).
         pub fn append_child_usage_attribution(
             &mut self,
-            target_id: &str,
+            target_id: impl AsRef<str>,
             child_usage: session_types::Usage,
             aggregate_usage: session_types::Usage,
         ) -> Result<session_types::EntryId, crate::error::AppendError> {
-            let target = session_types::EntryId::new(target_id);
+            let target = session_types::EntryId::new(target_id.as_ref());
             self.append_with(|b| {
                 session_types::Entry::child_usage_attributed(
                     b,
@@ -258,9 +258,10 @@ macro_rules! append_methods {
         /// with `entry <id> not found`.
         pub fn append_label_change(
             &mut self,
-            target_id: &str,
+            target_id: impl AsRef<str>,
             label: Option<&str>,
         ) -> Result<session_types::EntryId, crate::error::AppendError> {
+            let target_id = target_id.as_ref();
             if !self.has_entry(target_id) {
                 return Err(crate::error::AppendError::EntryNotFound {
                     session: self.error_name(),

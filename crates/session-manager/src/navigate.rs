@@ -38,7 +38,10 @@ impl OwnedSession {
     /// `parentSession` is this session's journal. Returns the new session; this handle
     /// is not repointed. The path is read within the default [`ReadLimits`]; a longer
     /// path needs [`create_branched_session_with`](Self::create_branched_session_with).
-    pub fn create_branched_session(&self, leaf: &str) -> Result<OwnedSession, OpenError> {
+    pub fn create_branched_session(
+        &self,
+        leaf: impl AsRef<str>,
+    ) -> Result<OwnedSession, OpenError> {
         self.create_branched_session_with(leaf, ReadLimits::default())
     }
 
@@ -47,9 +50,10 @@ impl OwnedSession {
     /// as [`fork_from`](crate::Store::fork_from) needs none).
     pub fn create_branched_session_with(
         &self,
-        leaf: &str,
+        leaf: impl AsRef<str>,
         limits: ReadLimits,
     ) -> Result<OwnedSession, OpenError> {
+        let leaf = leaf.as_ref();
         let view = self.view(self.snapshot());
         let i = view.find(leaf).ok_or_else(|| ReadError::EntryNotFound {
             session: self.error_name(),

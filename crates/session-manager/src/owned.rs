@@ -287,7 +287,8 @@ impl OwnedSession {
     }
 
     /// `readEntry(id, maxSourceBytes?)`: one detached entry.
-    pub fn read_entry(&self, id: &str, limits: ReadLimits) -> Result<Entry, ReadError> {
+    pub fn read_entry(&self, id: impl AsRef<str>, limits: ReadLimits) -> Result<Entry, ReadError> {
+        let id = id.as_ref();
         let view = self.view(self.snapshot());
         let i = view.find(id).ok_or_else(|| ReadError::EntryNotFound {
             session: self.error_name(),
@@ -302,7 +303,12 @@ impl OwnedSession {
     /// held by the index, so no frame is read, but the answer is accounted as the
     /// label entry that set it: one source entry of its payload's size, so a label
     /// larger than `limits` allows fails like any other read.
-    pub fn read_label(&self, id: &str, limits: ReadLimits) -> Result<Option<String>, ReadError> {
+    pub fn read_label(
+        &self,
+        id: impl AsRef<str>,
+        limits: ReadLimits,
+    ) -> Result<Option<String>, ReadError> {
+        let id = id.as_ref();
         let Some(label) = self.index.label(id) else {
             return Ok(None);
         };
@@ -473,7 +479,11 @@ impl OwnedSession {
     /// `readEntryRetention(id)`: where an imported entry came from. `None` for
     /// natively appended entries — absence does not establish authorship. Reads at most
     /// three frames (the index locates the retention frame that follows the entry).
-    pub fn read_entry_retention(&self, id: &str) -> Result<Option<Retention>, ReadError> {
+    pub fn read_entry_retention(
+        &self,
+        id: impl AsRef<str>,
+    ) -> Result<Option<Retention>, ReadError> {
+        let id = id.as_ref();
         let view = self.view(self.snapshot());
         let i = view.find(id).ok_or_else(|| ReadError::EntryNotFound {
             session: self.error_name(),

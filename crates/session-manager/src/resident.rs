@@ -354,7 +354,11 @@ impl ResidentSession {
     /// `createBranchedSession(leafId)` in memory: a new in-memory session with the path
     /// root → `leaf` (labels left out, then re-created for labelled path entries with
     /// the original label entries' timestamps, as in 0.73.1).
-    pub fn create_branched_session(&self, leaf: &str) -> Result<ResidentSession, AppendError> {
+    pub fn create_branched_session(
+        &self,
+        leaf: impl AsRef<str>,
+    ) -> Result<ResidentSession, AppendError> {
+        let leaf = leaf.as_ref();
         let Some(i) = self.derived.find(leaf) else {
             return Err(AppendError::EntryNotFound {
                 session: self.error_name(),
