@@ -683,11 +683,12 @@ fn read_label_honours_its_limits() {
         .read_label(a.as_str(), tight)
         .expect_err("over the byte limit");
     assert!(matches!(err, ReadError::LimitExceeded { .. }), "{err}");
+    // Ids go in as they come out: an `EntryId` (or `&EntryId`) or a `&str`.
     assert_eq!(
-        s.read_label(a.as_str(), ReadLimits::default())
-            .expect("label"),
+        s.read_label(&a, ReadLimits::default()).expect("label"),
         Some(big)
     );
+    assert!(s.read_entry(a, ReadLimits::default()).is_ok());
 }
 
 /// `sync_journal` makes buffered appends durable without rewriting the sidecar (a
