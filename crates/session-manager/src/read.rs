@@ -180,6 +180,61 @@ impl<'a> SessionTree<'a> {
             .collect()
     }
 
+    /// Writes the tree as the reference's `getTree()` returns it, nested and in its
+    /// key order: `[{"entry":…,"children":[…],"label":…,"labelTimestamp":…}, …]`
+    /// (`label` and `labelTimestamp` only when set, as `JSON.stringify` drops
+    /// `undefined`), entries as the typed model prints them. Iterative, with an explicit
+    /// stack: a session 100,000 entries deep is written without recursing on its depth
+    /// (which a derived `Serialize` of a nested tree would do).
+    pub fn write_nested_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        // Each frame: the node whose children are being written (`None` for the
+        // roots), the sibling positions left, and whether one was written already.
+        let mut stack: Vec<(Option<usize>, std::slice::Iter<'_, usize>, bool)> =
+            vec![(None, self.roots.iter(), false)];
+        out.write_all(b"[")?;
+        while let Some((owner, siblings, written)) = stack.last_mut() {
+            let Some(&pos) = siblings.next() else {
+                let owner = *owner;
+                stack.pop();
+                out.write_all(b"]")?;
+                // Close the node whose children these were: its label keys come after
+                // `children`, as the reference's object literal orders them.
+                if let Some(node) = owner.and_then(|o| self.nodes.get(o)) {
+                    if let Some(label) = &node.label {
+                        out.write_all(b",\"label\":")?;
+                        serde_json::to_writer(&mut *out, label)?;
+                    }
+                    if let Some(ts) = &node.label_timestamp {
+                        out.write_all(b",\"labelTimestamp\":")?;
+                        serde_json::to_writer(&mut *out, ts)?;
+                    }
+                    out.write_all(b"}")?;
+                }
+                continue;
+            };
+            let Some(node) = self.nodes.get(pos) else {
+                continue;
+            };
+            if *written {
+                out.write_all(b",")?;
+            }
+            *written = true;
+            out.write_all(b"{\"entry\":")?;
+            serde_json::to_writer(&mut *out, &*node.entry)?;
+            out.write_all(b",\"children\":[")?;
+            stack.push((Some(pos), node.children.iter(), false));
+        }
+        Ok(())
+    }
+
+    /// [`write_nested_json`](Self::write_nested_json) into a string.
+    pub fn to_nested_json(&self) -> String {
+        let mut out = Vec::new();
+        // Writing into a Vec cannot fail; entries always serialize.
+        let _ = self.write_nested_json(&mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
     /// The children of the node at `pos`.
     pub fn children(&self, pos: usize) -> impl Iterator<Item = &SessionTreeNode<'a>> {
         self.nodes

@@ -715,3 +715,52 @@ fn sync_journal_makes_appends_durable_without_saving_the_index() {
         "sync saves it"
     );
 }
+
+/// The tree as the reference's `getTree()` returns it, nested, key order included; and
+/// a session 100,000 entries deep is written without recursing on its depth.
+#[test]
+fn the_tree_writes_nested_as_get_tree_returns_it() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let a = s.append_message(user("q")).expect("a");
+    let b = s.append_message(assistant("r")).expect("b");
+    s.branch_to(Some(a.as_str())).expect("branch");
+    let c = s.append_message(user("q2")).expect("c");
+    s.append_label_change(&a, Some("start")).expect("label");
+    let tree = s.read_tree(ReadLimits::default()).expect("tree");
+    let v: serde_json::Value = serde_json::from_str(&tree.to_nested_json()).expect("json");
+    assert_eq!(v.as_array().expect("roots").len(), 1);
+    let root = &v[0];
+    let keys: Vec<&str> = root
+        .as_object()
+        .expect("node")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["entry", "children", "label", "labelTimestamp"]);
+    assert_eq!(root["entry"]["id"], a.as_str());
+    assert_eq!(root["label"], "start");
+    let kids: Vec<&str> = root["children"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .map(|n| n["entry"]["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(kids, [b.as_str(), c.as_str()]);
+
+    let (_d2, store2) = crate::support::store();
+    let mut deep = store2.create("/w").expect("create");
+    deep.set_durability(Durability::Buffered);
+    for i in 0..100_000 {
+        deep.append_custom_entry("k", Some(json!(i)))
+            .expect("append");
+    }
+    let limits = ReadLimits {
+        max_source_entries: 200_000,
+        max_source_bytes: 1 << 30,
+    };
+    let tree = deep.read_tree(limits).expect("tree");
+    let mut sink = std::io::sink();
+    tree.write_nested_json(&mut sink)
+        .expect("written without overflowing the stack");
+}
