@@ -178,6 +178,24 @@ macro_rules! append_methods {
             })
         }
 
+        /// [`append_compaction`](Self::append_compaction) with its optional arguments
+        /// in an options struct.
+        pub fn append_compaction_with(
+            &mut self,
+            summary: &str,
+            first_kept_entry_id: impl AsRef<str>,
+            tokens_before: u64,
+            options: crate::CompactionOptions,
+        ) -> Result<session_types::EntryId, crate::error::AppendError> {
+            self.append_compaction(
+                summary,
+                first_kept_entry_id,
+                tokens_before,
+                options.details,
+                options.from_hook,
+            )
+        }
+
         /// `appendCustomEntry(customType, data?)`: extension state, never in the context.
         pub fn append_custom_entry(
             &mut self,

@@ -40,7 +40,50 @@ impl NewSessionOptions {
             ..Self::default()
         }
     }
+
+    /// The same options with this session id (the options struct is
+    /// `#[non_exhaustive]`: set fields by chaining,
+    /// `NewSessionOptions::default().id("a").parent_session("p")`).
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+
+    /// The same options with this parent session.
+    pub fn parent_session(mut self, parent: impl Into<String>) -> Self {
+        self.parent_session = Some(parent.into());
+        self
+    }
 }
+
+/// The optional arguments of `appendCompaction` (the seed's positional `details?` and
+/// `fromHook?`), set by chaining: `CompactionOptions::default().details(json!(…))`.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct CompactionOptions {
+    /// Extension data stored with the compaction.
+    pub details: Option<serde_json::Value>,
+    /// Whether an extension (hook) produced it.
+    pub from_hook: Option<bool>,
+}
+
+impl CompactionOptions {
+    /// The same options with these details.
+    pub fn details(mut self, details: serde_json::Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// The same options marking the compaction as a hook's.
+    pub fn from_hook(mut self, from_hook: bool) -> Self {
+        self.from_hook = Some(from_hook);
+        self
+    }
+}
+
+/// The optional arguments of `branchWithSummary` (`details?`, `fromHook?`): the same
+/// shape as [`CompactionOptions`].
+pub type BranchSummaryOptions = CompactionOptions;
 
 /// A session store: one [`Layout`] (the seed's optional `sessionDir` argument becomes
 /// [`Layout::with_session_dir`]), the injected [`Sources`] and the file system.

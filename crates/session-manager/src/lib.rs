@@ -66,7 +66,7 @@ mod view;
 
 pub use clock::{FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock, TimeSource};
 pub use error::{AppendError, Limit, OpenError, ReadError};
-pub use handle::{NewSessionOptions, Store};
+pub use handle::{BranchSummaryOptions, CompactionOptions, NewSessionOptions, Store};
 pub use layout::{InvalidSessionId, Layout, LayoutError, SafeSessionId};
 pub use owned::{INDEX_SAVE_EVERY, OwnedSession, TailRepair, index_save_interval};
 pub use read::{

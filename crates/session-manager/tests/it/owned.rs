@@ -764,3 +764,37 @@ fn the_tree_writes_nested_as_get_tree_returns_it() {
     tree.write_nested_json(&mut sink)
         .expect("written without overflowing the stack");
 }
+
+/// Option structs are set by chaining: a new session with an id and a parent, a
+/// compaction with details and fromHook.
+#[test]
+fn option_structs_chain() {
+    let (_d, store) = store();
+    let mut s = store
+        .create_with(
+            "/w",
+            NewSessionOptions::default()
+                .id("chained")
+                .parent_session("/p.jsonl"),
+        )
+        .expect("create");
+    assert_eq!(s.session_id(), "chained");
+    assert_eq!(s.header().parent_session.as_deref(), Some("/p.jsonl"));
+    let a = s.append_message(user("q")).expect("append");
+    let id = s
+        .append_compaction_with(
+            "sum",
+            &a,
+            10,
+            session_manager::CompactionOptions::default()
+                .details(json!({"k": 1}))
+                .from_hook(true),
+        )
+        .expect("compaction");
+    let e = serde_json::to_value(s.read_entry(&id, ReadLimits::default()).expect("entry"))
+        .expect("json");
+    assert_eq!(
+        (e["details"]["k"].clone(), e["fromHook"].clone()),
+        (json!(1), json!(true))
+    );
+}
