@@ -364,3 +364,33 @@ fn ids_of_any_json_type_key_the_tree_as_the_reference_maps_do() {
         assert_eq!(ix.counts().unparsable, 1);
     }
 }
+
+/// The reference's context walk follows any truthy `parentId`
+/// (`byId.get(current.parentId)`): a number leads to the entry whose id is that
+/// number (`1.0` and `1` are one key), `0` and `false` stop, an unknown one is an
+/// orphan's missing parent (difffuzz class `context: /messages/*/role…`, seed 326).
+#[test]
+fn a_parent_id_that_is_not_a_string_leads_where_the_context_walk_goes() {
+    let c = |id: &str, parent: &str| {
+        format!(
+            r#"{{"type":"custom","customType":"x","id":{id},"parentId":{parent},"timestamp":"{T}1.000Z"}}"#
+        )
+    };
+    let ix = index_of(&[
+        c("1.0", "null"),
+        c(r#""a""#, "1"),
+        c(r#""b""#, "0"),
+        c(r#""c""#, "false"),
+        c(r#""d""#, "7"),
+        c(r#""e""#, r#""a""#),
+        c("true", "true"),
+    ]);
+    let jp = |i: u32| ix.json_parent(EntryIndex(i));
+    assert_eq!(jp(1), None);
+    assert_eq!(jp(2), Some(("1", Some(EntryIndex(1)))));
+    assert_eq!(jp(3), None);
+    assert_eq!(jp(4), None);
+    assert_eq!(jp(5), Some(("7", None)));
+    assert_eq!(jp(6), None);
+    assert_eq!(jp(7), Some(("true", Some(EntryIndex(7)))));
+}
