@@ -336,6 +336,14 @@ impl Derived {
         self.state.id_of(i.0)
     }
 
+    /// The entry's `id` as canonical JSON text when it is not a string (`1` for `1.0`,
+    /// `Infinity` for `1e400`, which [`Derived::id_value`] shows as `null`); `None`
+    /// for a string id or none.
+    pub fn id_json(&self, i: EntryIndex) -> Option<&str> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.id_json_of(i.0)
+    }
+
     /// The entry's `parentId` string (`None` for null, absent, empty or not a string).
     pub fn parent_id_of(&self, i: EntryIndex) -> Option<&str> {
         self.state.recs.get(i.0 as usize)?;

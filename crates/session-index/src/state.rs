@@ -568,6 +568,14 @@ impl State {
         self.str_at(r.id)
     }
 
+    /// The `id` as canonical JSON text when it is not a string.
+    pub(crate) fn id_json_of(&self, i: u32) -> Option<&str> {
+        let r = &self.recs[i as usize];
+        (r.flags & REC_ID_JSON != 0)
+            .then(|| self.str_at(r.id))
+            .flatten()
+    }
+
     /// The `id` as the reference holds it: `None` when `undefined`.
     pub(crate) fn id_value(&self, i: u32) -> Option<serde_json::Value> {
         let r = &self.recs[i as usize];
