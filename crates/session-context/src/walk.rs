@@ -130,14 +130,6 @@ impl Iterator for Window {
 
 impl ExactSizeIterator for Window {}
 
-/// Whether the entry's `id` is JSON `null` (an entry that does not load, such as a
-/// record that is no object, has no `id` at all).
-fn id_is_null<S: ContextSource>(source: &S, h: S::Handle) -> bool {
-    source
-        .load(h)
-        .is_ok_and(|e| e.js_property("id") == Some(serde_json::Value::Null))
-}
-
 /// Walks the path to `leaf` and plans the context. Reads nodes for the whole path and
 /// loads one entry: the latest compaction, for its `firstKeptEntryId`.
 ///
@@ -164,7 +156,7 @@ pub fn plan<'s, S: ContextSource>(
         // back to the last entry). Only an entry without a string id is loaded to
         // tell.
         Leaf::Default => match source.last_entry() {
-            Some(h) if source.id(h).is_empty() && id_is_null(source, h) => return Ok(plan),
+            Some(h) if source.id(h).is_empty() && source.id_is_null(h) => return Ok(plan),
             other => other,
         },
     };

@@ -961,11 +961,34 @@ fn owned_key(k: Key<'_>) -> Option<(bool, Box<[u8]>)> {
 }
 
 /// The object in `text` re-serialized as `JSON.parse` reads it (the last of repeated
-/// keys, numbers beyond a double's range as `null`), or `None` if it is no object.
+/// keys, in the first one's place), or `None` if it is no object. Numbers beyond a
+/// double's range become `null`, except a top-level value that is one: its text is
+/// kept, so the probe reads an `id` or `parentId` of `1e400` as `Infinity` as it does
+/// on a line without a repeated key.
 fn reread_as_javascript(text: &str) -> Option<String> {
     let view = session_types::js::finite_view(text);
-    match serde_json::from_str::<serde_json::Value>(&view).ok()? {
-        v @ serde_json::Value::Object(_) => serde_json::to_string(&v).ok(),
-        _ => None,
+    let serde_json::Value::Object(object) = serde_json::from_str(&view).ok()? else {
+        return None;
+    };
+    if matches!(view, std::borrow::Cow::Borrowed(_)) {
+        return serde_json::to_string(&object).ok();
     }
+    // The values as written, the last of repeated keys (a number is not converted).
+    let raw: indexmap::IndexMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_str(text).ok()?;
+    let mut out = String::with_capacity(text.len());
+    out.push('{');
+    for (n, (k, v)) in object.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(&serde_json::to_string(k).ok()?);
+        out.push(':');
+        match raw.get(k).map(|r| r.get()) {
+            Some(r) if r.parse::<f64>().is_ok_and(f64::is_infinite) => out.push_str(r),
+            _ => out.push_str(&serde_json::to_string(v).ok()?),
+        }
+    }
+    out.push('}');
+    Some(out)
 }

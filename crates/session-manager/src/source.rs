@@ -316,6 +316,11 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
         self.records.entry(entry)
     }
 
+    /// From the id's key, without loading the entry: a `1e400` id is `Infinity`.
+    fn id_is_null(&self, entry: EntryIndex) -> bool {
+        self.records.derived().id_json(entry) == Some("null")
+    }
+
     fn entry_count(&self) -> usize {
         usize::try_from(self.records.derived().counts().entries).unwrap_or(usize::MAX)
     }

@@ -394,3 +394,19 @@ fn a_parent_id_that_is_not_a_string_leads_where_the_context_walk_goes() {
     assert_eq!(jp(6), None);
     assert_eq!(jp(7), Some(("true", Some(EntryIndex(7)))));
 }
+
+/// A line that repeats a key keeps a `1e400` id as `Infinity` (JSON.parse keeps the
+/// last value; only the keys are made unique), so its children find it and a last
+/// entry with that id is no `null` leaf (difffuzz seed 1843).
+#[test]
+fn a_1e400_id_on_a_line_with_a_repeated_key_is_infinity() {
+    let ix = index_of(&[
+        format!(
+            r#"{{"id":"zzz","type":"custom","id":1e400,"parentId":null,"timestamp":"{T}1.000Z"}}"#
+        ),
+        format!(r#"{{"type":"custom","id":"c","parentId":1e400,"timestamp":"{T}2.000Z"}}"#),
+    ]);
+    assert_eq!(ix.id_json(EntryIndex(1)), Some("Infinity"));
+    assert_eq!(ix.parent(EntryIndex(2)), Some(EntryIndex(1)));
+    assert_eq!(ix.tree().preorder().len(), 2);
+}
