@@ -316,6 +316,10 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
         self.records.entry(entry)
     }
 
+    fn id_value(&self, entry: EntryIndex) -> Option<serde_json::Value> {
+        self.records.derived().id_value(entry)
+    }
+
     /// From the id's key, without loading the entry: a `1e400` id is `Infinity`.
     fn id_is_null(&self, entry: EntryIndex) -> bool {
         self.records.derived().id_json(entry) == Some("null")
