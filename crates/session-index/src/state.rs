@@ -961,34 +961,84 @@ fn owned_key(k: Key<'_>) -> Option<(bool, Box<[u8]>)> {
 }
 
 /// The object in `text` re-serialized as `JSON.parse` reads it (the last of repeated
-/// keys, in the first one's place), or `None` if it is no object. Numbers beyond a
-/// double's range become `null`, except a top-level value that is one: its text is
-/// kept, so the probe reads an `id` or `parentId` of `1e400` as `Infinity` as it does
-/// on a line without a repeated key.
+/// keys, in the first one's place), or `None` if it is no object. A number beyond a
+/// double's range stays one (`1e400`, which the probe reads as `Infinity` as on a
+/// line without a repeated key): it stands in as the largest double while serde
+/// reads the object, unless the line holds that double itself (then it is `null`).
 fn reread_as_javascript(text: &str) -> Option<String> {
-    let view = session_types::js::finite_view(text);
-    let serde_json::Value::Object(object) = serde_json::from_str(&view).ok()? else {
-        return None;
+    let object = |t: &str| match serde_json::from_str(t).ok()? {
+        serde_json::Value::Object(o) => serde_json::to_string(&o).ok(),
+        _ => None,
     };
-    if matches!(view, std::borrow::Cow::Borrowed(_)) {
-        return serde_json::to_string(&object).ok();
+    let infinite = |x: f64| match x {
+        f64::INFINITY => Some("1.7976931348623157e308"),
+        f64::NEG_INFINITY => Some("-1.7976931348623157e308"),
+        _ => None,
+    };
+    if !any_number(text, |x| x.abs() == f64::MAX)
+        && let std::borrow::Cow::Owned(marked) = map_numbers(text, infinite)
+    {
+        let out = object(&marked)?;
+        let restored = map_numbers(&out, |x| match x {
+            f64::MAX => Some("1e400"),
+            f64::MIN => Some("-1e400"),
+            _ => None,
+        });
+        return Some(restored.into_owned());
     }
-    // The values as written, the last of repeated keys (a number is not converted).
-    let raw: indexmap::IndexMap<String, Box<serde_json::value::RawValue>> =
-        serde_json::from_str(text).ok()?;
-    let mut out = String::with_capacity(text.len());
-    out.push('{');
-    for (n, (k, v)) in object.iter().enumerate() {
-        if n > 0 {
-            out.push(',');
-        }
-        out.push_str(&serde_json::to_string(k).ok()?);
-        out.push(':');
-        match raw.get(k).map(|r| r.get()) {
-            Some(r) if r.parse::<f64>().is_ok_and(f64::is_infinite) => out.push_str(r),
-            _ => out.push_str(&serde_json::to_string(v).ok()?),
+    object(&session_types::js::finite_view(text))
+}
+
+/// Whether a number token of JSON `text` (outside strings) satisfies `pred`.
+fn any_number(text: &str, pred: impl Fn(f64) -> bool) -> bool {
+    let mut found = false;
+    let _ = map_numbers(text, |x| {
+        found |= pred(x);
+        None
+    });
+    found
+}
+
+/// `text` with each number token (outside strings) for which `f` gives a
+/// replacement replaced (a token beyond a double's range reads as `±Infinity`).
+fn map_numbers(
+    text: &str,
+    mut f: impl FnMut(f64) -> Option<&'static str>,
+) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            c if c == b'-' || c.is_ascii_digit() => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
+                    i += 1;
+                }
+                if let Some(r) = text[start..i].parse::<f64>().ok().and_then(&mut f) {
+                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    o.push_str(&text[last..start]);
+                    o.push_str(r);
+                    last = i;
+                }
+            }
+            _ => i += 1,
         }
     }
-    out.push('}');
-    Some(out)
+    match out {
+        None => std::borrow::Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(&text[last..]);
+            std::borrow::Cow::Owned(o)
+        }
+    }
 }

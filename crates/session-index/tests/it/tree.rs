@@ -409,4 +409,15 @@ fn a_1e400_id_on_a_line_with_a_repeated_key_is_infinity() {
     assert_eq!(ix.id_json(EntryIndex(1)), Some("Infinity"));
     assert_eq!(ix.parent(EntryIndex(2)), Some(EntryIndex(1)));
     assert_eq!(ix.tree().preorder().len(), 2);
+    // The largest double stands in for Infinity while the line is re-read: a line
+    // holding it too keeps the finite view (`1e400` as `null`), and the double itself
+    // stays what it is.
+    let ix = index_of(&[format!(
+        r#"{{"id":"zzz","type":"custom","id":1e400,"parentId":1.7976931348623157e308,"parentId":1.7976931348623157e308,"timestamp":"{T}1.000Z"}}"#
+    )]);
+    assert_eq!(ix.id_json(EntryIndex(1)), Some("null"));
+    assert_eq!(
+        ix.parent_value(EntryIndex(1)),
+        Some(serde_json::json!(f64::MAX))
+    );
 }
