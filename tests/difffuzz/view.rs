@@ -70,6 +70,12 @@ fn ours_in(source: &Path, scratch: &Path) -> Value {
             let key = match idx.id_value(*i) {
                 None => "undefined".to_owned(),
                 Some(Value::String(s)) => s,
+                // `1e400` is `Infinity` to the reference: `String(id)` is "Infinity".
+                Some(Value::Null) => idx
+                    .id_json(*i)
+                    .filter(|t| t.ends_with("Infinity"))
+                    .unwrap_or("null")
+                    .to_owned(),
                 Some(Value::Number(n)) => js_number_text(n.as_f64().unwrap_or(0.0)),
                 Some(v) => v.to_string(),
             };

@@ -58,6 +58,22 @@ pub trait ContextSource {
     /// The whole entry.
     fn load(&self, entry: Self::Handle) -> Result<Cow<'_, Entry>, Self::Error>;
 
+    /// The entry's `id` as the reference holds it, any JSON value (`None` when it has
+    /// none). Read only where an id that is not a string is compared (a compaction's
+    /// numeric `firstKeptEntryId`); by default from the loaded entry.
+    fn id_value(&self, entry: Self::Handle) -> Option<serde_json::Value> {
+        self.load(entry).ok()?.js_property("id")
+    }
+
+    /// Whether the entry's `id` is JSON `null` (as the last entry's id, the
+    /// reference's leaf "before the first entry"). By default the entry is loaded and
+    /// read; a `1e400` id reads as `null` there (D11) but is `Infinity` to the
+    /// reference, which a source that keeps ids as keys tells apart.
+    fn id_is_null(&self, entry: Self::Handle) -> bool {
+        self.load(entry)
+            .is_ok_and(|e| e.js_property("id") == Some(serde_json::Value::Null))
+    }
+
     /// How many entries the source holds (an upper bound on any acyclic path's length).
     ///
     /// The walk keeps no visited set while a path is shorter than this; a path that gets
@@ -123,6 +139,12 @@ impl<S: ContextSource + ?Sized> ContextSource for &S {
     }
     fn load(&self, entry: S::Handle) -> Result<Cow<'_, Entry>, Self::Error> {
         (**self).load(entry)
+    }
+    fn id_is_null(&self, entry: S::Handle) -> bool {
+        (**self).id_is_null(entry)
+    }
+    fn id_value(&self, entry: S::Handle) -> Option<serde_json::Value> {
+        (**self).id_value(entry)
     }
     fn entry_count(&self) -> usize {
         (**self).entry_count()

@@ -130,14 +130,6 @@ impl Iterator for Window {
 
 impl ExactSizeIterator for Window {}
 
-/// Whether the entry's `id` is JSON `null` (an entry that does not load, such as a
-/// record that is no object, has no `id` at all).
-fn id_is_null<S: ContextSource>(source: &S, h: S::Handle) -> bool {
-    source
-        .load(h)
-        .is_ok_and(|e| e.js_property("id") == Some(serde_json::Value::Null))
-}
-
 /// Walks the path to `leaf` and plans the context. Reads nodes for the whole path and
 /// loads one entry: the latest compaction, for its `firstKeptEntryId`.
 ///
@@ -164,7 +156,7 @@ pub fn plan<'s, S: ContextSource>(
         // back to the last entry). Only an entry without a string id is loaded to
         // tell.
         Leaf::Default => match source.last_entry() {
-            Some(h) if source.id(h).is_empty() && id_is_null(source, h) => return Ok(plan),
+            Some(h) if source.id(h).is_empty() && source.id_is_null(h) => return Ok(plan),
             other => other,
         },
     };
@@ -180,24 +172,43 @@ pub fn plan<'s, S: ContextSource>(
         // compaction whose id is `firstKeptEntryId` (compared on the path, so no id
         // lookup is needed and a duplicate id off the path cannot hide it).
         // A compaction read whole (odd fields) compares its `firstKeptEntryId` the same
-        // way; one that is not a string equals no id.
+        // way (`===`): a number or boolean equals an id of that value (a number id
+        // beyond 2^53 as JavaScript rounds it); `null` and the rest equal no id here.
         let first = match &*entry {
             Entry::Compaction(c) => c
                 .first_kept_entry_id
                 .as_ref()
-                .map(|f| f.as_str().to_owned()),
-            other => other
-                .js_property("firstKeptEntryId")
-                .and_then(|v| v.as_str().map(str::to_owned)),
+                .map(|f| serde_json::Value::String(f.as_str().to_owned())),
+            other => other.js_property("firstKeptEntryId"),
         };
-        if let Some(first) = first {
-            plan.first_kept = plan.path[..k]
-                .iter()
-                .position(|p| source.id(p.handle) == first.as_str());
+        match first {
+            Some(serde_json::Value::String(first)) => {
+                plan.first_kept = plan.path[..k]
+                    .iter()
+                    .position(|p| source.id(p.handle) == first.as_str());
+            }
+            Some(v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_))) => {
+                plan.first_kept = plan.path[..k].iter().position(|p| {
+                    source.id(p.handle).is_empty()
+                        && source
+                            .id_value(p.handle)
+                            .is_some_and(|id| js_strictly_equal(&id, &v))
+                });
+            }
+            _ => {}
         }
         plan.compaction_entry = Some(entry);
     }
     Ok(plan)
+}
+
+/// JavaScript's `===` on two JSON numbers or booleans (numbers as doubles).
+fn js_strictly_equal(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    match (a, b) {
+        (serde_json::Value::Number(x), serde_json::Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (serde_json::Value::Bool(x), serde_json::Value::Bool(y)) => x == y,
+        _ => false,
+    }
 }
 
 fn walk<S: ContextSource>(

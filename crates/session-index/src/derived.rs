@@ -213,6 +213,20 @@ impl Derived {
         self.state.parent_pos(i.0).map(EntryIndex)
     }
 
+    /// Where the reference's context walk goes from an entry whose `parentId` is not a
+    /// string (a number, `true`, an object): `current.parentId ?
+    /// byId.get(current.parentId) : undefined`, by the value's key, a self-parent
+    /// included. `None` for a string, `null`, absent or falsy (`0`, `false`)
+    /// `parentId`; otherwise its JSON text and the entry, if one has that id.
+    pub fn json_parent(&self, i: EntryIndex) -> Option<(&str, Option<EntryIndex>)> {
+        if i.0 as usize >= self.state.recs.len() {
+            return None;
+        }
+        let text = self.state.parent_json_of(i.0)?;
+        let key = self.state.parent_key_of(i.0).filter(|k| k.truthy())?;
+        Some((text, self.state.find_key(key).map(EntryIndex)))
+    }
+
     /// Current labels: target id → label, in the reference's map order.
     pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
         self.state
@@ -320,6 +334,14 @@ impl Derived {
     pub fn id_of(&self, i: EntryIndex) -> Option<&str> {
         self.state.recs.get(i.0 as usize)?;
         self.state.id_of(i.0)
+    }
+
+    /// The entry's `id` as canonical JSON text when it is not a string (`1` for `1.0`,
+    /// `Infinity` for `1e400`, which [`Derived::id_value`] shows as `null`); `None`
+    /// for a string id or none.
+    pub fn id_json(&self, i: EntryIndex) -> Option<&str> {
+        self.state.recs.get(i.0 as usize)?;
+        self.state.id_json_of(i.0)
     }
 
     /// The entry's `parentId` string (`None` for null, absent, empty or not a string).

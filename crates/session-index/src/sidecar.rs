@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! 0    magic            8   89 42 43 53 49 44 58 0a  ("\x89BCSIDX\n")
-//! 8    version          u32 (6)
+//! 8    version          u32 (7)
 //! 12   flags            u32 (0)
 //! 16   journal_id       16
 //! 32   covered_len      u64   journal bytes covered (a frame boundary)
@@ -41,7 +41,7 @@ fn parent_pos(state: &State, i: u32) -> u32 {
 /// The first 8 bytes of an index sidecar.
 pub const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'I', b'D', b'X', b'\n'];
 /// The sidecar format version this crate writes and reads.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 /// Fixed header length.
 pub const HEADER_LEN: usize = 104;
 /// Length of one encoded record.

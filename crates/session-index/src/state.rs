@@ -568,6 +568,14 @@ impl State {
         self.str_at(r.id)
     }
 
+    /// The `id` as canonical JSON text when it is not a string.
+    pub(crate) fn id_json_of(&self, i: u32) -> Option<&str> {
+        let r = &self.recs[i as usize];
+        (r.flags & REC_ID_JSON != 0)
+            .then(|| self.str_at(r.id))
+            .flatten()
+    }
+
     /// The `id` as the reference holds it: `None` when `undefined`.
     pub(crate) fn id_value(&self, i: u32) -> Option<serde_json::Value> {
         let r = &self.recs[i as usize];
@@ -953,11 +961,84 @@ fn owned_key(k: Key<'_>) -> Option<(bool, Box<[u8]>)> {
 }
 
 /// The object in `text` re-serialized as `JSON.parse` reads it (the last of repeated
-/// keys, numbers beyond a double's range as `null`), or `None` if it is no object.
+/// keys, in the first one's place), or `None` if it is no object. A number beyond a
+/// double's range stays one (`1e400`, which the probe reads as `Infinity` as on a
+/// line without a repeated key): it stands in as the largest double while serde
+/// reads the object, unless the line holds that double itself (then it is `null`).
 fn reread_as_javascript(text: &str) -> Option<String> {
-    let view = session_types::js::finite_view(text);
-    match serde_json::from_str::<serde_json::Value>(&view).ok()? {
-        v @ serde_json::Value::Object(_) => serde_json::to_string(&v).ok(),
+    let object = |t: &str| match serde_json::from_str(t).ok()? {
+        serde_json::Value::Object(o) => serde_json::to_string(&o).ok(),
         _ => None,
+    };
+    let infinite = |x: f64| match x {
+        f64::INFINITY => Some("1.7976931348623157e308"),
+        f64::NEG_INFINITY => Some("-1.7976931348623157e308"),
+        _ => None,
+    };
+    if !any_number(text, |x| x.abs() == f64::MAX)
+        && let std::borrow::Cow::Owned(marked) = map_numbers(text, infinite)
+    {
+        let out = object(&marked)?;
+        let restored = map_numbers(&out, |x| match x {
+            f64::MAX => Some("1e400"),
+            f64::MIN => Some("-1e400"),
+            _ => None,
+        });
+        return Some(restored.into_owned());
+    }
+    object(&session_types::js::finite_view(text))
+}
+
+/// Whether a number token of JSON `text` (outside strings) satisfies `pred`.
+fn any_number(text: &str, pred: impl Fn(f64) -> bool) -> bool {
+    let mut found = false;
+    let _ = map_numbers(text, |x| {
+        found |= pred(x);
+        None
+    });
+    found
+}
+
+/// `text` with each number token (outside strings) for which `f` gives a
+/// replacement replaced (a token beyond a double's range reads as `±Infinity`).
+fn map_numbers(
+    text: &str,
+    mut f: impl FnMut(f64) -> Option<&'static str>,
+) -> std::borrow::Cow<'_, str> {
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            c if c == b'-' || c.is_ascii_digit() => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
+                    i += 1;
+                }
+                if let Some(r) = text[start..i].parse::<f64>().ok().and_then(&mut f) {
+                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    o.push_str(&text[last..start]);
+                    o.push_str(r);
+                    last = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    match out {
+        None => std::borrow::Cow::Borrowed(text),
+        Some(mut o) => {
+            o.push_str(&text[last..]);
+            std::borrow::Cow::Owned(o)
+        }
     }
 }

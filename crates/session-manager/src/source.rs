@@ -274,7 +274,18 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
             };
         };
         let parent = match index.parent_id_of(entry) {
-            None => Parent::Root,
+            // A truthy `parentId` that is not a string (`1`, `true`) leads to the
+            // entry whose id has the same value, as `byId.get` does; where there is
+            // none, the path starts here, without a warning (as in `ResidentSource`,
+            // whose ids are strings only).
+            None => match index
+                .json_parent(entry)
+                .and_then(|(_, found)| found)
+                .filter(|i| self.records.visible(*i) && !index.is_unparsable(*i))
+            {
+                Some(i) => Parent::Node(i),
+                None => Parent::Root,
+            },
             // A self-parent resolves to itself, which the context reports as a cycle.
             Some(p) if Some(p) == index.id_of(entry) => match self.find(p) {
                 Some(i) => Parent::Node(i),
@@ -303,6 +314,15 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
     fn load(&self, entry: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
         self.acct.charge(self.records.payload_len(entry))?;
         self.records.entry(entry)
+    }
+
+    fn id_value(&self, entry: EntryIndex) -> Option<serde_json::Value> {
+        self.records.derived().id_value(entry)
+    }
+
+    /// From the id's key, without loading the entry: a `1e400` id is `Infinity`.
+    fn id_is_null(&self, entry: EntryIndex) -> bool {
+        self.records.derived().id_json(entry) == Some("null")
     }
 
     fn entry_count(&self) -> usize {

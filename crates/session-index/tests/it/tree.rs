@@ -364,3 +364,60 @@ fn ids_of_any_json_type_key_the_tree_as_the_reference_maps_do() {
         assert_eq!(ix.counts().unparsable, 1);
     }
 }
+
+/// The reference's context walk follows any truthy `parentId`
+/// (`byId.get(current.parentId)`): a number leads to the entry whose id is that
+/// number (`1.0` and `1` are one key), `0` and `false` stop, an unknown one is an
+/// orphan's missing parent (difffuzz class `context: /messages/*/role…`, seed 326).
+#[test]
+fn a_parent_id_that_is_not_a_string_leads_where_the_context_walk_goes() {
+    let c = |id: &str, parent: &str| {
+        format!(
+            r#"{{"type":"custom","customType":"x","id":{id},"parentId":{parent},"timestamp":"{T}1.000Z"}}"#
+        )
+    };
+    let ix = index_of(&[
+        c("1.0", "null"),
+        c(r#""a""#, "1"),
+        c(r#""b""#, "0"),
+        c(r#""c""#, "false"),
+        c(r#""d""#, "7"),
+        c(r#""e""#, r#""a""#),
+        c("true", "true"),
+    ]);
+    let jp = |i: u32| ix.json_parent(EntryIndex(i));
+    assert_eq!(jp(1), None);
+    assert_eq!(jp(2), Some(("1", Some(EntryIndex(1)))));
+    assert_eq!(jp(3), None);
+    assert_eq!(jp(4), None);
+    assert_eq!(jp(5), Some(("7", None)));
+    assert_eq!(jp(6), None);
+    assert_eq!(jp(7), Some(("true", Some(EntryIndex(7)))));
+}
+
+/// A line that repeats a key keeps a `1e400` id as `Infinity` (JSON.parse keeps the
+/// last value; only the keys are made unique), so its children find it and a last
+/// entry with that id is no `null` leaf (difffuzz seed 1843).
+#[test]
+fn a_1e400_id_on_a_line_with_a_repeated_key_is_infinity() {
+    let ix = index_of(&[
+        format!(
+            r#"{{"id":"zzz","type":"custom","id":1e400,"parentId":null,"timestamp":"{T}1.000Z"}}"#
+        ),
+        format!(r#"{{"type":"custom","id":"c","parentId":1e400,"timestamp":"{T}2.000Z"}}"#),
+    ]);
+    assert_eq!(ix.id_json(EntryIndex(1)), Some("Infinity"));
+    assert_eq!(ix.parent(EntryIndex(2)), Some(EntryIndex(1)));
+    assert_eq!(ix.tree().preorder().len(), 2);
+    // The largest double stands in for Infinity while the line is re-read: a line
+    // holding it too keeps the finite view (`1e400` as `null`), and the double itself
+    // stays what it is.
+    let ix = index_of(&[format!(
+        r#"{{"id":"zzz","type":"custom","id":1e400,"parentId":1.7976931348623157e308,"parentId":1.7976931348623157e308,"timestamp":"{T}1.000Z"}}"#
+    )]);
+    assert_eq!(ix.id_json(EntryIndex(1)), Some("null"));
+    assert_eq!(
+        ix.parent_value(EntryIndex(1)),
+        Some(serde_json::json!(f64::MAX))
+    );
+}
