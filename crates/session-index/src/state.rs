@@ -976,10 +976,10 @@ fn reread_as_javascript(text: &str) -> Option<String> {
         _ => None,
     };
     if !any_number(text, |x| x.abs() == f64::MAX)
-        && let std::borrow::Cow::Owned(marked) = map_numbers(text, infinite)
+        && let std::borrow::Cow::Owned(marked) = session_types::js::map_numbers(text, infinite)
     {
         let out = object(&marked)?;
-        let restored = map_numbers(&out, |x| match x {
+        let restored = session_types::js::map_numbers(&out, |x| match x {
             f64::MAX => Some("1e400"),
             f64::MIN => Some("-1e400"),
             _ => None,
@@ -992,53 +992,9 @@ fn reread_as_javascript(text: &str) -> Option<String> {
 /// Whether a number token of JSON `text` (outside strings) satisfies `pred`.
 fn any_number(text: &str, pred: impl Fn(f64) -> bool) -> bool {
     let mut found = false;
-    let _ = map_numbers(text, |x| {
+    let _ = session_types::js::map_numbers(text, |x| {
         found |= pred(x);
         None
     });
     found
-}
-
-/// `text` with each number token (outside strings) for which `f` gives a
-/// replacement replaced (a token beyond a double's range reads as `±Infinity`).
-fn map_numbers(
-    text: &str,
-    mut f: impl FnMut(f64) -> Option<&'static str>,
-) -> std::borrow::Cow<'_, str> {
-    let b = text.as_bytes();
-    let mut out: Option<String> = None;
-    let mut last = 0;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            c if c == b'-' || c.is_ascii_digit() => {
-                let start = i;
-                while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-                {
-                    i += 1;
-                }
-                if let Some(r) = text[start..i].parse::<f64>().ok().and_then(&mut f) {
-                    let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
-                    o.push_str(&text[last..start]);
-                    o.push_str(r);
-                    last = i;
-                }
-            }
-            _ => i += 1,
-        }
-    }
-    match out {
-        None => std::borrow::Cow::Borrowed(text),
-        Some(mut o) => {
-            o.push_str(&text[last..]);
-            std::borrow::Cow::Owned(o)
-        }
-    }
 }
