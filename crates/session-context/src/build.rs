@@ -216,7 +216,7 @@ pub fn context_entries<'s, S: ContextSource>(
     let mut plan = plan(source, leaf)?;
     let settings = settings(source, &plan)?;
     let mut entries = Vec::new();
-    each_entry(source, &mut plan, |e| entries.push(e))?;
+    each_entry(source, &mut plan, |e, _| entries.push(e))?;
     Ok(ContextEntries {
         entries,
         settings,
@@ -230,10 +230,14 @@ pub fn context_entries<'s, S: ContextSource>(
 fn each_entry<'s, S: ContextSource>(
     source: &'s S,
     plan: &mut ContextPlan<'s, S::Handle>,
-    mut f: impl FnMut(Cow<'s, Entry>),
+    mut f: impl FnMut(Cow<'s, Entry>, Option<Option<i64>>),
 ) -> Result<(), ContextError<S::Error>> {
     if let Some(c) = plan.compaction_entry.take() {
-        f(c);
+        let time = plan
+            .compaction
+            .and_then(|k| plan.path.get(k))
+            .and_then(|p| source.time_ms(p.handle));
+        f(c, time);
     }
     let plan = &*plan;
     for i in plan.window() {
@@ -245,7 +249,7 @@ fn each_entry<'s, S: ContextSource>(
         if p.kind == EntryKind::BranchSummary && !branch_summary_counts(&entry) {
             continue;
         }
-        f(entry);
+        f(entry, source.time_ms(p.handle));
     }
     Ok(())
 }
@@ -288,8 +292,8 @@ pub fn build_context<'s, S: ContextSource>(
     let settings = settings(source, &plan)?;
     // Messages are made as entries are loaded: no intermediate list of entries.
     let mut messages = Vec::with_capacity(plan.window().len() + 1);
-    each_entry(source, &mut plan, |e| {
-        messages.extend(message_of(e, source, options));
+    each_entry(source, &mut plan, |e, time| {
+        messages.extend(message_of(e, time, source, options));
     })?;
     Ok(SessionContext {
         messages,
@@ -309,7 +313,7 @@ impl<'s> ContextEntries<'s> {
         let messages = self
             .entries
             .into_iter()
-            .filter_map(|e| message_of(e, source, options))
+            .filter_map(|e| message_of(e, None, source, options))
             .collect();
         SessionContext {
             messages,
@@ -323,11 +327,13 @@ impl<'s> ContextEntries<'s> {
 /// The message an entry contributes (`None` only for kinds the entries view never holds).
 fn message_of<'s, S: ContextSource>(
     entry: Cow<'s, Entry>,
+    time: Option<Option<i64>>,
     source: &S,
     options: &ContextOptions,
 ) -> Option<ContextMessage<'s>> {
-    // Only synthesized messages need the entry time (`Date.parse`, NaN → null).
-    let ts = |e: &Entry| e.timestamp_ms().map(Number::from);
+    // Only synthesized messages need the entry time (`Date.parse`, NaN → null), read
+    // from the source when it knows better than the loaded entry (`time`).
+    let ts = |e: &Entry| time.unwrap_or_else(|| e.timestamp_ms()).map(Number::from);
     let owned = |m: AgentMessage| Some(ContextMessage::Owned(Box::new(m)));
     match entry {
         Cow::Borrowed(Entry::Message(m)) => Some(

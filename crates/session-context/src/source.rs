@@ -65,6 +65,16 @@ pub trait ContextSource {
         self.load(entry).ok()?.js_property("id")
     }
 
+    /// `new Date(entry.timestamp).getTime()` (`Some(None)`: NaN) when the source reads
+    /// it better than the loaded entry can: a `timestamp` of `1e400` is `Infinity` to the
+    /// reference (NaN as a date) but `null` (0 as a date) in the loaded entry (D11); an
+    /// index that parsed the record itself knows. `None` (the default): read the
+    /// loaded entry.
+    fn time_ms(&self, entry: Self::Handle) -> Option<Option<i64>> {
+        let _ = entry;
+        None
+    }
+
     /// Whether the entry's `id` is JSON `null` (as the last entry's id, the
     /// reference's leaf "before the first entry"). By default the entry is loaded and
     /// read; a `1e400` id reads as `null` there (D11) but is `Infinity` to the
@@ -145,6 +155,9 @@ impl<S: ContextSource + ?Sized> ContextSource for &S {
     }
     fn id_value(&self, entry: S::Handle) -> Option<serde_json::Value> {
         (**self).id_value(entry)
+    }
+    fn time_ms(&self, entry: S::Handle) -> Option<Option<i64>> {
+        (**self).time_ms(entry)
     }
     fn entry_count(&self) -> usize {
         (**self).entry_count()

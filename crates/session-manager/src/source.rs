@@ -325,6 +325,15 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
         self.records.derived().id_json(entry) == Some("null")
     }
 
+    /// The index read each record's `timestamp` from its own text, where a `1e400` is
+    /// `Infinity` (NaN as a date), which the loaded entry reads as `null` (0): when the
+    /// index found no valid time, that is the answer (`Some(None)`); otherwise the
+    /// loaded entry's reading stands.
+    fn time_ms(&self, entry: EntryIndex) -> Option<Option<i64>> {
+        let info = self.records.derived().info(entry)?;
+        info.timestamp_ms.is_none().then_some(None)
+    }
+
     fn entry_count(&self) -> usize {
         usize::try_from(self.records.derived().counts().entries).unwrap_or(usize::MAX)
     }
