@@ -177,6 +177,15 @@ pub struct SessionContext<'s> {
     pub warnings: Vec<ContextWarning>,
 }
 
+/// Serializes as [`SessionContext::to_reference_json`]: the reference's
+/// `buildSessionContext()` shape, so a context can be sent or stored as the reference
+/// would give it.
+impl serde::Serialize for SessionContext<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_reference_json().serialize(serializer)
+    }
+}
+
 impl SessionContext<'_> {
     /// `{"messages":[…],"thinkingLevel":…,"model":{…}|null}`, keys in the reference's
     /// order; equal to the reference's output for every input it terminates on.

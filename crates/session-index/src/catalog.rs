@@ -67,6 +67,13 @@ pub struct SessionInfo {
     pub file_mtime_ms: Option<i64>,
 }
 
+/// Serializes as [`SessionInfo::to_json`]: the reference's `SessionInfo` shape.
+impl Serialize for SessionInfo {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(serializer)
+    }
+}
+
 impl SessionInfo {
     /// `modified` in ms.
     pub fn modified_ms(&self) -> Option<i64> {
@@ -74,6 +81,7 @@ impl SessionInfo {
     }
 
     /// The reference's JSON rendering of this `SessionInfo` (without `allMessagesText`).
+    /// It is also how a `SessionInfo` serializes.
     pub fn to_json(&self) -> serde_json::Value {
         self.summary
             .to_json(&self.path.to_string_lossy(), self.file_mtime_ms)

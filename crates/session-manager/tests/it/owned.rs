@@ -798,3 +798,21 @@ fn option_structs_chain() {
         (json!(1), json!(true))
     );
 }
+
+/// `SessionInfo` and `SessionContext` serialize in the reference's shapes.
+#[test]
+fn listings_and_contexts_serialize_as_the_reference_shapes_them() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.append_message(user("hello")).expect("append");
+    let ctx = s.build_session_context().expect("context");
+    assert_eq!(
+        serde_json::to_value(&ctx).expect("context json"),
+        ctx.to_reference_json()
+    );
+    s.close().expect("close");
+    let infos = store.list("/w", &mut ()).expect("list");
+    let v = serde_json::to_value(&infos[0]).expect("info json");
+    assert_eq!(v, infos[0].to_json());
+    assert_eq!(v["firstMessage"], "hello");
+}
