@@ -203,14 +203,9 @@ impl std::fmt::Display for SafeSessionId {
     }
 }
 
-/// Creates `dir` and its missing parents with mode `0700` (on Unix).
+/// Creates `dir` and its missing parents with mode `0700` (on Unix), through the real
+/// file system's seam (`StdVfs::create_dir_all`).
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(dir)
+    use session_journal::vfs::Vfs as _;
+    session_journal::vfs::StdVfs.create_dir_all(dir)
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::{Value, json};
 use session_index::{Index, IndexStatus, OpenIndexOptions};
+use session_journal::vfs::Vfs as _;
 use session_journal::{OpenError, OpenOptions, TailState, VerifyOptions, Writer, verify};
 
 use crate::cli::VerifyArgs;
@@ -174,8 +175,14 @@ fn repair(path: &Path, status: Status) -> Result<Option<String>> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let aside = path.with_file_name(format!(".{name}.never-created"));
-        std::fs::rename(path, &aside)
+        // Through the store's seam, holding the journal's lock: a journal someone
+        // owns is never moved, and the name moved is the file that was checked.
+        let vfs = session_journal::vfs::StdVfs;
+        let hold = session_journal::lock::Hold::take(&vfs, path)
             .map_err(|e| crate::out::at_path(path, "cannot move aside", e))?;
+        vfs.rename(path, &aside)
+            .map_err(|e| crate::out::at_path(path, "cannot move aside", e))?;
+        drop(hold);
         return Ok(Some(format!("moved aside to {}", aside.display())));
     }
     if status == Status::TornTail {
@@ -260,7 +267,7 @@ pub(crate) fn run(store: &Location, args: &VerifyArgs, out: &mut Out) -> Result<
             let mut repaired = Value::Null;
             let mut status = Status::Leftover;
             if args.repair {
-                repaired = match std::fs::remove_file(&path) {
+                repaired = match remove_leftover(&path) {
                     Ok(()) => {
                         status = Status::Clean;
                         json!({"from": "leftover", "note": "removed"})
@@ -305,6 +312,21 @@ pub(crate) fn run(store: &Location, args: &VerifyArgs, out: &mut Out) -> Result<
         return Err(crate::Failure::Quiet.into());
     }
     Ok(())
+}
+
+/// Removes a leftover through the store's seam: a temporary journal only while holding
+/// its lock (a creation or import still running holds it, and it is kept), a holder
+/// record as it is.
+fn remove_leftover(path: &Path) -> std::io::Result<()> {
+    let vfs = session_journal::vfs::StdVfs;
+    if path.extension().is_some_and(|e| e == "lock") {
+        return vfs.remove_file(path);
+    }
+    let hold = session_journal::lock::Hold::take(&vfs, path)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let removed = vfs.remove_file(path);
+    drop(hold);
+    removed
 }
 
 /// Temporary journals in the sessions directory that no running creation or import
