@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use session_index::{Index, IndexReport, IndexStatus, OpenIndexOptions, kinds};
+use session_journal::vfs::{EntryKind, StdVfs, Vfs as _};
 use session_journal::{Reader, ReaderOptions};
 use session_manager::Layout;
 
@@ -42,7 +43,8 @@ impl Location {
                 .map_err(|e| anyhow!(e))?;
         }
         // A home or sessions directory that is a file would otherwise read as an empty
-        // store ("no sessions", exit 0).
+        // store ("no sessions", exit 0). `metadata` follows a link on purpose: a home
+        // that is a link to a directory is the user's choice (nothing is written here).
         for (dir, what) in [
             (layout.root(), "the store's home"),
             (layout.sessions_dir(), "the sessions directory"),
@@ -75,8 +77,8 @@ impl Location {
     /// file name. A missing directory holds no session.
     pub(crate) fn journals(&self) -> Result<Vec<PathBuf>> {
         let dir = self.sessions_dir();
-        let rd = match std::fs::read_dir(dir) {
-            Ok(rd) => rd,
+        let entries = match StdVfs.read_dir(dir) {
+            Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => {
                 return Err(e).with_context(|| {
@@ -85,17 +87,11 @@ impl Location {
             }
         };
         let mut out = Vec::new();
-        for e in rd {
-            let e = e.with_context(|| {
-                format!("{}: cannot read the sessions directory", dir.display())
-            })?;
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with('.') || !name.ends_with(".jsonl") {
-                continue;
-            }
-            if e.file_type().is_ok_and(|t| t.is_file()) {
-                out.push(e.path());
+        for e in entries {
+            let name = e.name.to_string_lossy();
+            // Regular files only, as `lstat` sees them: a link is never listed.
+            if !name.starts_with('.') && name.ends_with(".jsonl") && e.kind == EntryKind::File {
+                out.push(dir.join(&e.name));
             }
         }
         out.sort();

@@ -9,6 +9,12 @@
 //! longer, both the owner and its clients name the directory through an open
 //! descriptor, `/proc/self/fd/<n>/owner.sock` (Linux): the address stays short
 //! whatever the home's length, without `chdir` (which would move the whole process).
+//!
+//! This module calls `std::fs` directly rather than the journal's `Vfs`: a socket and
+//! its private directory are not store files (the seam opens regular files only).
+//! Nothing here follows a planted name: the directory is checked with `lstat`
+//! (a directory, mode 0700) before anything in it is touched, and only this user can
+//! put a name inside it.
 
 use std::fs::{DirBuilder, File};
 use std::io;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 use session_context::ContextOptions;
+use session_journal::vfs::{StdVfs, Vfs as _};
 use session_types::EntryType;
 
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
@@ -129,7 +130,7 @@ pub(crate) fn show(store: &Location, args: &SessionJson, out: &mut Out) -> Resul
         .leaf()
         .and_then(|i| idx.info(i))
         .and_then(|i| i.id.map(str::to_owned));
-    let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let bytes = StdVfs.stat(&path).ok().flatten().map_or(0, |s| s.len);
     let (status, detail) = view.index_status();
     let header = view.header();
     let journal_tail = match view.report.tail_stop {

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::{Value, json};
 use session_index::{Index, IndexStatus, OpenIndexOptions};
-use session_journal::vfs::Vfs as _;
+use session_journal::vfs::{EntryKind, StdVfs, Vfs as _};
 use session_journal::{OpenError, OpenOptions, TailState, VerifyOptions, Writer, verify};
 
 use crate::cli::VerifyArgs;
@@ -59,9 +59,7 @@ fn settled_verify(path: &Path) -> Result<session_journal::VerifyReport, OpenErro
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
-        let len = std::fs::symlink_metadata(path)
-            .map(|m| m.len())
-            .unwrap_or(0);
+        let len = StdVfs.stat(path).ok().flatten().map_or(0, |s| s.len);
         if len == report.len {
             break;
         }
@@ -177,7 +175,7 @@ fn repair(path: &Path, status: Status) -> Result<Option<String>> {
         let aside = path.with_file_name(format!(".{name}.never-created"));
         // Through the store's seam, holding the journal's lock: a journal someone
         // owns is never moved, and the name moved is the file that was checked.
-        let vfs = session_journal::vfs::StdVfs;
+        let vfs = StdVfs;
         let hold = session_journal::lock::Hold::take(&vfs, path)
             .map_err(|e| crate::out::at_path(path, "cannot move aside", e))?;
         vfs.rename(path, &aside)
@@ -318,7 +316,7 @@ pub(crate) fn run(store: &Location, args: &VerifyArgs, out: &mut Out) -> Result<
 /// its lock (a creation or import still running holds it, and it is kept), a holder
 /// record as it is.
 fn remove_leftover(path: &Path) -> std::io::Result<()> {
-    let vfs = session_journal::vfs::StdVfs;
+    let vfs = StdVfs;
     if path.extension().is_some_and(|e| e == "lock") {
         return vfs.remove_file(path);
     }
@@ -334,8 +332,8 @@ fn remove_leftover(path: &Path) -> std::io::Result<()> {
 /// only), with the holder records of import temporaries that are gone.
 fn leftovers(store: &Location) -> Result<Vec<std::path::PathBuf>> {
     let dir = store.sessions_dir();
-    let rd = match std::fs::read_dir(dir) {
-        Ok(rd) => rd,
+    let entries = match StdVfs.read_dir(dir) {
+        Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
             return Err(anyhow::anyhow!(
@@ -345,24 +343,24 @@ fn leftovers(store: &Location) -> Result<Vec<std::path::PathBuf>> {
         }
     };
     let mut out = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name();
-        if e.file_type().is_ok_and(|t| t.is_file()) && session_journal::is_leftover_temp(&name) {
-            let path = e.path();
+    for e in entries {
+        if e.kind == EntryKind::File && session_journal::is_leftover_temp(&e.name) {
+            let path = dir.join(&e.name);
             // A creation in progress holds its temporary's lock: not a leftover.
-            if session_journal::lock::Hold::take(&session_journal::vfs::StdVfs, &path).is_ok() {
+            if session_journal::lock::Hold::take(&StdVfs, &path).is_ok() {
                 out.push(path);
             }
         }
     }
     // An import's temporary (`.<name>.import-<id>.tmp`) stays locked by its importer
     // until it is published; its holder record is a leftover once the temporary is gone.
-    let imports = session_import::leftover_imports(&session_journal::vfs::StdVfs, dir)
+    let imports = session_import::leftover_imports(&StdVfs, dir)
         .map_err(|e| anyhow::anyhow!("{}: cannot read the directory: {e}", dir.display()))?;
     for path in imports {
         let leftover = match path.to_str().and_then(|p| p.strip_suffix(".lock")) {
-            Some(tmp) => !Path::new(tmp).exists(),
-            None => session_journal::lock::Hold::take(&session_journal::vfs::StdVfs, &path).is_ok(),
+            // An error stating the temporary keeps the record (never remove on doubt).
+            Some(tmp) => StdVfs.exists(Path::new(tmp)).is_ok_and(|e| !e),
+            None => session_journal::lock::Hold::take(&StdVfs, &path).is_ok(),
         };
         if leftover {
             out.push(path);

@@ -169,8 +169,8 @@ fn planted_files_at_derived_names_never_hang_or_lose_the_session() {
     }
 }
 
-/// A journal reached through a symlink is refused by every writing command, and the
-/// link's target is never written.
+/// A journal reached through a symlink is refused by every writing command, is not
+/// listed, and the link's target is never written.
 #[test]
 fn a_journal_symlink_is_refused() {
     let b = one_session();
@@ -182,6 +182,12 @@ fn a_journal_symlink_is_refused() {
     assert!(r.fails(1).contains("symbolic link"), "{}", r.stderr);
     let r = b.run(&["rm", "s2"]);
     assert!(r.fails(1).contains("symbolic link"), "{}", r.stderr);
+    let r = b.run(&["list", "--all"]);
+    assert!(
+        r.ok().contains("s1") && !r.ok().contains("s2"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(std::fs::read(&elsewhere).expect("read"), before);
 }
 
