@@ -87,14 +87,7 @@ async fn bad_lines_are_answered_and_the_connection_and_others_go_on() {
         .call::<call::AppendMessage>(append(&s.session_id, "meanwhile", None))
         .await;
     assert!(r.is_ok(), "{r:?}");
-    let branch = good
-        .call::<call::ReadBranch>(ReadBranchParams {
-            session_id: s.session_id.clone(),
-            from_id: None,
-            limits: None,
-        })
-        .await
-        .expect("branch");
+    let branch = good.branch(&s.session_id).await;
     assert_eq!(
         branch.entries.iter().map(text_of).collect::<Vec<_>>(),
         ["after", "meanwhile"]

@@ -100,14 +100,7 @@ async fn create_append_read_and_build_the_context() {
         .await
         .expect("append");
 
-    let branch = c
-        .call::<call::ReadBranch>(ReadBranchParams {
-            session_id: sid.into(),
-            from_id: None,
-            limits: None,
-        })
-        .await
-        .expect("branch");
+    let branch = c.branch(sid).await;
     assert_eq!(branch.entries.len(), 3);
     assert_eq!(branch.entries[0].id(), Some(a.entry_id.as_str()));
     assert_eq!(branch.entries[2].id(), Some(b.entry_id.as_str()));
@@ -124,11 +117,7 @@ async fn create_append_read_and_build_the_context() {
     assert_eq!(ctx.model, json!(null));
 
     // The same context as the library builds from the journal after close.
-    c.call::<call::SessionClose>(SessionParams {
-        session_id: sid.into(),
-    })
-    .await
-    .expect("close");
+    c.close(sid).await;
     assert_eq!(owner.open_sessions().await, 0);
     let lib = store(home.path())
         .open(std::path::Path::new(&s.session_file))
@@ -433,14 +422,7 @@ async fn new_branched_forked_and_switched_sessions_are_opened_on_the_connection(
         })
         .await
         .expect("branched");
-    let path = c
-        .call::<call::ReadBranch>(ReadBranchParams {
-            session_id: branched.session_id.clone(),
-            from_id: None,
-            limits: None,
-        })
-        .await
-        .expect("its branch");
+    let path = c.branch(&branched.session_id).await;
     assert_eq!(
         path.entries.iter().map(text_of).collect::<Vec<_>>(),
         ["one"]
@@ -530,11 +512,7 @@ async fn delete_import_and_export_go_through_the_store() {
         panic!("{e:?}")
     };
     assert_eq!(holder_pid, Some(std::process::id()));
-    c.call::<call::SessionClose>(SessionParams {
-        session_id: sid.clone(),
-    })
-    .await
-    .expect("close");
+    c.close(&sid).await;
     let deleted = c
         .call::<call::StoreDelete>(DeleteParams {
             session_id: sid.clone(),
@@ -574,11 +552,7 @@ async fn a_listing_asked_with_progress_notifies_before_it_answers() {
     c.initialize().await;
     for _ in 0..3 {
         let s = c.create().await;
-        c.call::<call::SessionClose>(SessionParams {
-            session_id: s.session_id,
-        })
-        .await
-        .expect("close");
+        c.close(&s.session_id).await;
     }
     let id = c
         .send::<call::StoreListAll>(ListAllParams {

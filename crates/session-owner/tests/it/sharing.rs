@@ -64,17 +64,9 @@ async fn two_clients_append_to_one_session_and_nothing_is_lost_interleaved_or_du
 
     // The journal, read back after both let go: every acknowledged entry exactly
     // once, each whole, on one chain in the order the owner wrote them.
-    b.call::<call::SessionClose>(SessionParams {
-        session_id: sid.clone(),
-    })
-    .await
-    .expect("close");
+    b.close(&sid).await;
     assert_eq!(owner.open_sessions().await, 1, "a still holds it");
-    a.call::<call::SessionClose>(SessionParams {
-        session_id: sid.clone(),
-    })
-    .await
-    .expect("close");
+    a.close(&sid).await;
     assert_eq!(owner.open_sessions().await, 0);
     let view = store(home.path())
         .open_read_only(std::path::Path::new(&s.session_file))
@@ -123,11 +115,7 @@ async fn a_client_that_goes_away_lets_go_of_its_sessions() {
     b.call::<call::AppendMessage>(append(&s.session_id, "still here", None))
         .await
         .expect("append");
-    b.call::<call::SessionClose>(SessionParams {
-        session_id: s.session_id.clone(),
-    })
-    .await
-    .expect("close");
+    b.close(&s.session_id).await;
     // The session is closed (its lock released) once the last holder let go.
     assert_eq!(owner.open_sessions().await, 0);
     store(home.path())

@@ -36,14 +36,7 @@ async fn two_clients(home: &std::path::Path) {
     b.call::<call::AppendMessage>(append(&s.session_id, "from b", None))
         .await
         .expect("append");
-    let branch = a
-        .call::<call::ReadBranch>(ReadBranchParams {
-            session_id: s.session_id.clone(),
-            from_id: None,
-            limits: None,
-        })
-        .await
-        .expect("branch");
+    let branch = a.branch(&s.session_id).await;
     assert_eq!(
         branch.entries.iter().map(text_of).collect::<Vec<_>>(),
         ["from a", "from b"]

@@ -126,6 +126,26 @@ impl Client {
         .expect("create")
     }
 
+    /// Lets go of `session_id` on this connection.
+    pub(crate) async fn close(&mut self, session_id: &str) {
+        self.call::<call::SessionClose>(SessionParams {
+            session_id: session_id.into(),
+        })
+        .await
+        .expect("close");
+    }
+
+    /// The current branch of `session_id`, unbounded.
+    pub(crate) async fn branch(&mut self, session_id: &str) -> Entries {
+        self.call::<call::ReadBranch>(ReadBranchParams {
+            session_id: session_id.into(),
+            from_id: None,
+            limits: None,
+        })
+        .await
+        .expect("branch")
+    }
+
     pub(crate) async fn open(&mut self, session_id: &str) -> SessionOpened {
         self.call::<call::StoreOpen>(OpenParams {
             path: None,
