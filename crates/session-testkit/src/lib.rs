@@ -21,6 +21,7 @@
 //!   verbatim (not the import: no migration, no checks).
 //! - [`compare`] — our context JSON against the reference's, under JavaScript number
 //!   semantics.
+//! - [`corpus`] — the golden corpus's reference oracles and the inputs they answer.
 //!
 //! Frames forged with valid checks come from `session_journal::testing` (the
 //! `testing` feature this crate turns on), since they need the journal's internals.
@@ -41,6 +42,7 @@
 //! ```
 
 pub mod compare;
+pub mod corpus;
 pub mod count;
 pub mod fuzz;
 pub mod golden;

@@ -6,34 +6,10 @@ use std::path::Path;
 use serde_json::Value;
 use session_context::{ContextOptions, Leaf, ResidentSource, TextSource, build_context};
 use session_testkit::compare::first_difference;
+use session_testkit::corpus::{OracleCase, oracle_cases};
 use session_types::json::replace_lone_surrogates;
 
 use crate::{load_jsonl, parse_all, repo_root};
-
-/// (fixture name, input used) for every oracle in the corpus.
-fn cases() -> Vec<(String, std::path::PathBuf, std::path::PathBuf)> {
-    let mut out = Vec::new();
-    for dir in ["legacy", "edge"] {
-        let dir = repo_root().join("tests/fixtures").join(dir);
-        let mut names: Vec<_> = std::fs::read_dir(&dir)
-            .expect("fixture dir")
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter_map(|n| n.strip_suffix(".context.json").map(str::to_owned))
-            .collect();
-        names.sort();
-        for name in names {
-            let migrated = dir.join(format!("{name}.after-open.jsonl"));
-            let input = if migrated.exists() {
-                migrated
-            } else {
-                dir.join(format!("{name}.jsonl"))
-            };
-            let oracle = dir.join(format!("{name}.context.json"));
-            out.push((name, input, oracle));
-        }
-    }
-    out
-}
 
 fn oracle(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("oracle");
@@ -44,10 +20,17 @@ fn oracle(path: &Path) -> Value {
 
 #[test]
 fn corpus_contexts_equal_the_reference() {
-    let cases = cases();
+    let cases = oracle_cases(&repo_root().join("tests/fixtures"), &["legacy", "edge"])
+        .expect("fixture dirs");
     assert!(cases.len() >= 14, "{} fixtures", cases.len());
     let mut summary = Vec::new();
-    for (name, input, oracle_path) in &cases {
+    for OracleCase {
+        name,
+        input,
+        oracle: oracle_path,
+        ..
+    } in &cases
+    {
         let text = std::fs::read_to_string(input).expect("fixture");
         let records = load_jsonl(&text);
         let entries = parse_all(&records);

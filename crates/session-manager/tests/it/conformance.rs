@@ -14,6 +14,7 @@ use session_index::{Index, OpenIndexOptions};
 use session_journal::{Reader, ReaderOptions};
 use session_manager::{ReadLimits, SessionContext, indexed_context};
 use session_testkit::compare::first_difference;
+use session_testkit::corpus::oracle_cases;
 use session_types::json::{js_normalized, replace_lone_surrogates};
 use session_types::{Entry, Record};
 
@@ -260,35 +261,20 @@ fn vector_cases(dir: &Path) -> Vec<Case> {
 /// reference's ids, a missing header replaced) when there is one, else the fixture
 /// itself.
 fn corpus_cases() -> Vec<Case> {
-    let mut out = Vec::new();
-    for sub in ["legacy", "edge", "leniency"] {
-        let dir = fixtures().join(sub);
-        let mut names: Vec<String> = std::fs::read_dir(&dir)
-            .expect("fixture dir")
-            .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .filter_map(|n| n.strip_suffix(".context.json").map(str::to_owned))
-            .collect();
-        names.sort();
-        for name in names {
-            let migrated = dir.join(format!("{name}.after-open.jsonl"));
-            let jsonl = if migrated.exists() {
-                migrated
-            } else {
-                dir.join(format!("{name}.jsonl"))
-            };
-            let oracle = parse(
-                &std::fs::read_to_string(dir.join(format!("{name}.context.json"))).expect("oracle"),
-            );
-            out.push(Case {
-                name: format!("{sub}/{name}"),
-                jsonl,
+    oracle_cases(&fixtures(), &["legacy", "edge", "leniency"])
+        .expect("fixture dirs")
+        .into_iter()
+        .map(|c| {
+            let oracle = parse(&std::fs::read_to_string(&c.oracle).expect("oracle"));
+            Case {
+                name: c.key(),
+                jsonl: c.input,
                 leaf: LeafAt::Last,
                 context: oracle["context"].clone(),
                 oracle: Some(oracle),
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 #[test]

@@ -476,6 +476,11 @@ impl<T: Clone> TimSort<T> {
 
     /// Merges `v[base_a..][..len_a]` and the following `len_b` elements back to front,
     /// buffering B (`len_a > len_b`).
+    ///
+    /// The mirror of [`Self::merge_low`], kept as a second function as V8 keeps
+    /// `MergeLow` / `MergeHigh`: the order of comparisons and gallop-threshold updates
+    /// is what the byte-for-byte parity tests pin, and a shared generic walk would
+    /// have to reproduce both index directions exactly.
     fn merge_high(
         &mut self,
         v: &mut [T],
