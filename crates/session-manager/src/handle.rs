@@ -124,7 +124,9 @@ impl Store {
     /// The same store over another file system: every file it touches — journals,
     /// derived files, the registry, artifact directories, import sources, export
     /// destinations — goes through `vfs` (the simulated one in tests, a counting one to
-    /// bound I/O).
+    /// bound I/O). Feature `internals`: the file system is the workspace's seam, not
+    /// part of the agent-facing API.
+    #[cfg(feature = "internals")]
     pub fn with_vfs(mut self, vfs: Arc<dyn Vfs>) -> Self {
         self.vfs = vfs;
         self

@@ -51,6 +51,8 @@
 
 #[cfg(feature = "tokio")]
 pub mod aio;
+#[cfg(feature = "internals")]
+mod internals;
 mod append;
 pub mod clock;
 mod error;
@@ -86,4 +88,5 @@ pub use session_types::{
 };
 pub use source::Snapshot;
 pub use store::{DeleteReport, ListObserver, Observe};
-pub use view::indexed_context;
+#[cfg(feature = "internals")]
+pub use internals::indexed_context;

@@ -496,7 +496,7 @@ impl OwnedSession {
         })?;
         let next =
             entry.offset.0 + session_journal::format::frame_len(u64::from(entry.payload_len));
-        let bound = view.snapshot.capture().len.0;
+        let bound = view.snapshot.committed_bytes();
         Ok(session_import::retention_after(
             &self.reader,
             session_journal::Offset(next),
@@ -569,7 +569,9 @@ impl OwnedSession {
         &self.store
     }
 
-    /// The session's derived index (tree queries, counts, listing summary).
+    /// The session's derived index (tree queries, counts, listing summary). Feature
+    /// `internals`: a lower layer's handle, for the workspace's tests.
+    #[cfg(feature = "internals")]
     pub fn index(&self) -> &Index {
         &self.index
     }

@@ -27,9 +27,14 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The journal capture (committed length and last sequence number).
-    pub fn capture(&self) -> Capture {
-        self.capture
+    /// The journal bytes the snapshot covers (its committed length).
+    pub fn committed_bytes(&self) -> u64 {
+        self.capture.len.0
+    }
+
+    /// The frames (records) the snapshot covers, the session header's included.
+    pub fn frames(&self) -> u32 {
+        self.frames
     }
 }
 
