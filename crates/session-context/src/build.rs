@@ -10,7 +10,7 @@ use session_types::{
 };
 
 use crate::error::{ContextError, ContextWarning};
-use crate::kind::{EntryKind, MessageRole};
+use crate::kind::{ContextKind, MessageRole};
 use crate::source::ContextSource;
 use crate::walk::{ContextPlan, Leaf, load, plan};
 
@@ -255,7 +255,7 @@ fn each_entry<'s, S: ContextSource>(
             continue;
         }
         let entry = load(source, p.handle, p.kind)?;
-        if p.kind == EntryKind::BranchSummary && !branch_summary_counts(&entry) {
+        if p.kind == ContextKind::BranchSummary && !branch_summary_counts(&entry) {
             continue;
         }
         f(entry, source.time_ms(p.handle));
@@ -545,7 +545,7 @@ pub fn own_usage<S: ContextSource>(
         return Ok(None);
     };
     let kind = source.node(handle).kind;
-    if kind != EntryKind::Message(MessageRole::Assistant) {
+    if kind != ContextKind::Message(MessageRole::Assistant) {
         return Ok(None);
     }
     if let Some(a) = source.usage_attribution(id) {

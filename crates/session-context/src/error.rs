@@ -2,7 +2,7 @@
 
 use session_types::EntryId;
 
-use crate::kind::EntryKind;
+use crate::kind::ContextKind;
 
 /// Why a context could not be built. `E` is the source's load error.
 #[derive(Debug, thiserror::Error)]
@@ -36,9 +36,9 @@ pub enum ContextError<E: std::error::Error + 'static> {
         /// The entry.
         id: EntryId,
         /// The kind the source's node reported.
-        expected: EntryKind,
+        expected: ContextKind,
         /// The kind of the entry it loaded.
-        found: EntryKind,
+        found: ContextKind,
     },
 }
 

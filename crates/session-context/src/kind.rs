@@ -16,12 +16,12 @@ pub enum MessageRole {
 
 /// The kind of an entry, which is all the path walk and the settings scan need.
 ///
-/// Index layers compute it from a record's envelope ([`EntryKind::of_envelope`]) without
+/// Index layers compute it from a record's envelope ([`ContextKind::of_envelope`]) without
 /// decoding the payload; resident sources compute it from the typed entry
-/// ([`EntryKind::of`]). Both give the same answer for the same record.
+/// ([`ContextKind::of`]). Both give the same answer for the same record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum EntryKind {
+pub enum ContextKind {
     /// `message`, with the class of its role.
     Message(MessageRole),
     /// `thinking_level_change`
@@ -43,34 +43,34 @@ pub enum EntryKind {
     Unknown,
 }
 
-impl EntryKind {
+impl ContextKind {
     /// The kind of a typed entry.
-    pub fn of(entry: &Entry) -> EntryKind {
+    pub fn of(entry: &Entry) -> ContextKind {
         match entry {
-            Entry::Message(m) => EntryKind::Message(MessageRole::of(m.message.role())),
+            Entry::Message(m) => ContextKind::Message(MessageRole::of(m.message.role())),
             // An unknown type, or a known type read whole because its fields do not fit
             // the typed model: its `type` and `message.role` decide, as in an envelope.
-            Entry::Unknown(m) => EntryKind::of_type(
+            Entry::Unknown(m) => ContextKind::of_type(
                 m.get("type").and_then(serde_json::Value::as_str),
                 m.get("message")
                     .and_then(|msg| msg.get("role"))
                     .and_then(serde_json::Value::as_str),
             ),
-            other => EntryKind::of_type(other.entry_type(), None),
+            other => ContextKind::of_type(other.entry_type(), None),
         }
     }
 
     /// The kind of a record from its envelope (`type` and `message.role` only).
-    pub fn of_envelope(envelope: &Envelope<'_>) -> EntryKind {
-        EntryKind::of_type(envelope.entry_type.as_deref(), envelope.role())
+    pub fn of_envelope(envelope: &Envelope<'_>) -> ContextKind {
+        ContextKind::of_type(envelope.entry_type.as_deref(), envelope.role())
     }
 
     /// The kind for an entry `type` string and, for messages, the `message.role` string.
-    pub fn of_type(entry_type: Option<&str>, role: Option<&str>) -> EntryKind {
+    pub fn of_type(entry_type: Option<&str>, role: Option<&str>) -> ContextKind {
         match entry_type.and_then(EntryType::from_name) {
-            Some(EntryType::Message) => EntryKind::Message(MessageRole::of(role)),
+            Some(EntryType::Message) => ContextKind::Message(MessageRole::of(role)),
             Some(t) => *KIND_OF_TYPE.get(t),
-            None => EntryKind::Unknown,
+            None => ContextKind::Unknown,
         }
     }
 
@@ -78,7 +78,7 @@ impl EntryKind {
     pub fn may_emit(self) -> bool {
         matches!(
             self,
-            EntryKind::Message(_) | EntryKind::BranchSummary | EntryKind::CustomMessage
+            ContextKind::Message(_) | ContextKind::BranchSummary | ContextKind::CustomMessage
         )
     }
 
@@ -86,28 +86,28 @@ impl EntryKind {
     pub fn is_model_source(self) -> bool {
         matches!(
             self,
-            EntryKind::ModelChange | EntryKind::Message(MessageRole::Assistant)
+            ContextKind::ModelChange | ContextKind::Message(MessageRole::Assistant)
         )
     }
 }
 
 /// The kind of every entry type (a message's role refines it). A new entry type does
 /// not compile until it is given a kind here.
-const KIND_OF_TYPE: EntryTypeMap<EntryKind> = EntryTypeMap {
-    message: EntryKind::Message(MessageRole::Other),
-    thinking_level_change: EntryKind::ThinkingLevelChange,
-    model_change: EntryKind::ModelChange,
-    service_tier_change: EntryKind::ServiceTierChange,
-    compaction: EntryKind::Compaction,
-    branch_summary: EntryKind::BranchSummary,
-    custom: EntryKind::Bookkeeping,
-    child_usage_attributed: EntryKind::Bookkeeping,
-    custom_message: EntryKind::CustomMessage,
-    label: EntryKind::Bookkeeping,
-    session_info: EntryKind::Bookkeeping,
-    session_state: EntryKind::Bookkeeping,
-    agent_status: EntryKind::Bookkeeping,
-    git_state: EntryKind::Bookkeeping,
+const KIND_OF_TYPE: EntryTypeMap<ContextKind> = EntryTypeMap {
+    message: ContextKind::Message(MessageRole::Other),
+    thinking_level_change: ContextKind::ThinkingLevelChange,
+    model_change: ContextKind::ModelChange,
+    service_tier_change: ContextKind::ServiceTierChange,
+    compaction: ContextKind::Compaction,
+    branch_summary: ContextKind::BranchSummary,
+    custom: ContextKind::Bookkeeping,
+    child_usage_attributed: ContextKind::Bookkeeping,
+    custom_message: ContextKind::CustomMessage,
+    label: ContextKind::Bookkeeping,
+    session_info: ContextKind::Bookkeeping,
+    session_state: ContextKind::Bookkeeping,
+    agent_status: ContextKind::Bookkeeping,
+    git_state: ContextKind::Bookkeeping,
 };
 
 impl MessageRole {
@@ -121,20 +121,20 @@ impl MessageRole {
     }
 }
 
-impl std::fmt::Display for EntryKind {
+impl std::fmt::Display for ContextKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            EntryKind::Message(MessageRole::User) => "user message",
-            EntryKind::Message(MessageRole::Assistant) => "assistant message",
-            EntryKind::Message(MessageRole::Other) => EntryType::Message.as_str(),
-            EntryKind::ThinkingLevelChange => EntryType::ThinkingLevelChange.as_str(),
-            EntryKind::ModelChange => EntryType::ModelChange.as_str(),
-            EntryKind::ServiceTierChange => EntryType::ServiceTierChange.as_str(),
-            EntryKind::Compaction => EntryType::Compaction.as_str(),
-            EntryKind::BranchSummary => EntryType::BranchSummary.as_str(),
-            EntryKind::CustomMessage => EntryType::CustomMessage.as_str(),
-            EntryKind::Bookkeeping => "bookkeeping entry",
-            EntryKind::Unknown => "entry of unknown type",
+            ContextKind::Message(MessageRole::User) => "user message",
+            ContextKind::Message(MessageRole::Assistant) => "assistant message",
+            ContextKind::Message(MessageRole::Other) => EntryType::Message.as_str(),
+            ContextKind::ThinkingLevelChange => EntryType::ThinkingLevelChange.as_str(),
+            ContextKind::ModelChange => EntryType::ModelChange.as_str(),
+            ContextKind::ServiceTierChange => EntryType::ServiceTierChange.as_str(),
+            ContextKind::Compaction => EntryType::Compaction.as_str(),
+            ContextKind::BranchSummary => EntryType::BranchSummary.as_str(),
+            ContextKind::CustomMessage => EntryType::CustomMessage.as_str(),
+            ContextKind::Bookkeeping => "bookkeeping entry",
+            ContextKind::Unknown => "entry of unknown type",
         })
     }
 }

@@ -9,7 +9,7 @@
 //!
 //! A tour:
 //! - [`ContextSource`] is what contexts are built from: nodes (parent link and
-//!   [`EntryKind`]) by handle, and whole entries loaded on demand. [`ResidentSource`] serves a slice of
+//!   [`ContextKind`]) by handle, and whole entries loaded on demand. [`ResidentSource`] serves a slice of
 //!   entries; [`TextSource`] serves JSON record texts and decodes only what it loads; an
 //!   index serves its sidecar through a thin adapter.
 //! - [`plan`] walks the path to a [`Leaf`] (O(depth), cycle-safe) and returns a
@@ -45,7 +45,7 @@ pub use build::{
     build_context, context_entries, own_usage,
 };
 pub use error::{ContextError, ContextWarning};
-pub use kind::{EntryKind, MessageRole};
+pub use kind::{ContextKind, MessageRole};
 pub use resident::{EntryNotFound, ResidentSource};
 pub use source::{ContextSource, Node, Parent, UsageAttribution};
 pub use text::{TextLoadError, TextSource};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use session_types::Entry;
 
-use crate::kind::EntryKind;
+use crate::kind::ContextKind;
 use crate::source::{ContextSource, Node, Parent, UsageAttribution};
 
 /// Entries in file (append) order, indexed by id the way the reference's `byId` map is:
@@ -20,7 +20,7 @@ pub struct ResidentSource<'a> {
     entries: &'a [Entry],
     by_id: HashMap<&'a str, usize>,
     parents: Vec<Link>,
-    kinds: Vec<EntryKind>,
+    kinds: Vec<ContextKind>,
     attributions: HashMap<&'a str, UsageAttribution>,
 }
 
@@ -55,7 +55,7 @@ impl<'a> ResidentSource<'a> {
                 Some(p) => by_id.get(p).map_or(Link::Missing, |&i| Link::Node(i)),
             })
             .collect();
-        let kinds = entries.iter().map(EntryKind::of).collect();
+        let kinds = entries.iter().map(ContextKind::of).collect();
         Self {
             entries,
             by_id,

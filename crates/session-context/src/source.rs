@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use session_types::{Entry, Usage};
 
-use crate::kind::EntryKind;
+use crate::kind::ContextKind;
 
 /// One node of the session tree as the path walk sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,7 +12,7 @@ pub struct Node<'a, H> {
     /// Where its parent link leads.
     pub parent: Parent<'a, H>,
     /// What the entry contributes to a context.
-    pub kind: EntryKind,
+    pub kind: ContextKind,
 }
 
 /// Where a parent link leads.

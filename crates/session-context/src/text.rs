@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use session_types::json::replace_lone_surrogates;
 use session_types::{Entry, EntryType, Envelope, ParseError};
 
-use crate::kind::EntryKind;
+use crate::kind::ContextKind;
 use crate::source::{ContextSource, Node, Parent, UsageAttribution};
 
 /// Records given as JSON text (one entry each, file order), indexed by reading only
@@ -33,7 +33,7 @@ struct TextRecord<'a> {
     parent: Option<Cow<'a, str>>,
     /// The parent's record, resolved once all ids are known.
     parent_index: Option<usize>,
-    kind: EntryKind,
+    kind: ContextKind,
 }
 
 impl<'a> TextSource<'a> {
@@ -107,7 +107,7 @@ impl<'a> TextSource<'a> {
 
 /// What the index keeps of one record: kind, id, parent, and whether it is a
 /// `child_usage_attributed` entry. `None` for a header.
-type Head<'a> = Option<(EntryKind, Option<Cow<'a, str>>, Option<Cow<'a, str>>, bool)>;
+type Head<'a> = Option<(ContextKind, Option<Cow<'a, str>>, Option<Cow<'a, str>>, bool)>;
 
 fn envelope_of(text: &str) -> Result<Head<'_>, ParseError> {
     let (clean, _) = replace_lone_surrogates(text);
@@ -127,7 +127,7 @@ fn head(env: Envelope<'_>) -> Head<'_> {
     }
     let attribution = env.known_type() == Some(EntryType::ChildUsageAttributed);
     Some((
-        EntryKind::of_envelope(&env),
+        ContextKind::of_envelope(&env),
         env.id,
         env.parent_id,
         attribution,

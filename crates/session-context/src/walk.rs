@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use session_types::{Entry, EntryId};
 
 use crate::error::{ContextError, ContextWarning};
-use crate::kind::EntryKind;
+use crate::kind::ContextKind;
 use crate::source::{ContextSource, Parent};
 
 /// Which leaf to build the context for.
@@ -28,7 +28,7 @@ pub struct PathEntry<H> {
     /// The entry's handle.
     pub handle: H,
     /// Its kind.
-    pub kind: EntryKind,
+    pub kind: ContextKind,
 }
 
 /// What a context is made of, known after walking the path and reading only the
@@ -167,7 +167,7 @@ pub fn plan<'s, S: ContextSource>(
     plan.path = walk(source, start, &mut plan.warnings)?;
     scan(&mut plan);
     if let Some(k) = plan.compaction {
-        let entry = load(source, plan.path[k].handle, EntryKind::Compaction)?;
+        let entry = load(source, plan.path[k].handle, ContextKind::Compaction)?;
         // As the reference: the kept window starts at the first path entry before the
         // compaction whose id is `firstKeptEntryId` (compared on the path, so no id
         // lookup is needed and a duplicate id off the path cannot hide it).
@@ -271,9 +271,9 @@ fn walk<S: ContextSource>(
 fn scan<H>(plan: &mut ContextPlan<'_, H>) {
     for (i, p) in plan.path.iter().enumerate().rev() {
         let slot = match p.kind {
-            EntryKind::ThinkingLevelChange => &mut plan.thinking,
-            EntryKind::ServiceTierChange => &mut plan.service_tier,
-            EntryKind::Compaction => &mut plan.compaction,
+            ContextKind::ThinkingLevelChange => &mut plan.thinking,
+            ContextKind::ServiceTierChange => &mut plan.service_tier,
+            ContextKind::Compaction => &mut plan.compaction,
             k if k.is_model_source() => &mut plan.model,
             _ => continue,
         };
@@ -294,13 +294,13 @@ fn scan<H>(plan: &mut ContextPlan<'_, H>) {
 pub(crate) fn load<S: ContextSource>(
     source: &S,
     handle: S::Handle,
-    expected: EntryKind,
+    expected: ContextKind,
 ) -> Result<Cow<'_, Entry>, ContextError<S::Error>> {
     let entry = source.load(handle).map_err(|e| ContextError::Load {
         id: EntryId::new(source.id(handle)),
         source: e,
     })?;
-    let found = EntryKind::of(&entry);
+    let found = ContextKind::of(&entry);
     if found != expected {
         return Err(ContextError::KindMismatch {
             id: EntryId::new(source.id(handle)),

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use session_context::{ContextSource, EntryKind, Node, Parent, UsageAttribution};
+use session_context::{ContextSource, ContextKind, Node, Parent, UsageAttribution};
 use session_index::{Derived, EntryIndex, Index, kinds};
 use session_journal::{Capture, Reader};
 use session_types::json::replace_lone_surrogates;
@@ -275,7 +275,7 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
         let Some((entry_type, role)) = index.kind_of(entry) else {
             return Node {
                 parent: Parent::Root,
-                kind: EntryKind::Unknown,
+                kind: ContextKind::Unknown,
             };
         };
         let parent = match index.parent_id_of(entry) {
@@ -308,7 +308,7 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
         };
         Node {
             parent,
-            kind: EntryKind::of_type(Some(entry_type).filter(|t| !t.is_empty()), role),
+            kind: ContextKind::of_type(Some(entry_type).filter(|t| !t.is_empty()), role),
         }
     }
 

@@ -1,6 +1,6 @@
-//! `EntryKind` from an envelope and from the typed entry agree.
+//! `ContextKind` from an envelope and from the typed entry agree.
 
-use session_context::EntryKind;
+use session_context::ContextKind;
 use session_types::{Envelope, Record};
 
 use crate::{load_jsonl, repo_root};
@@ -24,8 +24,8 @@ fn envelope_and_typed_kinds_agree_on_the_corpus_and_1k() {
             let Ok(Record::Entry(entry)) = Record::parse(&r) else {
                 panic!("{}: does not decode: {r}", f.display());
             };
-            assert_eq!(EntryKind::of_envelope(&env), EntryKind::of(&entry), "{r}");
-            seen.insert(EntryKind::of(&entry).to_string());
+            assert_eq!(ContextKind::of_envelope(&env), ContextKind::of(&entry), "{r}");
+            seen.insert(ContextKind::of(&entry).to_string());
         }
     }
     assert!(seen.len() >= 8, "{seen:?}");
@@ -35,10 +35,10 @@ fn envelope_and_typed_kinds_agree_on_the_corpus_and_1k() {
 fn every_known_type_has_a_kind() {
     for t in session_types::EntryType::ALL {
         assert_ne!(
-            EntryKind::of_type(Some(t.as_str()), Some("user")),
-            EntryKind::Unknown,
+            ContextKind::of_type(Some(t.as_str()), Some("user")),
+            ContextKind::Unknown,
             "{t}"
         );
     }
-    assert_eq!(EntryKind::of_type(Some("future"), None), EntryKind::Unknown);
+    assert_eq!(ContextKind::of_type(Some("future"), None), ContextKind::Unknown);
 }
