@@ -270,7 +270,68 @@ pub(crate) fn cases() -> Vec<Case> {
         local("cold/100k"),
         Figure::None,
     ));
+    owner_cases(&mut c);
     c
+}
+
+/// Through the owner (issue 17 §6): the reference column is our own baseline.
+fn owner_cases(c: &mut Vec<Case>) {
+    use Unit::{MiB, Ms, PerSec, Us};
+    c.push(
+        Case::new(
+            "owner: durable appendMessage round trip (reference column: in-process durable append)",
+            "1 client",
+            Us,
+            local("owner/append-durable"),
+            local("append/durable"),
+        )
+        .target(Target::WithinOf(1.2)),
+    );
+    c.push(
+        Case::new(
+            "owner: buffered appendMessage round trip",
+            "1 client",
+            Us,
+            local("owner/append-buffered"),
+            Figure::None,
+        )
+        .target(Target::AtMost(25.0)),
+    );
+    for (size, key, better) in [
+        ("32 clients, 1 session", "owner/rate-32c", 10.0),
+        ("64 sessions, 1 client each", "owner/rate-64s", 5.0),
+    ] {
+        c.push(
+            Case::new(
+                "owner: durable appends/s (reference column: one client)",
+                size,
+                PerSec,
+                local(key),
+                local("owner/rate-1c"),
+            )
+            .target(Target::Better(better)),
+        );
+    }
+    c.push(
+        Case::new(
+            "owner: buildSessionContext round trip (reference column: in-process rebuild + moving its bytes through a socket)",
+            "100k",
+            Ms,
+            local("owner/context-100k"),
+            local("owner/context-100k-base"),
+        )
+        .target(Target::WithinOf(1.5)),
+    );
+    c.push(
+        Case::new(
+            "owner: peak RSS holding 1,000 open sessions of 1k entries",
+            "1,000 × 1k",
+            MiB,
+            local("owner/rss-1000"),
+            Figure::None,
+        )
+        .target(Target::AtMost(256.0)),
+    );
 }
 
 /// The table's rows: each case with its figures. A scaling row whose inputs are

@@ -46,6 +46,8 @@ pub(crate) struct Options {
     big_reps: usize,
     reference: bool,
     peer_data: PathBuf,
+    /// Run only our measurements whose names contain one of these (empty: all).
+    only: Vec<String>,
 }
 
 /// Named samples (a key such as `resume/100k` → the values of each rep).
@@ -94,6 +96,8 @@ cargo xtask bench [options]: medians of our operations vs the reference on gener
   --quick           few reps (3, and 1 of the reference's 100k open), for a smoke run
   --no-reference    our figures only (also when node is missing)
   --peer-data DIR   an existing copy of the reference's data (default /work/peer/data)
+  --only A[,B]      only our measurements whose names contain A or B (e.g. owner,
+                    list_all); rows of the others stay empty
 
 Prints the results table and the machine and writes both to target/bench-results.md.
 A debug build re-runs itself as a release build. For profiling and probes:
@@ -159,6 +163,7 @@ fn parse_options(args: &[String]) -> Result<Options> {
         big_reps: 3,
         reference: true,
         peer_data: PathBuf::from("/work/peer/data"),
+        only: Vec::new(),
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -168,13 +173,14 @@ fn parse_options(args: &[String]) -> Result<Options> {
             "--big-reps" => opts.big_reps = val()?.parse()?,
             "--no-reference" => opts.reference = false,
             "--peer-data" => opts.peer_data = val()?.into(),
+            "--only" => opts.only = val()?.split(',').map(str::to_owned).collect(),
             "--quick" => {
                 opts.reps = 3;
                 opts.big_reps = 1;
             }
             "--allow-debug" => {}
             other => bail!(
-                "unknown option `{other}` (expected --reps N, --big-reps N, --no-reference, --quick, --peer-data DIR)"
+                "unknown option `{other}` (expected --reps N, --big-reps N, --no-reference, --quick, --peer-data DIR, --only A[,B])"
             ),
         }
     }
@@ -209,6 +215,7 @@ mod tests {
             "--quick",
             "--no-reference",
             "--peer-data",
+            "--only",
         ] {
             assert!(USAGE.contains(option), "{option}");
             let mut a = args(&[option]);
@@ -216,6 +223,8 @@ mod tests {
                 a.push("2".into());
             } else if option == "--peer-data" {
                 a.push("/tmp".into());
+            } else if option == "--only" {
+                a.push("owner".into());
             }
             parse_options(&a).unwrap_or_else(|e| panic!("{option}: {e}"));
         }

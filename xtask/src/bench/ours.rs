@@ -22,6 +22,8 @@ use session_journal::{CreateOptions, Durability, JournalId, NewFrame, Writer};
 use session_manager::{Layout, Store};
 use session_types::{AgentMessage, Entry, Record};
 
+mod owner;
+
 use super::data::{Data, Native};
 use super::report::median;
 use super::{Options, Samples, node_ok};
@@ -54,6 +56,7 @@ const MEASUREMENTS: &[(&str, Measure)] = &[
     ("import", import),
     ("cold bcs context", cold_bcs),
     ("cold reference context", cold_reference),
+    ("through the owner", owner::owner),
 ];
 
 /// Runs every measurement; returns the samples and the notes.
@@ -73,6 +76,9 @@ pub(crate) fn measure(
         notes: Vec::new(),
     };
     for (name, measure) in MEASUREMENTS {
+        if !opts.only.is_empty() && !opts.only.iter().any(|o| name.contains(o.as_str())) {
+            continue;
+        }
         measure(&mut bench).with_context(|| format!("measuring {name}"))?;
     }
     Ok((bench.samples, bench.notes))

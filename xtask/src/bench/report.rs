@@ -18,11 +18,13 @@ pub(crate) enum Unit {
     MBps,
     /// A plain factor (lower is better), e.g. a scaling ratio.
     Factor,
+    /// Operations per second (higher is better).
+    PerSec,
 }
 
 impl Unit {
     fn higher_is_better(self) -> bool {
-        self == Unit::MBps
+        matches!(self, Unit::MBps | Unit::PerSec)
     }
 }
 
@@ -99,6 +101,7 @@ pub(crate) fn fmt_value(v: f64, unit: Unit) -> String {
         Unit::MiB => " MiB",
         Unit::MBps => " MB/s",
         Unit::Factor => "×",
+        Unit::PerSec => " /s",
     };
     format!("{num}{suffix}")
 }

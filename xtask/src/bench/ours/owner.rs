@@ -1,0 +1,334 @@
+//! Through the owner (issue 17 §6): a release `bcs --home H serve` as a child process
+//! and clients on its Unix socket speaking JSON-RPC lines. The clients are plain
+//! blocking sockets on threads, so what is timed is the owner and the socket, not a
+//! client library: `owner/append-durable` and `owner/append-buffered` (µs per round
+//! trip, one client, one request in flight), `owner/rate-1c`, `owner/rate-32c` (32
+//! clients on one session) and `owner/rate-64s` (64 sessions, a client each) in durable
+//! appends per second, `owner/context-100k` (a `session/buildSessionContext` round trip
+//! of the 100k session) beside `owner/context-100k-base` (the in-process rebuild plus
+//! pushing the answer's bytes through a socket pair), and `owner/rss-1000` (the
+//! owner's peak RSS holding 1,000 sessions of the 1k file open).
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use super::{Bench, build_bcs};
+use crate::bench::report::median;
+
+/// Durable appends per client in the rate runs.
+const RATE_APPENDS: usize = 100;
+/// Sessions held open for the memory figure.
+const RSS_SESSIONS: usize = 1000;
+
+pub(super) fn owner(b: &mut Bench<'_>) -> Result<()> {
+    let bcs = build_bcs(b.root)?;
+    let home = b.tmp("owner-home");
+    let _ = fs::remove_dir_all(&home);
+    fs::create_dir_all(&home)?;
+    let server = Server::start(&bcs, &home)?;
+    let message = serde_json::to_value(b.msgs(1).remove(0))?;
+
+    // Round trips, one client, one request in flight.
+    let mut c = server.connect()?;
+    let sid = c.create("/bench/owner")?;
+    let mut durable = Vec::new();
+    for i in 0..=super::N_DURABLE {
+        let t = Instant::now();
+        c.append(&sid, &message, "durable")?;
+        if i > 0 {
+            durable.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    b.samples.put("owner/append-durable", durable);
+    let mut buffered = Vec::new();
+    for i in 0..=super::N_FAST {
+        let t = Instant::now();
+        c.append(&sid, &message, "buffered")?;
+        if i > 0 {
+            buffered.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    b.samples.put("owner/append-buffered", buffered);
+    eprintln!(
+        "ours: owner round trip durable {:.0} µs, buffered {:.1} µs",
+        b.median("owner/append-durable"),
+        b.median("owner/append-buffered")
+    );
+
+    // Durable appends per second: one client, 32 clients on one session, 64 sessions.
+    let reps = b.opts.reps.clamp(1, 3);
+    for (key, clients, shared) in [
+        ("owner/rate-1c", 1, true),
+        ("owner/rate-32c", 32, true),
+        ("owner/rate-64s", 64, false),
+    ] {
+        let mut rates = Vec::new();
+        for _ in 0..reps {
+            rates.push(rate(&server, &message, clients, shared.then_some(&sid))?);
+        }
+        b.samples.put(key, rates);
+        eprintln!("ours: {key} {:.0} durable appends/s", b.median(key));
+    }
+    drop(c);
+
+    context_100k(b, &server)?;
+    let rss = rss_1000(b, &bcs)?;
+    b.samples.put("owner/rss-1000", vec![rss]);
+    eprintln!("ours: owner RSS holding {RSS_SESSIONS} sessions of 1k: {rss:.1} MiB");
+    drop(server);
+    let _ = fs::remove_dir_all(&home);
+    Ok(())
+}
+
+/// Durable appends per second of `clients` connections, each appending
+/// [`RATE_APPENDS`] times with one request in flight, to `shared` or each to a
+/// session of its own.
+fn rate(server: &Server, message: &Value, clients: usize, shared: Option<&String>) -> Result<f64> {
+    let mut conns = Vec::new();
+    for i in 0..clients {
+        let mut c = server.connect()?;
+        let sid = match shared {
+            Some(sid) => {
+                c.call("store/open", json!({ "sessionId": sid }))?;
+                sid.clone()
+            }
+            None => c.create(&format!("/bench/owner/{i}"))?,
+        };
+        conns.push((c, sid));
+    }
+    let start = std::sync::Barrier::new(clients + 1);
+    let t = std::thread::scope(|s| -> Result<Duration> {
+        let handles: Vec<_> = conns
+            .iter_mut()
+            .map(|(c, sid)| {
+                let start = &start;
+                s.spawn(move || -> Result<()> {
+                    start.wait();
+                    for _ in 0..RATE_APPENDS {
+                        c.append(sid, message, "durable")?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        start.wait();
+        let t = Instant::now();
+        for h in handles {
+            h.join().map_err(|_| anyhow::anyhow!("a client thread panicked"))??;
+        }
+        Ok(t.elapsed())
+    })?;
+    Ok((clients * RATE_APPENDS) as f64 / t.as_secs_f64())
+}
+
+/// The 100k session's context through the owner, and its baseline: the in-process
+/// rebuild plus the answer's bytes pushed through a socket pair.
+fn context_100k(b: &mut Bench<'_>, server: &Server) -> Result<()> {
+    let journal = b
+        .native
+        .journals
+        .iter()
+        .find(|(s, _)| s == "100k")
+        .map(|(_, j)| j.clone())
+        .context("the 100k journal")?;
+    let reps = b.opts.reps;
+    // In process first: the owner will hold the session's lock.
+    let store = b.store();
+    let s = store.open(&journal)?;
+    let inproc = super::timed(reps, || Ok(()), |()| Ok(s.build_session_context()?))?;
+    drop(s);
+
+    let mut c = server.connect()?;
+    let opened = c.call("store/open", json!({ "path": journal }))?;
+    let sid = opened["sessionId"]
+        .as_str()
+        .context("store/open answers a sessionId")?
+        .to_owned();
+    let mut bytes = 0;
+    let through = super::timed(
+        reps,
+        || Ok(()),
+        |()| {
+            bytes = c
+                .call_raw("session/buildSessionContext", json!({ "sessionId": sid }))?
+                .len();
+            Ok(())
+        },
+    )?;
+    c.call("session/close", json!({ "sessionId": sid }))?;
+    let transfer = super::timed(reps, || Ok(()), |()| push_through_socket(bytes))?;
+    let base: Vec<f64> = inproc.iter().zip(&transfer).map(|(a, t)| a + t).collect();
+    eprintln!(
+        "ours: owner context/100k {:.2} ms ({:.1} MB); in-process {:.2} ms + transfer {:.2} ms",
+        median(&through).unwrap_or(0.0),
+        bytes as f64 / 1e6,
+        median(&inproc).unwrap_or(0.0),
+        median(&transfer).unwrap_or(0.0)
+    );
+    b.samples.put("owner/context-100k", through);
+    b.samples.put("owner/context-100k-base", base);
+    Ok(())
+}
+
+/// `n` bytes written by one thread into a Unix socket pair and read by another.
+fn push_through_socket(n: usize) -> Result<usize> {
+    let (mut a, mut z) = UnixStream::pair()?;
+    let data = vec![b'x'; n];
+    std::thread::scope(|s| {
+        let w = s.spawn(move || a.write_all(&data));
+        let mut got = Vec::with_capacity(n);
+        let r = z.read_to_end(&mut got);
+        w.join()
+            .map_err(|_| anyhow::anyhow!("writer panicked"))?
+            .context("writing")?;
+        r.context("reading")?;
+        Ok(got.len())
+    })
+}
+
+/// The peak RSS (MiB) of a fresh owner holding [`RSS_SESSIONS`] forks of the 1k
+/// session open on one connection.
+fn rss_1000(b: &Bench<'_>, bcs: &Path) -> Result<f64> {
+    let journal = b
+        .native
+        .journals
+        .iter()
+        .find(|(s, _)| s == "1k")
+        .map(|(_, j)| j.clone())
+        .context("the 1k journal")?;
+    let home = b.tmp("owner-rss-home");
+    let _ = fs::remove_dir_all(&home);
+    fs::create_dir_all(&home)?;
+    let server = Server::start(bcs, &home)?;
+    let mut c = server.connect()?;
+    for i in 0..RSS_SESSIONS {
+        c.call(
+            "store/forkFrom",
+            json!({ "source": journal, "targetCwd": format!("/bench/rss/{i}") }),
+        )?;
+    }
+    let status = fs::read_to_string(format!("/proc/{}/status", server.child.id()))?;
+    let hwm = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .context("VmHWM of the owner")?;
+    drop(c);
+    drop(server);
+    let _ = fs::remove_dir_all(&home);
+    Ok(hwm / 1024.0)
+}
+
+/// A `bcs serve` child; killed when dropped.
+struct Server {
+    child: Child,
+    socket: PathBuf,
+}
+
+impl Server {
+    fn start(bcs: &Path, home: &Path) -> Result<Self> {
+        let child = Command::new(bcs)
+            .arg("--home")
+            .arg(home)
+            .arg("serve")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("starting bcs serve")?;
+        let server = Self {
+            child,
+            socket: home.join("owner/owner.sock"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while UnixStream::connect(&server.socket).is_err() {
+            if Instant::now() > deadline {
+                bail!("bcs serve did not answer on {}", server.socket.display());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Ok(server)
+    }
+
+    fn connect(&self) -> Result<Conn> {
+        let w = UnixStream::connect(&self.socket)
+            .with_context(|| format!("connecting to {}", self.socket.display()))?;
+        let mut c = Conn {
+            r: BufReader::new(w.try_clone()?),
+            w,
+            next: 0,
+            line: String::new(),
+        };
+        c.call(
+            "initialize",
+            json!({ "protocolVersion": { "major": 1, "minor": 0 } }),
+        )?;
+        Ok(c)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One connection, one request in flight.
+struct Conn {
+    r: BufReader<UnixStream>,
+    w: UnixStream,
+    next: u64,
+    line: String,
+}
+
+impl Conn {
+    /// The answer's line, unparsed (an error answer is an error).
+    fn call_raw(&mut self, method: &str, params: Value) -> Result<&str> {
+        self.next += 1;
+        let mut req = serde_json::to_vec(
+            &json!({ "jsonrpc": "2.0", "id": self.next, "method": method, "params": params }),
+        )?;
+        req.push(b'\n');
+        self.w.write_all(&req)?;
+        self.line.clear();
+        if self.r.read_line(&mut self.line)? == 0 {
+            bail!("{method}: the owner closed the connection");
+        }
+        // The answer's first member after the id says which it is.
+        let (result, error) = (self.line.find("\"result\":"), self.line.find("\"error\":"));
+        if error.is_some_and(|e| result.is_none_or(|r| e < r)) {
+            bail!("{method}: {}", self.line.trim_end());
+        }
+        Ok(&self.line)
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Result<Value> {
+        let line = self.call_raw(method, params)?;
+        let mut v: Value = serde_json::from_str(line)?;
+        Ok(v["result"].take())
+    }
+
+    fn create(&mut self, cwd: &str) -> Result<String> {
+        let r = self.call("store/create", json!({ "cwd": cwd }))?;
+        Ok(r["sessionId"]
+            .as_str()
+            .context("store/create answers a sessionId")?
+            .to_owned())
+    }
+
+    fn append(&mut self, sid: &str, message: &Value, durability: &str) -> Result<()> {
+        self.call_raw(
+            "session/appendMessage",
+            json!({ "sessionId": sid, "message": message, "durability": durability }),
+        )?;
+        Ok(())
+    }
+}
