@@ -224,6 +224,10 @@ fn take_buffer(buf: &mut Vec<u8>) -> Vec<u8> {
     b
 }
 
+/// How much frame buffer a synced writer keeps: a session at rest holds little (the
+/// owner keeps a thousand of them open); the next append grows it again if it must.
+const IDLE_BUFFER: usize = 64 << 10;
+
 fn create_io(path: &Path, op: &'static str, source: std::io::Error) -> CreateError {
     CreateError::Io {
         path: path.to_path_buf(),
@@ -783,7 +787,8 @@ impl Writer {
     /// is pending); returns the durable watermark.
     pub fn sync(&mut self) -> Result<Capture, AppendError> {
         self.check_poison()?;
-        self.buf = take_buffer(&mut self.buf);
+        self.buf.clear();
+        self.buf.shrink_to(IDLE_BUFFER);
         self.sync_inner()?;
         Ok(self.durable_capture())
     }

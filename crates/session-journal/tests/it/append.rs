@@ -242,3 +242,26 @@ fn a_huge_append_does_not_pin_its_buffer() {
     w.append(entry(), b"after", BUFFERED).unwrap();
     drop(w);
 }
+
+/// A synced writer is at rest, and an owner holds a thousand of them: after a sync it
+/// keeps at most 64 KiB of frame buffer, even after a batch of a few MiB (a fork).
+#[test]
+fn a_synced_writer_keeps_a_small_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rest.jsonl");
+    let mut w = Writer::create(&path, JournalId([4; 16]), CreateOptions::default()).unwrap();
+    w.append(entry(), b"small", BUFFERED).unwrap();
+    w.sync().unwrap();
+    let before = crate::alloc::live_bytes();
+    {
+        let payload = vec![b'x'; 2200];
+        let frames: Vec<_> = (0..1000)
+            .map(|_| session_journal::NewFrame::new(entry(), &payload))
+            .collect();
+        w.append_batch(&frames, BUFFERED).unwrap();
+    }
+    w.sync().unwrap();
+    let held = crate::alloc::live_bytes() - before;
+    assert!(held <= 64 << 10, "the synced writer still holds {held} bytes");
+    w.append(entry(), b"after", DURABLE).unwrap();
+}
