@@ -143,6 +143,11 @@ pub(crate) fn check(metadata: &Value) -> Result<Vec<String>> {
             if !names.contains(&dep_name) {
                 continue;
             }
+            // A crate's own tests may turn on its features (a dev-dependency on
+            // itself): no other crate comes in.
+            if dep_name == name && kind == "dev" {
+                continue;
+            }
             if TOOLING.contains(&dep_name) {
                 violations.push(format!("`{name}` depends on tooling crate `{dep_name}`"));
                 continue;
@@ -237,7 +242,8 @@ mod tests {
     #[test]
     fn sideways_dev_edges_fail_too() {
         let m = metadata(vec![
-            package("session-context", &[("session-context", Some("dev"))]),
+            package("session-protocol", &[("session-journal", Some("dev"))]),
+            package("session-journal", &[]),
             package("session-import", &[("session-manager", Some("dev"))]),
             package("session-manager", &[]),
         ]);
@@ -245,6 +251,22 @@ mod tests {
         assert_eq!(v.len(), 2, "{v:?}");
         assert!(v[0].contains("sideways"));
         assert!(v[1].contains("upward") && v[1].contains("[dev dependency]"));
+    }
+
+    /// A crate's tests turning on its own features (`session-manager`'s `internals`)
+    /// bring in no other crate.
+    #[test]
+    fn a_dev_dependency_on_itself_is_allowed() {
+        let m = metadata(vec![package(
+            "session-manager",
+            &[("session-manager", Some("dev"))],
+        )]);
+        assert_eq!(check(&m).unwrap(), Vec::<String>::new());
+        let m = metadata(vec![package(
+            "session-manager",
+            &[("session-manager", None)],
+        )]);
+        assert_eq!(check(&m).unwrap().len(), 1);
     }
 
     #[test]

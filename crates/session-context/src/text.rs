@@ -107,7 +107,12 @@ impl<'a> TextSource<'a> {
 
 /// What the index keeps of one record: kind, id, parent, and whether it is a
 /// `child_usage_attributed` entry. `None` for a header.
-type Head<'a> = Option<(ContextKind, Option<Cow<'a, str>>, Option<Cow<'a, str>>, bool)>;
+type Head<'a> = Option<(
+    ContextKind,
+    Option<Cow<'a, str>>,
+    Option<Cow<'a, str>>,
+    bool,
+)>;
 
 fn envelope_of(text: &str) -> Result<Head<'_>, ParseError> {
     let (clean, _) = replace_lone_surrogates(text);

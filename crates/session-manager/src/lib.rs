@@ -51,12 +51,12 @@
 
 #[cfg(feature = "tokio")]
 pub mod aio;
-#[cfg(feature = "internals")]
-mod internals;
 mod append;
 pub mod clock;
 mod error;
 mod handle;
+#[cfg(feature = "internals")]
+mod internals;
 pub mod layout;
 mod navigate;
 mod owned;
@@ -69,6 +69,8 @@ mod view;
 pub use clock::{FixedClock, IdSource, RandomIds, SeededIds, Sources, SystemClock, TimeSource};
 pub use error::{AppendError, Limit, OpenError, ReadError};
 pub use handle::{BranchSummaryOptions, CompactionOptions, NewSessionOptions, Store};
+#[cfg(feature = "internals")]
+pub use internals::indexed_context;
 pub use layout::{InvalidSessionId, Layout, LayoutError, SafeSessionId};
 pub use owned::{INDEX_SAVE_EVERY, OwnedSession, TailRepair, index_save_interval};
 pub use read::{
@@ -88,5 +90,3 @@ pub use session_types::{
 };
 pub use source::Snapshot;
 pub use store::{DeleteReport, ListObserver, Observe};
-#[cfg(feature = "internals")]
-pub use internals::indexed_context;

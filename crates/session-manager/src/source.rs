@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use session_context::{ContextSource, ContextKind, Node, Parent, UsageAttribution};
+use session_context::{ContextKind, ContextSource, Node, Parent, UsageAttribution};
 use session_index::{Derived, EntryIndex, Index, kinds};
 use session_journal::{Capture, Reader};
 use session_types::json::replace_lone_surrogates;

@@ -391,6 +391,14 @@ mod tests {
             ("cold/1k", 3.0),
             ("cold/100k", 9.0),
             ("cold-reference/1k", 150.0),
+            ("owner/append-durable", 1000.0),
+            ("owner/append-buffered", 10.0),
+            ("owner/rate-1c", 500.0),
+            ("owner/rate-32c", 6000.0),
+            ("owner/rate-64s", 2000.0),
+            ("owner/context-100k", 10.0),
+            ("owner/context-100k-base", 8.0),
+            ("owner/rss-1000", 100.0),
         ] {
             local.put(key, s(x));
         }
@@ -435,6 +443,12 @@ mod tests {
 | import vs reference open | 100k | 1400 ms | 540 ms | 0.39× | ≥ 4× better | **no** |
 | cold `bcs context --json` (reference: `node context.mjs --no-tree`) | 1k | 6.00 ms | 300 ms | 50× | — |  |
 | cold `bcs context --json` | 100k | 18.0 ms | — | — | — |  |
+| owner: durable appendMessage round trip (reference column: in-process durable append) | 1 client | 2000 µs | 1800 µs | 0.90× | ≤ 1.2× baseline | yes |
+| owner: buffered appendMessage round trip | 1 client | 20.0 µs | — | — | ≤ 25.0 µs | yes |
+| owner: durable appends/s (reference column: one client) | 32 clients, 1 session | 12000 /s | 1000 /s | 12× | ≥ 10× better | yes |
+| owner: durable appends/s (reference column: one client) | 64 sessions, 1 client each | 4000 /s | 1000 /s | 4.00× | ≥ 5× better | **no** |
+| owner: buildSessionContext round trip (reference column: in-process rebuild + moving its bytes through a socket) | 100k | 20.0 ms | 16.0 ms | 0.80× | ≤ 1.5× baseline | yes |
+| owner: peak RSS holding 1,000 open sessions of 1k entries | 1,000 × 1k | 200 MiB | — | — | ≤ 256 MiB | yes |
 ";
         assert_eq!(table, want);
     }

@@ -24,7 +24,11 @@ fn envelope_and_typed_kinds_agree_on_the_corpus_and_1k() {
             let Ok(Record::Entry(entry)) = Record::parse(&r) else {
                 panic!("{}: does not decode: {r}", f.display());
             };
-            assert_eq!(ContextKind::of_envelope(&env), ContextKind::of(&entry), "{r}");
+            assert_eq!(
+                ContextKind::of_envelope(&env),
+                ContextKind::of(&entry),
+                "{r}"
+            );
             seen.insert(ContextKind::of(&entry).to_string());
         }
     }
@@ -40,5 +44,8 @@ fn every_known_type_has_a_kind() {
             "{t}"
         );
     }
-    assert_eq!(ContextKind::of_type(Some("future"), None), ContextKind::Unknown);
+    assert_eq!(
+        ContextKind::of_type(Some("future"), None),
+        ContextKind::Unknown
+    );
 }

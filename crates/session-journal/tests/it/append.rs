@@ -262,6 +262,9 @@ fn a_synced_writer_keeps_a_small_buffer() {
     }
     w.sync().unwrap();
     let held = crate::alloc::live_bytes() - before;
-    assert!(held <= 64 << 10, "the synced writer still holds {held} bytes");
+    assert!(
+        held <= 64 << 10,
+        "the synced writer still holds {held} bytes"
+    );
     w.append(entry(), b"after", DURABLE).unwrap();
 }

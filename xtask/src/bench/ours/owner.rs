@@ -121,7 +121,8 @@ fn rate(server: &Server, message: &Value, clients: usize, shared: Option<&String
         start.wait();
         let t = Instant::now();
         for h in handles {
-            h.join().map_err(|_| anyhow::anyhow!("a client thread panicked"))??;
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a client thread panicked"))??;
         }
         Ok(t.elapsed())
     })?;
