@@ -1,0 +1,351 @@
+//! [`Client`]: connecting (socket, stdio, any stream, or starting an owner on
+//! demand), the `initialize` handshake, and typed calls.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use session_protocol::{
+    Call, Error, InitializeParams, InitializeResult, PROTOCOL_VERSION, PeerInfo, ProtocolVersion,
+    Request, call,
+};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::sync::mpsc;
+
+use crate::conn::{Bounds, Conn, Notice};
+use crate::error::ClientError;
+use crate::socket;
+
+/// The environment variable naming the `bcs` program to start (default: `bcs` on
+/// `PATH`).
+pub const BCS_VAR: &str = "BASE_CONTEXT_BCS";
+
+/// How a client connects and what it bounds.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    /// Who this client is (sent in `initialize`, for the owner's logs).
+    pub client_info: Option<PeerInfo>,
+    /// The protocol version asked for (default [`PROTOCOL_VERSION`]).
+    pub protocol_version: ProtocolVersion,
+    /// The longest answer line read, in bytes (default 1 GiB: a read answers at most
+    /// the seed's 64 MiB of source data by default, as JSON). A longer line ends the
+    /// connection.
+    pub max_answer_bytes: usize,
+    /// Notifications kept until read (default 1,024); past that they are dropped and
+    /// counted ([`Client::missed_notifications`]) rather than stalling answers.
+    pub notification_queue: usize,
+    /// Request lines queued for the writer (default 256); past that callers wait.
+    pub outgoing_queue: usize,
+    /// The `bcs` program to start (default: `$BASE_CONTEXT_BCS`, else `bcs`).
+    pub bcs: Option<PathBuf>,
+    /// Connection attempts after starting an owner (default 80, spaced 2 ms doubling
+    /// to 100 ms: about 7 seconds).
+    pub start_attempts: u32,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            client_info: None,
+            protocol_version: PROTOCOL_VERSION,
+            max_answer_bytes: 1 << 30,
+            notification_queue: 1024,
+            outgoing_queue: 256,
+            bcs: None,
+            start_attempts: 80,
+        }
+    }
+}
+
+impl ClientOptions {
+    /// These options with this `bcs` program.
+    pub fn with_bcs(mut self, program: impl Into<PathBuf>) -> Self {
+        self.bcs = Some(program.into());
+        self
+    }
+
+    /// These options naming the client.
+    pub fn with_client_info(mut self, name: &str, version: &str) -> Self {
+        self.client_info = Some(PeerInfo {
+            name: name.to_owned(),
+            version: version.to_owned(),
+        });
+        self
+    }
+
+    /// These options asking for another protocol version (tests of the handshake).
+    pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.protocol_version = version;
+        self
+    }
+
+    /// The `bcs` program these options start.
+    pub fn bcs_program(&self) -> PathBuf {
+        if let Some(p) = &self.bcs {
+            return p.clone();
+        }
+        match std::env::var_os(BCS_VAR) {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => PathBuf::from("bcs"),
+        }
+    }
+
+    fn bounds(&self) -> Bounds {
+        Bounds {
+            max_answer_bytes: self.max_answer_bytes,
+            notification_queue: self.notification_queue,
+            outgoing_queue: self.outgoing_queue,
+        }
+    }
+}
+
+/// A connection to a session owner, initialized. Cheap to clone: clones share the
+/// connection, and calls from any of them may be in flight at once (pipelining).
+/// Dropping the last clone closes the connection (the owner then lets go of the
+/// sessions it opened for it).
+#[derive(Clone)]
+pub struct Client {
+    conn: Arc<Conn>,
+    server: InitializeResult,
+    owner_pid: Option<u32>,
+    started: Option<u32>,
+    notices: Arc<Mutex<Option<mpsc::Receiver<Notice>>>>,
+    /// The `bcs serve --stdio` child, kept while the client lives.
+    _child: Option<Arc<tokio::process::Child>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.server)
+            .field("owner_pid", &self.owner_pid)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Connects to the owner serving `home` on its socket and initializes.
+    pub async fn connect(home: &Path) -> Result<Client, ClientError> {
+        Client::connect_with(home, ClientOptions::default()).await
+    }
+
+    /// [`Client::connect`] with options.
+    pub async fn connect_with(home: &Path, options: ClientOptions) -> Result<Client, ClientError> {
+        let connected = socket::connect(home)
+            .await
+            .map_err(|source| ClientError::Connect {
+                path: socket::socket_path(home),
+                source,
+            })?;
+        let (r, w) = connected.stream.into_split();
+        let mut client = Client::over(r, w, options).await?;
+        client.owner_pid = connected.pid;
+        Ok(client)
+    }
+
+    /// Connects to `home`'s owner, starting one (`bcs --home HOME serve`, detached)
+    /// when none answers, then connecting with bounded retries. Several clients may do
+    /// this at once: the owners they start elect one (the others exit), and every
+    /// client connects to the one that serves. [`Client::started_owner`] tells whether
+    /// this call started a process.
+    pub async fn connect_or_start(home: &Path) -> Result<Client, ClientError> {
+        Client::connect_or_start_with(home, ClientOptions::default()).await
+    }
+
+    /// [`Client::connect_or_start`] with options.
+    pub async fn connect_or_start_with(
+        home: &Path,
+        options: ClientOptions,
+    ) -> Result<Client, ClientError> {
+        match Client::connect_with(home, options.clone()).await {
+            Err(ClientError::Connect { .. }) => {}
+            done => return done,
+        }
+        let program = options.bcs_program();
+        let mut child = tokio::process::Command::new(&program)
+            .arg("--home")
+            .arg(home)
+            .arg("serve")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            // Its own process group: a terminal's ^C to the client does not reach it.
+            .process_group(0)
+            .kill_on_drop(false)
+            .spawn()
+            .map_err(|source| ClientError::Start {
+                program: program.clone(),
+                source,
+            })?;
+        let started = child.id();
+        // `bcs serve` prints its socket's path once it is bound: the first sign that it
+        // serves. It may instead exit (another owner won): then its rival serves, or is
+        // about to.
+        let mut ready = child.stdout.take().map(|o| BufReader::new(o).lines());
+        let mut pause = Duration::from_millis(2);
+        let mut last = String::new();
+        for _ in 0..options.start_attempts.max(1) {
+            match Client::connect_with(home, options.clone()).await {
+                Ok(mut client) => {
+                    client.started = started;
+                    return Ok(client);
+                }
+                Err(ClientError::Connect { source, .. }) => last = source.to_string(),
+                Err(e) => return Err(e),
+            }
+            match ready.as_mut() {
+                Some(lines) => {
+                    tokio::select! {
+                        line = lines.next_line() => {
+                            // Printed (bound) or ended (exited): either way stop
+                            // waiting for it and try again at once.
+                            let _ = line;
+                            ready = None;
+                        }
+                        () = tokio::time::sleep(pause) => {}
+                    }
+                }
+                None => tokio::time::sleep(pause).await,
+            }
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+        // The child is not killed: it may be the owner that is still coming up.
+        drop(child);
+        Err(ClientError::NotStarted {
+            path: socket::socket_path(home),
+            attempts: options.start_attempts.max(1),
+            last,
+        })
+    }
+
+    /// Starts `bcs --home HOME serve --stdio` for this client alone and initializes.
+    /// The owner ends when the client is dropped (its standard input closes).
+    pub async fn spawn_stdio(home: &Path, options: ClientOptions) -> Result<Client, ClientError> {
+        let program = options.bcs_program();
+        let start = |source| ClientError::Start {
+            program: program.clone(),
+            source,
+        };
+        let mut child = tokio::process::Command::new(&program)
+            .arg("--home")
+            .arg(home)
+            .args(["serve", "--stdio"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(false)
+            .spawn()
+            .map_err(start)?;
+        let missing = || start(std::io::Error::other("no pipe to the child"));
+        let w = child.stdin.take().ok_or_else(missing)?;
+        let r = child.stdout.take().ok_or_else(missing)?;
+        let pid = child.id();
+        let mut client = Client::over(r, w, options).await?;
+        client.owner_pid = pid;
+        client._child = Some(Arc::new(child));
+        Ok(client)
+    }
+
+    /// Speaks to an owner over any stream pair (an in-process owner's duplex, a
+    /// socket connected by other means) and initializes.
+    pub async fn over<R, W>(r: R, w: W, options: ClientOptions) -> Result<Client, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (conn, notices) = Conn::start(r, w, options.bounds());
+        let conn = Arc::new(conn);
+        let asked = options.protocol_version;
+        let raw = conn
+            .request(&call::Initialize::request(InitializeParams {
+                protocol_version: asked,
+                client_info: options.client_info.clone(),
+            }))
+            .await?;
+        let server: InitializeResult = decode::<call::Initialize>(&raw)?;
+        if server.protocol_version.major != asked.major {
+            // An owner of another major answered anyway: its messages would be misread.
+            return Err(ClientError::Owner(Error::UnsupportedProtocol {
+                client: asked,
+                server: server.protocol_version,
+            }));
+        }
+        Ok(Client {
+            conn,
+            server,
+            owner_pid: None,
+            started: None,
+            notices: Arc::new(Mutex::new(Some(notices))),
+            _child: None,
+        })
+    }
+
+    /// The owner's answer to `initialize`: its protocol version and name.
+    pub fn server(&self) -> &InitializeResult {
+        &self.server
+    }
+
+    /// The owner's process id (from the socket's peer credentials, or the stdio
+    /// child's), when known.
+    pub fn owner_pid(&self) -> Option<u32> {
+        self.owner_pid
+    }
+
+    /// The process this client started ([`Client::connect_or_start`]), if any: the
+    /// owner it connected to, or one that lost the election to it.
+    pub fn started_owner(&self) -> Option<u32> {
+        self.started
+    }
+
+    /// The owner's notifications, in the order it sent them. The first call takes the
+    /// receiver (one per connection, shared by the clones); later calls get `None`.
+    pub fn notifications(&self) -> Option<mpsc::Receiver<Notice>> {
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+    }
+
+    /// Notifications dropped because their queue was full.
+    pub fn missed_notifications(&self) -> u64 {
+        self.conn.shared().missed()
+    }
+
+    /// Whether the connection has ended (every call now fails with `OwnerGone`).
+    pub fn is_gone(&self) -> bool {
+        self.conn.shared().is_gone()
+    }
+
+    /// Calls method `C` (`session_protocol::call::*`) with its params and reads its
+    /// typed result.
+    ///
+    /// ```no_run
+    /// # async fn f(client: &session_client::Client) -> Result<(), session_client::ClientError> {
+    /// use session_protocol::{call, ReadParams};
+    /// let tree = client
+    ///     .call::<call::ReadTree>(ReadParams { session_id: "s1".into(), limits: None })
+    ///     .await?;
+    /// println!("{} nodes", tree.nodes.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn call<C: Call>(&self, params: C::Params) -> Result<C::Result, ClientError> {
+        let raw = self.conn.request(&C::request(params)).await?;
+        decode::<C>(&raw)
+    }
+
+    /// Sends any request and returns its result as JSON text (for callers that
+    /// dispatch on [`session_protocol::Method`] themselves).
+    pub async fn request(&self, request: &Request) -> Result<Box<RawValue>, ClientError> {
+        self.conn.request(request).await
+    }
+}
+
+fn decode<C: Call>(raw: &RawValue) -> Result<C::Result, ClientError> {
+    serde_json::from_str(raw.get()).map_err(|e| ClientError::BadAnswer {
+        method: C::METHOD.as_str(),
+        detail: e.to_string(),
+    })
+}
