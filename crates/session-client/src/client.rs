@@ -11,7 +11,8 @@ use session_protocol::{
     Call, Error, InitializeParams, InitializeResult, PROTOCOL_VERSION, PeerInfo, ProtocolVersion,
     Request, call,
 };
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader, Lines};
+use tokio::process::ChildStdout;
 use tokio::sync::mpsc;
 
 use crate::conn::{Bounds, Conn, Notice};
@@ -149,8 +150,9 @@ impl Client {
     /// Connects to `home`'s owner, starting one (`bcs --home HOME serve`, detached)
     /// when none answers, then connecting with bounded retries. Several clients may do
     /// this at once: the owners they start elect one (the others exit), and every
-    /// client connects to the one that serves. [`Client::started_owner`] tells whether
-    /// this call started a process.
+    /// client connects to the one that serves. An owner that dies as we reach it (a
+    /// killed owner's socket can accept a connection it never serves) counts as none.
+    /// [`Client::started_owner`] tells whether this call started a process.
     pub async fn connect_or_start(home: &Path) -> Result<Client, ClientError> {
         Client::connect_or_start_with(home, ClientOptions::default()).await
     }
@@ -160,49 +162,41 @@ impl Client {
         home: &Path,
         options: ClientOptions,
     ) -> Result<Client, ClientError> {
-        match Client::connect_with(home, options.clone()).await {
-            Err(ClientError::Connect { .. }) => {}
-            done => return done,
-        }
-        let program = options.bcs_program();
-        let mut child = tokio::process::Command::new(&program)
-            .arg("--home")
-            .arg(home)
-            .arg("serve")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            // Its own process group: a terminal's ^C to the client does not reach it.
-            .process_group(0)
-            .kill_on_drop(false)
-            .spawn()
-            .map_err(|source| ClientError::Start {
-                program: program.clone(),
-                source,
-            })?;
-        let started = child.id();
-        // `bcs serve` prints its socket's path once it is bound: the first sign that it
-        // serves. It may instead exit (another owner won): then its rival serves, or is
-        // about to.
-        let mut ready = child.stdout.take().map(|o| BufReader::new(o).lines());
+        let attempts = options.start_attempts.max(1);
         let mut pause = Duration::from_millis(2);
         let mut last = String::new();
-        for _ in 0..options.start_attempts.max(1) {
+        let mut started: Option<u32> = None;
+        let mut starts = 0;
+        // The ready line of the owner we started last, while it may still print it.
+        let mut ready: Option<ReadyLines> = None;
+        // Whether a process we started may still come to serve.
+        let mut starting = false;
+        for _ in 0..attempts {
             match Client::connect_with(home, options.clone()).await {
                 Ok(mut client) => {
                     client.started = started;
                     return Ok(client);
                 }
                 Err(ClientError::Connect { source, .. }) => last = source.to_string(),
+                Err(ClientError::OwnerGone { detail }) => last = detail,
                 Err(e) => return Err(e),
             }
+            if !starting && starts < MAX_STARTS {
+                let (pid, lines) = start_owner(home, &options.bcs_program())?;
+                starts += 1;
+                started = pid;
+                ready = lines;
+                starting = true;
+            }
+            // `bcs serve` prints its socket's path once it is bound: the sign that it
+            // serves. It may instead exit (another owner won, or a dying owner's
+            // socket still looked alive): then try again, starting another if none
+            // answers.
             match ready.as_mut() {
                 Some(lines) => {
                     tokio::select! {
                         line = lines.next_line() => {
-                            // Printed (bound) or ended (exited): either way stop
-                            // waiting for it and try again at once.
-                            let _ = line;
+                            starting = matches!(line, Ok(Some(_)));
                             ready = None;
                         }
                         () = tokio::time::sleep(pause) => {}
@@ -212,11 +206,9 @@ impl Client {
             }
             pause = (pause * 2).min(Duration::from_millis(100));
         }
-        // The child is not killed: it may be the owner that is still coming up.
-        drop(child);
         Err(ClientError::NotStarted {
             path: socket::socket_path(home),
-            attempts: options.start_attempts.max(1),
+            attempts,
             last,
         })
     }
@@ -294,7 +286,7 @@ impl Client {
         self.owner_pid
     }
 
-    /// The process this client started ([`Client::connect_or_start`]), if any: the
+    /// The process [`Client::connect_or_start`] started last, if it started any: the
     /// owner it connected to, or one that lost the election to it.
     pub fn started_owner(&self) -> Option<u32> {
         self.started
@@ -341,6 +333,38 @@ impl Client {
     pub async fn request(&self, request: &Request) -> Result<Box<RawValue>, ClientError> {
         self.conn.request(request).await
     }
+}
+
+/// The output of a started owner, read by line.
+type ReadyLines = Lines<BufReader<ChildStdout>>;
+
+/// The most owner processes one `connect_or_start` starts.
+const MAX_STARTS: u32 = 4;
+
+/// Starts `bcs --home HOME serve` detached; returns its pid and its output's lines
+/// (the socket path it prints once bound). The child is not waited for: it outlives
+/// this client (tokio reaps it if it exits while this process runs).
+fn start_owner(
+    home: &Path,
+    program: &Path,
+) -> Result<(Option<u32>, Option<ReadyLines>), ClientError> {
+    let mut child = tokio::process::Command::new(program)
+        .arg("--home")
+        .arg(home)
+        .arg("serve")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        // Its own process group: a terminal's ^C to the client does not reach it.
+        .process_group(0)
+        .kill_on_drop(false)
+        .spawn()
+        .map_err(|source| ClientError::Start {
+            program: program.to_path_buf(),
+            source,
+        })?;
+    let lines = child.stdout.take().map(|o| BufReader::new(o).lines());
+    Ok((child.id(), lines))
 }
 
 fn decode<C: Call>(raw: &RawValue) -> Result<C::Result, ClientError> {
