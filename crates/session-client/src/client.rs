@@ -115,7 +115,7 @@ pub struct Client {
     started: Option<u32>,
     notices: Arc<Mutex<Option<mpsc::Receiver<Notice>>>>,
     /// The `bcs serve --stdio` child, kept while the client lives.
-    _child: Option<Arc<tokio::process::Child>>,
+    child: Arc<Mutex<Option<tokio::process::Child>>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -237,7 +237,7 @@ impl Client {
         let pid = child.id();
         let mut client = Client::over(r, w, options).await?;
         client.owner_pid = pid;
-        client._child = Some(Arc::new(child));
+        client.child = Arc::new(Mutex::new(Some(child)));
         Ok(client)
     }
 
@@ -271,7 +271,7 @@ impl Client {
             owner_pid: None,
             started: None,
             notices: Arc::new(Mutex::new(Some(notices))),
-            _child: None,
+            child: Arc::default(),
         })
     }
 
@@ -309,6 +309,30 @@ impl Client {
     /// Whether the connection has ended (every call now fails with `OwnerGone`).
     pub fn is_gone(&self) -> bool {
         self.conn.shared().is_gone()
+    }
+
+    /// Closes the connection (for every clone) after the calls already sent, and
+    /// waits until the owner has closed its side: by then it has answered what it
+    /// read and let go of the sessions this connection opened (the last user of a
+    /// session closes it, releasing its lock). A `bcs serve --stdio` owner is
+    /// waited for until it exits. Calls made afterwards fail `OwnerGone`.
+    pub async fn shutdown(self) -> Result<(), ClientError> {
+        self.conn.close().await;
+        self.conn.shared().ended().await;
+        let child = self
+            .child
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut child) = child {
+            child
+                .wait()
+                .await
+                .map_err(|source| ClientError::OwnerGone {
+                    detail: format!("waiting for the stdio owner: {source}"),
+                })?;
+        }
+        Ok(())
     }
 
     /// Calls method `C` (`session_protocol::call::*`) with its params and reads its

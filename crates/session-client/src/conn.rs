@@ -39,6 +39,14 @@ pub enum Notice {
     },
 }
 
+/// What the writer task is given.
+enum Out {
+    /// A request line (with its `\n`).
+    Line(String),
+    /// End our side of the connection.
+    Close,
+}
+
 /// An answer: the result's JSON text, or the error.
 type Answer = Result<Box<RawValue>, ClientError>;
 
@@ -50,10 +58,21 @@ struct Pending {
 }
 
 /// What the reader, the writer and the callers share.
-#[derive(Default)]
 pub(crate) struct Shared {
     pending: Mutex<Pending>,
     missed: AtomicU64,
+    /// Becomes `true` once the connection has ended.
+    ended: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            pending: Mutex::default(),
+            missed: AtomicU64::new(0),
+            ended: tokio::sync::watch::Sender::new(false),
+        }
+    }
 }
 
 impl Shared {
@@ -98,6 +117,7 @@ impl Shared {
             p.gone = Some(detail.clone());
             std::mem::take(&mut p.waiting)
         };
+        self.ended.send_replace(true);
         for (_, tx) in waiting {
             let _ = tx.send(Err(ClientError::OwnerGone {
                 detail: detail.clone(),
@@ -112,11 +132,17 @@ impl Shared {
     pub(crate) fn missed(&self) -> u64 {
         self.missed.load(Ordering::Relaxed)
     }
+
+    /// Waits until the connection has ended.
+    pub(crate) async fn ended(&self) {
+        let mut rx = self.ended.subscribe();
+        let _ = rx.wait_for(|ended| *ended).await;
+    }
 }
 
 /// The caller's side of a connection.
 pub(crate) struct Conn {
-    out: mpsc::Sender<String>,
+    out: mpsc::Sender<Out>,
     shared: Arc<Shared>,
     next_id: AtomicU64,
 }
@@ -171,7 +197,7 @@ impl Conn {
         check_line(line.as_bytes(), LineLimits::default()).map_err(Error::from)?;
         line.push('\n');
         let rx = self.shared.register(id)?;
-        if self.out.send(line).await.is_err() {
+        if self.out.send(Out::Line(line)).await.is_err() {
             self.shared.forget(id);
             return Err(self.gone_error());
         }
@@ -180,6 +206,13 @@ impl Conn {
             // The table was dropped without an answer: the connection is gone.
             Err(_) => Err(self.gone_error()),
         }
+    }
+
+    /// Ends our side of the connection after the requests already queued: the
+    /// owner answers what it has read, lets go of this connection's sessions and
+    /// closes its side. Later calls fail `OwnerGone`.
+    pub(crate) async fn close(&self) {
+        let _ = self.out.send(Out::Close).await;
     }
 
     fn gone_error(&self) -> ClientError {
@@ -193,13 +226,12 @@ impl Conn {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    w: W,
-    mut rx: mpsc::Receiver<String>,
-    shared: Arc<Shared>,
-) {
+async fn write_loop<W: AsyncWrite + Unpin>(w: W, mut rx: mpsc::Receiver<Out>, shared: Arc<Shared>) {
     let mut w = BufWriter::new(w);
-    while let Some(line) = rx.recv().await {
+    while let Some(out) = rx.recv().await {
+        let Out::Line(line) = out else {
+            break;
+        };
         let mut sent = w.write_all(line.as_bytes()).await;
         if sent.is_ok() && rx.is_empty() {
             sent = w.flush().await;
@@ -209,8 +241,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             return;
         }
     }
-    // Every sender is gone (the client was dropped): end our side; the owner then
-    // lets go of this connection's sessions.
+    // Closed, or every sender is gone (the client was dropped): end our side; the
+    // owner then lets go of this connection's sessions. Requests queued after a
+    // close are never sent: their senders see the queue closed.
+    rx.close();
     let _ = w.flush().await;
     let _ = w.shutdown().await;
 }

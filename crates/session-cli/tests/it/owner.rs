@@ -282,3 +282,29 @@ fn the_client_connects_where_bcs_serve_binds() {
         Path::new(bcs.home()).join("owner/owner.sock")
     );
 }
+
+#[test]
+fn a_stdio_owner_serves_one_client_and_ends_with_it() {
+    let bcs = Bcs::new();
+    let rt = runtime();
+    let client = rt
+        .block_on(Client::spawn_stdio(bcs.home(), options()))
+        .expect("spawned");
+    assert!(client.owner_pid().is_some());
+    let s = rt.block_on(client.create("/w")).expect("create");
+    let id = rt
+        .block_on(client.append_message(&s.session_id, user("over stdio"), None))
+        .expect("append");
+    // Shut down: the owner closes the session and exits; its lock is released.
+    rt.block_on(client.shutdown()).expect("shut down");
+    let run = bcs.run_stdin(
+        &["append", &s.session_id],
+        "{\"role\":\"user\",\"content\":\"direct\",\"timestamp\":2}\n",
+    );
+    assert_eq!(run.ok().lines().count(), 1);
+    assert!(
+        bcs.run(&["tree", &s.session_id, "--json"])
+            .ok()
+            .contains(id.as_str())
+    );
+}

@@ -286,3 +286,22 @@ async fn a_request_the_owner_would_refuse_unread_is_refused_before_sending() {
     });
     ok.expect("listed");
 }
+
+#[tokio::test]
+async fn shutdown_lets_the_calls_already_sent_finish_and_waits_for_the_owner() {
+    let (client, mut fake) = connected().await;
+    let other = client.clone();
+    let pending = tokio::spawn(async move { other.list_all().await });
+    let r = fake.next().await.expect("the pending request");
+    let (done, ()) = tokio::join!(client.clone().shutdown(), async {
+        // Our side ends after the request already sent…
+        assert!(fake.next().await.is_none(), "end of the client's side");
+        // …and the owner still answers it before closing its own.
+        fake.answer(&r["id"], json!({"sessions":[]})).await;
+        drop(fake);
+    });
+    done.expect("shut down");
+    assert_eq!(pending.await.expect("joined").expect("answered").len(), 0);
+    let e = client.list_all().await.expect_err("closed");
+    assert!(e.is_owner_gone(), "{e:?}");
+}
