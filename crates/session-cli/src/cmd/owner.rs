@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use session_client::session_protocol::Durability;
+use session_client::session_protocol::{self, Durability};
 use session_client::{Client, ClientError, ClientOptions};
 use session_types::{AgentMessage, Entry};
 use tokio::runtime::Runtime;
@@ -35,8 +35,9 @@ impl Owner {
         let options = ClientOptions::default().with_client_info("bcs", env!("CARGO_PKG_VERSION"));
         match runtime.block_on(Client::connect_with(home, options)) {
             Ok(client) => Ok(Some(Owner { runtime, client })),
-            // A socket nobody answers on: its owner died.
-            Err(ClientError::Connect { .. }) => Ok(None),
+            // A socket nobody answers on (its owner died), or an owner dying as we
+            // reach it.
+            Err(ClientError::Connect { .. } | ClientError::OwnerGone { .. }) => Ok(None),
             Err(e) => Err(e).context("connecting to the store's owner"),
         }
     }
@@ -46,16 +47,24 @@ impl Owner {
     pub(crate) fn open(&self, store: &Location, path: &Path) -> Result<String> {
         // The owner keys a session by how it is named: by id for a journal of the
         // store's sessions directory (as its clients name it), else by absolute path.
-        let in_store = path.parent() == Some(store.sessions_dir());
-        let opened = if in_store {
-            self.runtime
+        // An owner whose sessions directory is another (`BASE_CONTEXT_SESSION_DIR`)
+        // resolves the id elsewhere: then the path is what names the journal.
+        if path.parent() == Some(store.sessions_dir()) {
+            match self
+                .runtime
                 .block_on(self.client.open(&session_id_of(path)))
-        } else {
-            let abs = std::path::absolute(path)?;
-            self.runtime
-                .block_on(self.client.open_path(&abs.to_string_lossy()))
-        };
-        Ok(opened?.session_id)
+            {
+                Ok(o) if same_file(Path::new(&o.session_file), path) => return Ok(o.session_id),
+                Ok(o) => self.close(&o.session_id)?,
+                Err(ClientError::Owner(session_protocol::Error::NotFound { .. })) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let abs = std::path::absolute(path)?;
+        let opened = self
+            .runtime
+            .block_on(self.client.open_path(&abs.to_string_lossy()))?;
+        Ok(opened.session_id)
     }
 
     pub(crate) fn append_entry(
@@ -90,6 +99,14 @@ impl Owner {
     /// other clients).
     pub(crate) fn close(&self, session_id: &str) -> Result<()> {
         Ok(self.runtime.block_on(self.client.close(session_id))?)
+    }
+}
+
+/// Whether two names lead to one file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
     }
 }
 

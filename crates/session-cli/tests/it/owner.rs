@@ -113,13 +113,26 @@ fn bcs_append_goes_through_the_owner_holding_a_clients_session() {
         "{\"role\":\"user\",\"content\":\"buffered\",\"timestamp\":3}\n",
     );
     let buffered = run.ok().trim().to_owned();
+    // Named by its journal's path (here with another sessions directory given, so
+    // the path, not the id, names it): the same session in the owner.
+    let run = bcs.run_stdin(
+        &["--session-dir", "elsewhere", "append", &s.session_file],
+        "{\"role\":\"user\",\"content\":\"by path\",\"timestamp\":4}\n",
+    );
+    let by_path = run.ok().trim().to_owned();
 
     // The client sees them, on its branch, after its own.
     let branch = rt
         .block_on(client.read_branch(&s.session_id))
         .expect("branch");
     let got: Vec<&str> = branch.iter().filter_map(|e| e.id()).collect();
-    assert_eq!(got, [first.as_str(), ids[0], ids[1], &buffered]);
+    assert_eq!(got, [first.as_str(), ids[0], ids[1], &buffered, &by_path]);
+
+    // Reading commands read the files alongside the owner and see every entry.
+    let tree = bcs.run(&["tree", &s.session_id, "--json"]);
+    for id in [first.as_str(), ids[0], ids[1], &buffered, &by_path] {
+        assert!(tree.ok().contains(id), "{id}: {}", tree.stdout);
+    }
 
     // An owner's error reaches `bcs` as one line: here an entry whose id is taken.
     let run = bcs.run_stdin(
@@ -131,6 +144,35 @@ fn bcs_append_goes_through_the_owner_holding_a_clients_session() {
     let err = run.fails(1);
     assert!(err.contains("stdin line 1: invalid entry: "), "{err}");
     assert!(err.contains("already exists"), "{err}");
+}
+
+#[test]
+fn bcs_append_names_the_journal_it_found_not_the_owners_namesake() {
+    let bcs = Bcs::new();
+    let mut owners = Owners::default();
+    serve(&bcs, &mut owners);
+    let rt = runtime();
+    let client = rt
+        .block_on(Client::connect_with(bcs.home(), options()))
+        .expect("connect");
+    let s = rt.block_on(client.create("/w")).expect("create");
+    // Another sessions directory holds a session with the same id.
+    bcs.run(&["--session-dir", "other", "new", "--id", &s.session_id])
+        .ok();
+    let run = bcs.run_stdin(
+        &["--session-dir", "other", "append", &s.session_id],
+        "{\"role\":\"user\",\"content\":\"to the other\",\"timestamp\":2}\n",
+    );
+    let id = run.ok().trim().to_owned();
+    let tree = bcs.run(&["--session-dir", "other", "tree", &s.session_id, "--json"]);
+    assert!(tree.ok().contains(&id), "{}", tree.stdout);
+    let branch = rt
+        .block_on(client.read_branch(&s.session_id))
+        .expect("branch");
+    assert!(
+        branch.is_empty(),
+        "the owner's session is untouched: {branch:?}"
+    );
 }
 
 #[test]
