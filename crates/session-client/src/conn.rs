@@ -202,6 +202,11 @@ impl Conn {
             return Err(self.gone_error());
         }
         match rx.await {
+            // The reader cannot know the method of an answer it could not read.
+            Ok(Err(ClientError::BadAnswer { detail, .. })) => Err(ClientError::BadAnswer {
+                method: request.method().as_str(),
+                detail,
+            }),
             Ok(answer) => answer,
             // The table was dropped without an answer: the connection is gone.
             Err(_) => Err(self.gone_error()),
@@ -318,7 +323,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 Some(id) => shared.resolve(
                     id,
                     Err(ClientError::BadAnswer {
-                        method: "(answer)",
+                        method: "",
                         detail: refusal.error.to_string(),
                     }),
                 ),

@@ -239,7 +239,16 @@ async fn an_unreadable_answer_fails_its_call_or_if_unattributable_the_connection
             fake.answer(&second["id"], json!({"entries":[]})).await;
         }
     );
-    assert!(matches!(a, Err(ClientError::BadAnswer { .. })), "{a:?}");
+    assert!(
+        matches!(
+            a,
+            Err(ClientError::BadAnswer {
+                method: "session/readEntries",
+                ..
+            })
+        ),
+        "{a:?}"
+    );
     assert_eq!(b.expect("answered").entries.len(), 0);
     assert!(!client.is_gone());
 
