@@ -262,11 +262,19 @@ fn an_owner_killed_mid_request_fails_every_call_and_the_next_call_starts_one() {
     owners.add(client.owner_pid());
     let pid = client.owner_pid().expect("the owner's pid");
     let sid = rt.block_on(client.create("/w")).expect("create").session_id;
-
-    // Eight streams of durable appends, each until its first failure.
-    let streams: Vec<_> = (0..8)
+    // Four clients (connections) on the session, four streams of durable appends
+    // each, every stream until its first failure.
+    let mut clients = vec![client.clone()];
+    for _ in 0..3 {
+        let c = rt
+            .block_on(Client::connect_with(bcs.home(), options()))
+            .expect("connect");
+        rt.block_on(c.open(&sid)).expect("open");
+        clients.push(c);
+    }
+    let streams: Vec<_> = (0..16)
         .map(|k| {
-            let (c, sid) = (client.clone(), sid.clone());
+            let (c, sid) = (clients[k % 4].clone(), sid.clone());
             rt.spawn(async move {
                 let mut acked = Vec::new();
                 for i in 0.. {
@@ -291,7 +299,7 @@ fn an_owner_killed_mid_request_fails_every_call_and_the_next_call_starts_one() {
         acked.extend(ids);
     }
     assert!(acked.len() >= 40);
-    assert!(client.is_gone());
+    assert!(clients.iter().all(Client::is_gone));
 
     // The next call starts a new owner, which recovers the journal: every
     // acknowledged entry is there.
