@@ -11,8 +11,9 @@ use session_protocol::{
     Call, Error, InitializeParams, InitializeResult, PROTOCOL_VERSION, PeerInfo, ProtocolVersion,
     Request, call,
 };
+use tokio::io::AsyncReadExt;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, BufReader, Lines};
-use tokio::process::ChildStdout;
+use tokio::process::{ChildStderr, ChildStdout};
 use tokio::sync::mpsc;
 
 use crate::conn::{Bounds, Conn, Notice};
@@ -42,8 +43,9 @@ pub struct ClientOptions {
     pub outgoing_queue: usize,
     /// The `bcs` program to start (default: `$BASE_CONTEXT_BCS`, else `bcs`).
     pub bcs: Option<PathBuf>,
-    /// Connection attempts after starting an owner (default 80, spaced 2 ms doubling
-    /// to 100 ms: about 7 seconds).
+    /// Connection attempts of [`Client::connect_or_start`] (default 80). A started
+    /// owner is waited for (up to 10 s) until it prints its ready line or exits;
+    /// other failed attempts are spaced 2 ms doubling to 100 ms (about 7 s in all).
     pub start_attempts: u32,
 }
 
@@ -74,6 +76,12 @@ impl ClientOptions {
             name: name.to_owned(),
             version: version.to_owned(),
         });
+        self
+    }
+
+    /// These options with `n` connection attempts after starting an owner.
+    pub fn with_start_attempts(mut self, n: u32) -> Self {
+        self.start_attempts = n;
         self
     }
 
@@ -167,10 +175,12 @@ impl Client {
         let mut last = String::new();
         let mut started: Option<u32> = None;
         let mut starts = 0;
-        // The ready line of the owner we started last, while it may still print it.
-        let mut ready: Option<ReadyLines> = None;
+        // The owner we started last, while it may still print its ready line.
+        let mut ready: Option<Started> = None;
         // Whether a process we started may still come to serve.
         let mut starting = false;
+        // Why the last owner we started exited, if it said.
+        let mut exited: Option<String> = None;
         for _ in 0..attempts {
             match Client::connect_with(home, options.clone()).await {
                 Ok(mut client) => {
@@ -182,34 +192,37 @@ impl Client {
                 Err(e) => return Err(e),
             }
             if !starting && starts < MAX_STARTS {
-                let (pid, lines) = start_owner(home, &options.bcs_program())?;
+                let owner = start_owner(home, &options.bcs_program())?;
                 starts += 1;
-                started = pid;
-                ready = lines;
+                started = owner.pid;
+                ready = Some(owner);
                 starting = true;
             }
             // `bcs serve` prints its socket's path once it is bound: the sign that it
             // serves. It may instead exit (another owner won, or a dying owner's
-            // socket still looked alive): then try again, starting another if none
-            // answers.
-            match ready.as_mut() {
-                Some(lines) => {
-                    tokio::select! {
-                        line = lines.next_line() => {
-                            starting = matches!(line, Ok(Some(_)));
-                            ready = None;
-                        }
-                        () = tokio::time::sleep(pause) => {}
+            // socket still looked alive, or it cannot serve here): then try again,
+            // starting another while none answers.
+            if let Some(mut owner) = ready.take() {
+                match tokio::time::timeout(START_TIMEOUT, owner.stdout.next_line()).await {
+                    Ok(Ok(Some(_))) => {}
+                    Ok(_) => {
+                        starting = false;
+                        exited = owner.why_exited().await.or(exited);
                     }
+                    Err(_) => {} // slow: it may still come up; retry meanwhile
                 }
-                None => tokio::time::sleep(pause).await,
+                continue;
             }
+            tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(100));
         }
         Err(ClientError::NotStarted {
             path: socket::socket_path(home),
             attempts,
-            last,
+            last: match exited {
+                Some(why) => format!("{last}; {why}"),
+                None => last,
+            },
         })
     }
 
@@ -359,26 +372,51 @@ impl Client {
     }
 }
 
-/// The output of a started owner, read by line.
-type ReadyLines = Lines<BufReader<ChildStdout>>;
+/// A `bcs serve` this client started: its output, read by line (the socket path it
+/// prints once bound), and its error output (why it exited, if it did).
+struct Started {
+    pid: Option<u32>,
+    stdout: Lines<BufReader<ChildStdout>>,
+    stderr: Option<ChildStderr>,
+    program: PathBuf,
+}
+
+impl Started {
+    /// What the owner said before it exited (its first error line), if anything.
+    async fn why_exited(&mut self) -> Option<String> {
+        let mut text = String::new();
+        let stderr = self.stderr.take()?;
+        // Its output ended: it exited, or is about to. Bounded in size and time.
+        let mut bounded = stderr.take(4096);
+        let read = bounded.read_to_string(&mut text);
+        let _ = tokio::time::timeout(Duration::from_secs(1), read).await;
+        let line = text.lines().find(|l| !l.trim().is_empty())?;
+        Some(format!(
+            "{} exited: {}",
+            self.program.display(),
+            line.trim()
+        ))
+    }
+}
 
 /// The most owner processes one `connect_or_start` starts.
 const MAX_STARTS: u32 = 4;
 
+/// How long a started owner has to print its ready line or exit before the client
+/// goes back to retrying its socket.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Starts `bcs --home HOME serve` detached; returns its pid and its output's lines
 /// (the socket path it prints once bound). The child is not waited for: it outlives
 /// this client (tokio reaps it if it exits while this process runs).
-fn start_owner(
-    home: &Path,
-    program: &Path,
-) -> Result<(Option<u32>, Option<ReadyLines>), ClientError> {
+fn start_owner(home: &Path, program: &Path) -> Result<Started, ClientError> {
     let mut child = tokio::process::Command::new(program)
         .arg("--home")
         .arg(home)
         .arg("serve")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         // Its own process group: a terminal's ^C to the client does not reach it.
         .process_group(0)
         .kill_on_drop(false)
@@ -387,8 +425,20 @@ fn start_owner(
             program: program.to_path_buf(),
             source,
         })?;
-    let lines = child.stdout.take().map(|o| BufReader::new(o).lines());
-    Ok((child.id(), lines))
+    let start = |e: &str| ClientError::Start {
+        program: program.to_path_buf(),
+        source: std::io::Error::other(e.to_owned()),
+    };
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| start("no pipe to the child"))?;
+    Ok(Started {
+        pid: child.id(),
+        stdout: BufReader::new(stdout).lines(),
+        stderr: child.stderr.take(),
+        program: program.to_path_buf(),
+    })
 }
 
 fn decode<C: Call>(raw: &RawValue) -> Result<C::Result, ClientError> {

@@ -358,3 +358,37 @@ fn a_stdio_owner_serves_one_client_and_ends_with_it() {
             .contains(id.as_str())
     );
 }
+
+#[test]
+fn an_owner_that_cannot_start_is_reported_with_its_reason() {
+    use std::os::unix::fs::PermissionsExt;
+    let bcs = Bcs::new();
+    let dir = bcs.home().join("owner");
+    std::fs::create_dir(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let rt = runtime();
+    let e = rt
+        .block_on(Client::connect_or_start_with(
+            bcs.home(),
+            options().with_start_attempts(6),
+        ))
+        .expect_err("no owner can bind there");
+    assert!(
+        matches!(e, session_client::ClientError::NotStarted { .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("exited: bcs: "), "{e}");
+    assert!(e.to_string().contains("mode 0700"), "{e}");
+
+    let e = rt
+        .block_on(Client::connect_or_start_with(
+            bcs.home(),
+            ClientOptions::default().with_bcs(bcs.home().join("no-such-bcs")),
+        ))
+        .expect_err("no program");
+    assert!(
+        matches!(e, session_client::ClientError::Start { .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("no-such-bcs"), "{e}");
+}
