@@ -47,3 +47,14 @@ pub use client::{BCS_VAR, Client, ClientOptions};
 pub use conn::Notice;
 pub use error::ClientError;
 pub use session_protocol;
+
+#[cfg(test)]
+mod tests {
+    /// A client is shared across tasks and threads.
+    #[test]
+    fn clients_and_their_errors_are_send_and_sync() {
+        fn shared<T: Send + Sync + 'static>() {}
+        shared::<crate::Client>();
+        shared::<crate::ClientError>();
+    }
+}
