@@ -314,3 +314,36 @@ async fn shutdown_lets_the_calls_already_sent_finish_and_waits_for_the_owner() {
     let e = client.list_all().await.expect_err("closed");
     assert!(e.is_owner_gone(), "{e:?}");
 }
+
+#[tokio::test]
+async fn stray_answers_are_ignored_and_a_full_notification_queue_never_stalls_answers() {
+    let mut options = ClientOptions::default();
+    options.notification_queue = 2;
+    let (connecting, mut fake) = pair(options);
+    let (client, _) = tokio::join!(connecting, fake.handshake(1, 0));
+    let client = client.expect("initialized");
+    let mut notes = client.notifications().expect("receiver");
+    let (listed, ()) = tokio::join!(client.list_all(), async {
+        let r = fake.next().await.expect("a request");
+        // Answers to ids nobody waits for: an unknown number, a string, a duplicate.
+        fake.answer(&json!(999_999), json!({"sessions":[1]})).await;
+        fake.answer(&json!("x"), json!({"sessions":[2]})).await;
+        for i in 0..5 {
+            fake.send(&json!({"jsonrpc":"2.0","method":"store/listProgress","params":{"requestId":r["id"],"loaded":i,"total":5}}).to_string()).await;
+        }
+        fake.answer(&r["id"], json!({"sessions":[]})).await;
+        fake.answer(&r["id"], json!({"sessions":[3]})).await;
+    });
+    assert_eq!(listed.expect("its own answer"), Vec::<Value>::new());
+    let mut kept = 0;
+    while notes.try_recv().is_ok() {
+        kept += 1;
+    }
+    assert_eq!((kept, client.missed_notifications()), (2, 3));
+    // The connection goes on.
+    let (again, ()) = tokio::join!(client.list_all(), async {
+        let r = fake.next().await.expect("a request");
+        fake.answer(&r["id"], json!({"sessions":[]})).await;
+    });
+    again.expect("answered");
+}
