@@ -204,14 +204,17 @@ impl Client {
             // starting another while none answers.
             if let Some(mut owner) = ready.take() {
                 match tokio::time::timeout(START_TIMEOUT, owner.stdout.next_line()).await {
-                    Ok(Ok(Some(_))) => {}
+                    // Bound: connect at once.
+                    Ok(Ok(Some(_))) => continue,
+                    // Exited: the winner of an election may still be binding; pause
+                    // before trying it (and before starting another).
                     Ok(_) => {
                         starting = false;
                         exited = owner.why_exited().await.or(exited);
                     }
-                    Err(_) => {} // slow: it may still come up; retry meanwhile
+                    // Slow: it may still come up; retry meanwhile.
+                    Err(_) => continue,
                 }
-                continue;
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(100));
