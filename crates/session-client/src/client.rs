@@ -322,6 +322,11 @@ impl Client {
         self.conn.shared().missed()
     }
 
+    /// Calls sent (or being sent) and not yet answered, on every clone.
+    pub fn in_flight(&self) -> usize {
+        self.conn.shared().in_flight()
+    }
+
     /// Whether the connection has ended (every call now fails with `OwnerGone`).
     pub fn is_gone(&self) -> bool {
         self.conn.shared().is_gone()

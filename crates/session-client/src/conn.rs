@@ -125,6 +125,10 @@ impl Shared {
         }
     }
 
+    pub(crate) fn in_flight(&self) -> usize {
+        self.pending().waiting.len()
+    }
+
     pub(crate) fn is_gone(&self) -> bool {
         self.pending().gone.is_some()
     }
@@ -197,8 +201,12 @@ impl Conn {
         check_line(line.as_bytes(), LineLimits::default()).map_err(Error::from)?;
         line.push('\n');
         let rx = self.shared.register(id)?;
+        // A caller that stops waiting (its future dropped) leaves no slot behind.
+        let _slot = Slot {
+            shared: &self.shared,
+            id,
+        };
         if self.out.send(Out::Line(line)).await.is_err() {
-            self.shared.forget(id);
             return Err(self.gone_error());
         }
         match rx.await {
@@ -228,6 +236,19 @@ impl Conn {
             .clone()
             .unwrap_or_else(|| "the connection closed".to_owned());
         ClientError::OwnerGone { detail }
+    }
+}
+
+/// A pending call's slot, removed when the call ends however it ends (answered,
+/// failed, or its future dropped).
+struct Slot<'a> {
+    shared: &'a Shared,
+    id: i64,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.shared.forget(self.id);
     }
 }
 

@@ -347,3 +347,22 @@ async fn stray_answers_are_ignored_and_a_full_notification_queue_never_stalls_an
     });
     again.expect("answered");
 }
+
+#[tokio::test]
+async fn a_call_given_up_leaves_nothing_waiting_and_its_late_answer_is_dropped() {
+    let (client, mut fake) = connected().await;
+    let c = client.clone();
+    let abandoned = tokio::spawn(async move { c.list_all().await });
+    let r = fake.next().await.expect("a request");
+    assert_eq!(client.in_flight(), 1);
+    abandoned.abort();
+    assert!(abandoned.await.expect_err("aborted").is_cancelled());
+    assert_eq!(client.in_flight(), 0);
+    // Its answer comes after all: nobody waits for it, and the next call gets its own.
+    fake.answer(&r["id"], json!({"sessions":[1]})).await;
+    let (next, ()) = tokio::join!(client.list_all(), async {
+        let r = fake.next().await.expect("a request");
+        fake.answer(&r["id"], json!({"sessions":[]})).await;
+    });
+    assert_eq!(next.expect("answered"), Vec::<Value>::new());
+}
