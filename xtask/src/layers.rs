@@ -17,11 +17,12 @@ use serde_json::Value;
 /// crate may depend on those and, transitively, on what they build on. The engine
 /// stack (types → journal → index → context → import → manager) is a line; the
 /// owner's wire protocol stands beside it on `session-types` alone (a client links
-/// the protocol, never the engine), and the owner joins the two. `xtask` and
+/// the protocol, never the engine), the owner joins the two, and the client
+/// (`session-client`) stands on the protocol alone. `xtask` and
 /// `session-tests` sit outside the stack: they may depend on anything and nothing may
 /// depend on them. The test kit (`TEST_SUPPORT`) sits outside it too, beside the
 /// layers it supports.
-pub(crate) const LAYERS: [(&str, &[&str]); 9] = [
+pub(crate) const LAYERS: [(&str, &[&str]); 10] = [
     ("session-types", &[]),
     ("session-journal", &["session-types"]),
     ("session-index", &["session-journal"]),
@@ -30,7 +31,8 @@ pub(crate) const LAYERS: [(&str, &[&str]); 9] = [
     ("session-manager", &["session-import"]),
     ("session-protocol", &["session-types"]),
     ("session-owner", &["session-manager", "session-protocol"]),
-    ("session-cli", &["session-owner"]),
+    ("session-client", &["session-protocol"]),
+    ("session-cli", &["session-owner", "session-client"]),
 ];
 
 /// Every crate's layer (the longest chain of crates under it) and the set of crates
@@ -407,6 +409,33 @@ mod tests {
     }
 
     #[test]
+    fn the_client_stands_on_the_protocol_and_never_links_the_engine() {
+        let m = metadata(vec![
+            package(
+                "session-client",
+                &[("session-protocol", None), ("session-types", None)],
+            ),
+            package("session-cli", &[("session-client", None)]),
+            package("session-protocol", &[]),
+            package("session-types", &[]),
+        ]);
+        assert_eq!(check(&m).unwrap(), Vec::<String>::new());
+
+        let m = metadata(vec![
+            package("session-client", &[("session-manager", None)]),
+            package("session-owner", &[("session-client", Some("dev"))]),
+            package("session-manager", &[]),
+        ]);
+        assert_eq!(
+            check(&m).unwrap(),
+            vec![
+                "`session-client` (layer 2) depends upward on `session-manager` (layer 5) [normal dependency]",
+                "`session-owner` (layer 6) depends on a crate it does not build on, `session-client` (layer 2) [dev dependency]",
+            ]
+        );
+    }
+
+    #[test]
     fn the_layer_table_is_in_order() {
         // Each crate comes after every crate it builds on, and the engine keeps its
         // numbering: types 0 … manager 5; the protocol beside the journal.
@@ -427,7 +456,10 @@ mod tests {
         assert_eq!(layer("session-protocol"), 1);
         assert_eq!(layer("session-owner"), 6);
         assert_eq!(layer("session-cli"), 7);
+        assert_eq!(layer("session-client"), 2);
         assert!(t["session-cli"].1.contains("session-types"));
+        assert!(t["session-cli"].1.contains("session-client"));
+        assert!(!t["session-client"].1.contains("session-manager"));
         assert!(!t["session-protocol"].1.contains("session-journal"));
     }
 

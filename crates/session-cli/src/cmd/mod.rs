@@ -2,6 +2,7 @@
 
 pub(crate) mod demo;
 pub(crate) mod import;
+pub(crate) mod owner;
 pub(crate) mod read;
 pub(crate) mod serve;
 pub(crate) mod verify;

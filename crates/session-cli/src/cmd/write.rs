@@ -5,10 +5,11 @@ use std::io::{BufRead, Read};
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 use session_journal::Durability;
-use session_manager::{NewSessionOptions, OwnedSession};
+use session_manager::NewSessionOptions;
 use session_types::{AgentMessage, Entry};
 
 use crate::cli::{AppendArgs, NewArgs, SessionArg};
+use crate::cmd::owner::Owner;
 use crate::location::{Location, session_id_of};
 use crate::out::{Out, one_line};
 
@@ -76,23 +77,55 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<Opti
     Ok(Some(buf.len() <= MAX_LINE))
 }
 
-/// `bcs append`: appends each stdin line and prints its id once acknowledged.
+/// `bcs append`: appends each stdin line and prints its id once acknowledged;
+/// through the store's owner when one runs (`cmd::owner`), else directly.
 pub(crate) fn append(store: &Location, args: &AppendArgs, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    if let Some(owner) = Owner::connect(store)? {
+        let sid = owner.open(store, &path)?;
+        let result = append_lines(
+            &mut |line| {
+                match line {
+                    Line::Entry(e) => owner.append_entry(&sid, *e, args.buffered),
+                    Line::Message(m) => owner.append_message(&sid, *m, args.buffered),
+                }
+                .map_err(|e| e.to_string())
+            },
+            &mut input,
+            out,
+            &path,
+        );
+        let closed = owner.close(&sid);
+        result?;
+        return closed;
+    }
     let mut session = manager(store).open(&path).map_err(|e| anyhow!(e))?;
     if args.buffered {
         session.set_durability(Durability::Buffered);
     }
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    let result = append_lines(&mut session, &mut input, out, &path);
+    let result = append_lines(
+        &mut |line| {
+            match line {
+                Line::Entry(e) => session.append_entry(*e),
+                Line::Message(m) => session.append_message(*m),
+            }
+            .map(|id| id.as_str().to_owned())
+            .map_err(|e| e.to_string())
+        },
+        &mut input,
+        out,
+        &path,
+    );
     let closed = session.close().map_err(|e| anyhow!(e));
     result?;
     closed
 }
 
+/// Appends each line with `append` (which answers the new entry's id).
 fn append_lines(
-    session: &mut OwnedSession,
+    append: &mut dyn FnMut(Line) -> Result<String, String>,
     input: &mut dyn BufRead,
     out: &mut Out,
     path: &std::path::Path,
@@ -115,12 +148,8 @@ fn append_lines(
             continue;
         }
         let parsed = parse_line(text).map_err(|e| anyhow!("{}: {}", at(line_no), one_line(&e)))?;
-        let id = match parsed {
-            Line::Entry(e) => session.append_entry(*e),
-            Line::Message(m) => session.append_message(*m),
-        }
-        .map_err(|e| anyhow!("{}: {e}", at(line_no)))?;
-        out.line(id.as_str())?;
+        let id = append(parsed).map_err(|e| anyhow!("{}: {e}", at(line_no)))?;
+        out.line(&id)?;
         out.flush()?;
     }
     Ok(())

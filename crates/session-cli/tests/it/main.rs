@@ -10,6 +10,7 @@ mod demo;
 mod garbage;
 mod hostile;
 mod import;
+mod owner;
 mod read;
 mod serve;
 mod support;
