@@ -6,6 +6,8 @@
 //!   string literal.
 //! - `fixtures [--check]` — regenerates (or checks) the golden corpus.
 //! - `difffuzz` — the differential fuzzer against the reference (see `difffuzz/mod.rs`).
+//! - `protocol [--check]` — regenerates (or checks) the owner protocol's JSON Schema and
+//!   TypeScript definitions from the Rust types.
 //!
 //! Commands that drive the reference implementation need node and the npm package
 //! `@mariozechner/pi-coding-agent@0.73.1`; see `tests/fixtures/README.md`.
@@ -20,6 +22,7 @@ mod conformance_index;
 mod difffuzz;
 mod fixtures;
 mod layers;
+mod protocol;
 mod tidy;
 // <command modules: add `mod name;` lines above this marker>
 
@@ -38,6 +41,7 @@ fn main() -> Result<()> {
         "conformance-import" => conformance_import::run(rest),
         "bench" => bench::run(rest),
         "difffuzz" => difffuzz::run(rest),
+        "protocol" => protocol::run(rest),
         // <command dispatch: add `"name" => name::run(rest),` lines above this marker>
         "help" | "--help" | "-h" => {
             print_help();
@@ -64,6 +68,7 @@ fn print_help() {
          conformance-index    trees and listings vs the reference on generated data (node)\n\
          conformance-import   import, export, and the reference's view of the export (node)\n\
          bench [--quick]      medians of our operations vs the reference on generated data (release; node)\n\
-         difffuzz [run|summary|record|known|gen]  random legacy sessions vs the reference (node)\n"
+         difffuzz [run|summary|record|known|gen]  random legacy sessions vs the reference (node)\n\
+         protocol [--check]   regenerate the protocol's JSON Schema and TypeScript (or check them)\n"
     );
 }

@@ -15,6 +15,7 @@ pub const JSONRPC: &str = "2.0";
 /// A request id: an integer or a string, chosen by the client and echoed in the
 /// response. (`null` and fractional numbers are refused as invalid requests.)
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum RequestId {
     /// `"id": 7`

@@ -64,6 +64,7 @@ pub mod code {
 
 /// Which read limit was exceeded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum LimitKind {
     /// `maxSourceEntries`
@@ -83,6 +84,10 @@ impl std::fmt::Display for LimitKind {
 
 /// An error a call can return, with the fields a caller acts on.
 #[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// In the schema and TypeScript this is the `data` of an error object: `Error` would
+// shadow JavaScript's own.
+#[cfg_attr(feature = "schema", schemars(rename = "ErrorData"))]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -288,6 +293,7 @@ fn holder_text(pid: Option<u32>, host: Option<&str>) -> String {
 
 /// A JSON-RPC error object as it travels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorObject {
     /// The code ([`code`]).
     pub code: i64,

@@ -13,6 +13,8 @@
 //!   [`encode_result`], [`encode_error`], [`encode_notification`] write one.
 //! - [`Error`] with stable [`code`]s, [`ErrorObject`] its wire form.
 //! - [`ProtocolVersion`] and [`PROTOCOL_VERSION`]: `initialize` negotiates them.
+//! - With the `schema` feature, `schema::bundle()`: the JSON Schema of every message,
+//!   from which the committed schema and TypeScript definitions are generated.
 //!
 //! ```
 //! use session_protocol::{
@@ -42,6 +44,8 @@ mod error;
 mod line;
 mod methods;
 mod notification;
+#[cfg(feature = "schema")]
+pub mod schema;
 mod types;
 mod version;
 
@@ -52,6 +56,6 @@ pub use envelope::{
 pub use error::{Error, ErrorObject, LimitKind, code};
 pub use line::{LineError, LineLimits, MAX_DEPTH, MAX_LINE_BYTES, check_line};
 pub use methods::*;
-pub use notification::{InitializedParams, ListProgressParams, Notification};
+pub use notification::{Direction, InitializedParams, ListProgressParams, Notification};
 pub use types::*;
 pub use version::{PROTOCOL_VERSION, ProtocolVersion};

@@ -50,6 +50,7 @@ macro_rules! params {
     ) => {
         $(#[$m])*
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(rename_all = "camelCase", deny_unknown_fields)]
         pub struct $name {
             $( $(#[$fm])* pub $field: $ty, )*
@@ -75,6 +76,7 @@ params! {
 
 /// The answer to `initialize`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InitializeResult {
     /// The version the server speaks (same major as the client's).
@@ -547,6 +549,24 @@ macro_rules! methods {
                 match self {
                     $( Method::$variant => serde_json::from_str::<$result>(json).map(drop), )*
                 }
+            }
+        }
+
+        #[cfg(feature = "schema")]
+        impl Method {
+            /// Every method's name, description, params schema and result schema (in
+            /// table order), the types registered in `generator`'s definitions.
+            pub(crate) fn schemas(
+                generator: &mut schemars::SchemaGenerator,
+            ) -> Vec<crate::schema::MethodSchema> {
+                vec![$(
+                    crate::schema::MethodSchema {
+                        name: $name,
+                        doc: &[$($doc),*],
+                        params: generator.subschema_for::<$params>(),
+                        result: generator.subschema_for::<$result>(),
+                    },
+                )*]
             }
         }
 

@@ -8,6 +8,7 @@ use session_types::{AgentMessage, Entry, EntryId, SessionHeader};
 
 /// How an append travels, as the library's `Durability`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub enum Durability {
     /// Acknowledged once synced: survives power loss (the default). The owner shares
@@ -22,6 +23,7 @@ pub enum Durability {
 /// The bounds of one complete read (the seed's `maxSourceEntries`/`maxSourceBytes`);
 /// an absent field takes the seed's default (16,384 entries, 64 MiB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReadLimits {
     /// At most this many source entries.
@@ -34,6 +36,7 @@ pub struct ReadLimits {
 
 /// Who is on the other end (name and version), for logs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PeerInfo {
     /// The program's name.
@@ -44,6 +47,7 @@ pub struct PeerInfo {
 
 /// A session the owner holds open for this connection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionOpened {
     /// The session id: what every `session/*` call names.
@@ -58,6 +62,7 @@ pub struct SessionOpened {
 
 /// The id of an appended entry, acknowledged once it is as durable as asked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Appended {
     /// The new entry's id (now the leaf).
@@ -66,11 +71,13 @@ pub struct Appended {
 
 /// A result with nothing in it: `{}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Empty {}
 
 /// Entries in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Entries {
     /// The entries.
@@ -79,6 +86,7 @@ pub struct Entries {
 
 /// One entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OneEntry {
     /// The entry.
@@ -87,6 +95,7 @@ pub struct OneEntry {
 
 /// Perhaps an entry (`null`: none, e.g. no leaf yet).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MaybeEntry {
     /// The entry.
@@ -95,6 +104,7 @@ pub struct MaybeEntry {
 
 /// A label (`null`: none).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Label {
     /// The label.
@@ -103,6 +113,7 @@ pub struct Label {
 
 /// Several branches read through one capture.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Branches {
     /// One path root → leaf per requested leaf, in request order.
@@ -111,6 +122,7 @@ pub struct Branches {
 
 /// One node of a [`Tree`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TreeNode {
     /// The entry.
@@ -128,6 +140,7 @@ pub struct TreeNode {
 /// The session tree in the reference's `getTree()` order, flat (pre-order) so that no
 /// reader or writer recurses on the session's depth.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Tree {
     /// Every node in pre-order.
@@ -140,6 +153,7 @@ pub struct Tree {
 /// `{messages, thinkingLevel, model}` (as `bcs context --json` prints it), with
 /// `serviceTier` when the path sets one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionContext {
     /// The messages the model is sent.
@@ -156,6 +170,7 @@ pub struct SessionContext {
 
 /// Where an imported entry came from (`null`: appended natively).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RetentionResult {
     /// The retention record as stored (source path, hash, line, version).
@@ -164,6 +179,7 @@ pub struct RetentionResult {
 
 /// The header record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HeaderResult {
     /// The header.
@@ -172,6 +188,7 @@ pub struct HeaderResult {
 
 /// The getters of an owned session in one answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Metadata {
     /// `getSessionId()`
@@ -190,6 +207,7 @@ pub struct Metadata {
 
 /// A path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PathResult {
     /// The path (lossy UTF-8).
@@ -198,6 +216,7 @@ pub struct PathResult {
 
 /// A listing: one object per session, as the reference renders its `SessionInfo`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Listing {
     /// The sessions, newest activity first.
@@ -206,6 +225,7 @@ pub struct Listing {
 
 /// What a delete removed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Deleted {
     /// Every path removed, in removal order.
@@ -214,6 +234,7 @@ pub struct Deleted {
 
 /// What an import did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Imported {
     /// The imported session's id.
@@ -230,6 +251,7 @@ pub struct Imported {
 
 /// What an export wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Exported {
     /// The file written.

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// A protocol version: `major.minor`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ProtocolVersion {
     /// Incompatible changes.

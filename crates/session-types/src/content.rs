@@ -12,6 +12,7 @@ pub type Extra = Map<String, Value>;
 /// this version does not model, is kept whole in [`ContentBlock::Unknown`] and
 /// serialized back unchanged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type")]
 #[non_exhaustive]
 // Variants are plain data read once and matched on; boxing them would only add
@@ -55,6 +56,7 @@ impl ContentBlock {
 
 /// Plain text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TextContent {
     /// The text.
     pub text: String,
@@ -65,6 +67,7 @@ pub struct TextContent {
 
 /// A base64-encoded image.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
     /// Base64 image bytes.
@@ -78,6 +81,7 @@ pub struct ImageContent {
 
 /// Model reasoning.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ThinkingContent {
     /// The reasoning text.
     pub thinking: String,
@@ -88,6 +92,7 @@ pub struct ThinkingContent {
 
 /// A tool invocation requested by the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCall {
     /// Provider-assigned call id, answered by a `toolResult` message.
     pub id: String,
@@ -102,6 +107,7 @@ pub struct ToolCall {
 
 /// User-style content: a plain string or a list of blocks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum UserContent {
     /// `"content": "hello"`

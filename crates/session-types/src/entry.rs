@@ -13,12 +13,14 @@ use crate::message::{AgentMessage, Usage};
 /// writers lacks `timestamp`. Those are `None` here and stay absent on output
 /// (a missing `parentId` is written back as `null`, which the tree reads the same way).
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct EntryBase {
     /// The entry's id. Absent is `None`; a `null` one does not fit the typed model
     /// (the reference's leaf is then `null`, the empty context, where an absent one
     /// falls back to the last entry), and the entry is read as [`Entry::Unknown`].
     #[serde(default, deserialize_with = "string_id")]
+    #[cfg_attr(feature = "schema", schemars(with = "EntryId"))]
     pub id: Option<EntryId>,
     /// The parent entry, `None` for a root.
     #[serde(default)]
@@ -27,6 +29,7 @@ pub struct EntryBase {
     /// included, which JavaScript dates read as 0) does not fit the typed model, and the
     /// entry is read as [`Entry::Unknown`].
     #[serde(default, deserialize_with = "string_timestamp")]
+    #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
     pub timestamp: Option<Timestamp>,
 }
 
@@ -167,6 +170,7 @@ macro_rules! entry_types {
         /// than the variant when the type matters, and read its fields as the reference
         /// does ([`crate::js`]).
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(tag = "type")]
         #[non_exhaustive]
         // Variants are plain data read once and matched on; boxing them would only add
@@ -362,6 +366,7 @@ fn unknown_str<'a>(m: &'a Extra, key: &str) -> Option<&'a str> {
 
 /// `message`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MessageEntry {
     /// id, parentId, timestamp.
     #[serde(flatten)]
@@ -375,6 +380,7 @@ pub struct MessageEntry {
 
 /// `thinking_level_change`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingLevelChangeEntry {
     /// id, parentId, timestamp.
@@ -389,6 +395,7 @@ pub struct ThinkingLevelChangeEntry {
 
 /// `model_change`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ModelChangeEntry {
     /// id, parentId, timestamp.
@@ -405,6 +412,7 @@ pub struct ModelChangeEntry {
 
 /// `service_tier_change`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceTierChangeEntry {
     /// id, parentId, timestamp.
@@ -419,6 +427,7 @@ pub struct ServiceTierChangeEntry {
 
 /// `compaction`: a summary standing in for the history before `firstKeptEntryId`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionEntry {
     /// id, parentId, timestamp.
@@ -448,6 +457,7 @@ pub struct CompactionEntry {
 
 /// `branch_summary`: what happened on the branch the user left.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummaryEntry {
     /// id, parentId, timestamp.
@@ -474,6 +484,7 @@ pub struct BranchSummaryEntry {
 
 /// `custom`: extension state. The reference writes its payload before the base fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CustomEntry {
     /// Extension identifier.
@@ -495,6 +506,7 @@ pub struct CustomEntry {
 
 /// `child_usage_attributed`: a child run's usage folded into an assistant message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ChildUsageAttributedEntry {
     /// id, parentId, timestamp.
@@ -514,6 +526,7 @@ pub struct ChildUsageAttributedEntry {
 /// `custom_message`: an extension message in the context. The reference writes its
 /// payload before the base fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CustomMessageEntry {
     /// Extension identifier.
@@ -539,6 +552,7 @@ pub struct CustomMessageEntry {
 
 /// `label`: sets or (without `label`) clears the label of `targetId`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct LabelEntry {
     /// id, parentId, timestamp.
@@ -556,6 +570,7 @@ pub struct LabelEntry {
 
 /// `session_info`: the session's display name (empty clears it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfoEntry {
     /// id, parentId, timestamp.
@@ -613,8 +628,25 @@ impl<'de> Deserialize<'de> for SessionState {
     }
 }
 
+/// Any string: the known states, legacy `sleep` (read as `archived`) and states of
+/// later versions (kept as written).
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for SessionState {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SessionState".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A session's lifecycle state: `active`, `archived` (legacy `sleep` reads as `archived`), legacy `crash`, or a later version's state, kept as written.",
+            "type": "string",
+        })
+    }
+}
+
 /// `session_state`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionStateEntry {
     /// id, parentId, timestamp.
@@ -629,6 +661,7 @@ pub struct SessionStateEntry {
 
 /// The agents-view status of a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentStatus {
     /// One-line summary.
@@ -646,6 +679,7 @@ pub struct AgentStatus {
 
 /// `agent_status`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AgentStatusEntry {
     /// id, parentId, timestamp.
@@ -660,6 +694,7 @@ pub struct AgentStatusEntry {
 
 /// A repository snapshot.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GitState {
     /// Current branch, if any.
@@ -678,6 +713,7 @@ pub struct GitState {
 
 /// `git_state`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct GitStateEntry {
     /// id, parentId, timestamp.

@@ -14,6 +14,7 @@ pub const CURRENT_VERSION: u32 = 3;
 /// (`branchedFrom`, `provider`, `modelId`, `thinkingLevel`, `systemPrompt`, `model`);
 /// they are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHeader {
     /// Logical version (1–3); `None` when the key is absent (v1).

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// The id of one entry in a session tree (the reference writes 8 lowercase hex
 /// characters; any string is accepted on read).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct EntryId(pub String);
 
@@ -55,6 +56,7 @@ impl std::borrow::Borrow<str> for EntryId {
 /// The id of a session, as carried by its header (a UUID in practice; any
 /// string is accepted on read, validation of file-name safety is the manager's job).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct SessionId(pub String);
 
@@ -82,6 +84,7 @@ impl fmt::Display for SessionId {
 /// way V8's `Date.parse` does (every form it accepts), and gives `None` where
 /// `Date.parse` gives `NaN`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(transparent)]
 pub struct Timestamp(pub String);
 

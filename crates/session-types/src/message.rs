@@ -14,6 +14,7 @@ use crate::ids::EntryId;
 /// replays messages verbatim, so we do not reject them either): check
 /// [`AgentMessage::role`] rather than the variant when the role matters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "role")]
 #[non_exhaustive]
 // Variants are plain data read once and matched on; boxing them would only add
@@ -73,6 +74,7 @@ impl AgentMessage {
 
 /// `{"role":"user","content":…,"timestamp":ms}`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UserMessage {
     /// A string or text/image blocks.
     pub content: UserContent,
@@ -85,6 +87,7 @@ pub struct UserMessage {
 
 /// A model response with its usage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     /// Text, thinking and tool-call blocks.
@@ -114,6 +117,7 @@ pub struct AssistantMessage {
 
 /// The result of a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
     /// The `ToolCall::id` this answers.
@@ -140,6 +144,7 @@ pub struct ToolResultMessage {
 
 /// A shell command run by the user (`!cmd`), with its output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BashExecutionMessage {
     /// The command line.
@@ -173,6 +178,7 @@ pub struct BashExecutionMessage {
 
 /// An extension-injected message that takes part in the context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CustomMessage {
     /// Extension identifier.
@@ -197,6 +203,7 @@ pub struct CustomMessage {
 
 /// A summary of the branch the conversation came back from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummaryMessage {
     /// The summary text.
@@ -212,6 +219,7 @@ pub struct BranchSummaryMessage {
 
 /// A summary of the compacted history.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionSummaryMessage {
     /// The summary text.
@@ -227,6 +235,7 @@ pub struct CompactionSummaryMessage {
 
 /// Token counts (integers) and cost (floats) of one model call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     /// Input tokens.
@@ -249,6 +258,7 @@ pub struct Usage {
 /// Cost of one model call, per category. Kept as JSON numbers so `0` stays `0`
 /// and `0.30000000000000004` stays exact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
     /// Input cost.
