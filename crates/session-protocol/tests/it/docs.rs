@@ -1,8 +1,12 @@
-//! `docs/rpc.md` documents every method, and its examples are what the types read.
+//! `docs/rpc.md` documents every method, and its examples are what the types read,
+//! come back unchanged when written again, and fit the committed JSON Schema.
 
 use std::collections::BTreeMap;
 
+use serde_json::Value;
 use session_protocol::*;
+
+use crate::schema;
 
 const RPC_MD: &str = include_str!("../../../../docs/rpc.md");
 
@@ -48,6 +52,22 @@ fn every_method_is_documented_with_an_example_that_reads() {
                     m,
                     "rpc.md:{n}: a request of its section's method"
                 );
+                let line: Value = serde_json::from_str(line).expect("parsed above");
+                let params = line
+                    .get("params")
+                    .cloned()
+                    .unwrap_or(Value::Object(Default::default()));
+                let written: Value =
+                    serde_json::from_str(&request.params_json()).expect("params are JSON");
+                assert_eq!(
+                    written, params,
+                    "rpc.md:{n}: params change when written again"
+                );
+                schema::assert_fits(
+                    &format!("rpc.md:{n}: params"),
+                    schema::params_of(&method),
+                    &params,
+                );
                 counts.0 += 1;
             }
             Ok(Incoming::Response {
@@ -55,6 +75,18 @@ fn every_method_is_documented_with_an_example_that_reads() {
             }) => {
                 m.check_result(raw.get())
                     .unwrap_or_else(|e| panic!("rpc.md:{n}: not a {method} result: {e}"));
+                let result: Value = serde_json::from_str(raw.get()).expect("parsed above");
+                let again = m.reencode_result(raw.get()).expect("reads, as checked");
+                let again: Value = serde_json::from_str(&again).expect("written as JSON");
+                assert_eq!(
+                    again, result,
+                    "rpc.md:{n}: the result changes when written again"
+                );
+                schema::assert_fits(
+                    &format!("rpc.md:{n}: result"),
+                    schema::result_of(&method),
+                    &result,
+                );
                 counts.1 += 1;
             }
             other => panic!("rpc.md:{n}: not an example request or result: {other:?}"),

@@ -88,6 +88,9 @@ fn every_error_round_trips_through_its_wire_form() {
         };
         assert_eq!(object.code, e.code());
         assert_eq!(object.message, e.to_string());
+        let wire = serde_json::to_value(&object).expect("serializes");
+        crate::schema::assert_fits(&line, &crate::schema::bundle()["error"], &wire);
+        crate::schema::assert_fits(&line, &crate::schema::bundle()["errorData"], &wire["data"]);
         assert_eq!(Error::from_object(object), e, "{line}");
     }
 }

@@ -6,3 +6,4 @@ mod envelope;
 mod errors;
 mod line;
 mod roundtrip;
+mod schema;

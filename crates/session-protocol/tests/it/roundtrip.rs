@@ -26,6 +26,8 @@ where
         .unwrap_or_else(|r| panic!("{line}: {r:?}"));
     assert_eq!(read_id, id);
     assert_eq!(read, request, "{line}");
+    let params: Value = serde_json::from_str(&request.params_json()).expect("params are JSON");
+    crate::schema::assert_fits(&line, crate::schema::params_of(C::METHOD.as_str()), &params);
 
     let line = encode_result(&id, &result);
     let Incoming::Response { id: rid, outcome } =
@@ -39,6 +41,12 @@ where
     assert_eq!(back, result, "{line}");
     // And the result's JSON is stable: writing it again gives the same text.
     assert_eq!(encode_result(&id, &back), line);
+    let written: Value = serde_json::from_str(raw.get()).expect("a result is JSON");
+    crate::schema::assert_fits(
+        &line,
+        crate::schema::result_of(C::METHOD.as_str()),
+        &written,
+    );
     C::METHOD
 }
 
@@ -488,6 +496,12 @@ fn note_rt(n: Notification) {
         panic!("not a notification: {line}");
     };
     assert_eq!(method, n.method());
+    let written: Value = serde_json::from_str(&n.params_json()).expect("params are JSON");
+    crate::schema::assert_fits(
+        &line,
+        crate::schema::notification_params_of(&method),
+        &written,
+    );
     assert_eq!(
         Notification::from_params(&method, params).expect("typed"),
         n
