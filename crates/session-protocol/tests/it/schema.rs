@@ -123,3 +123,107 @@ fn every_method_and_notification_has_its_schemas() {
         notification_params_of(n);
     }
 }
+
+/// The member of the `anyOf` of type `name` whose `tag` is the constant `value`: the
+/// schema of one variant of a tagged enum (`Entry` by `type`, `AgentMessage` by
+/// `role`, `ContentBlock` by `type`), without the catch-all `Unknown` member that
+/// makes the whole enum's schema take any object.
+fn variant(name: &str, tag: &str, value: &str) -> Value {
+    let members = bundle()["$defs"][name]["anyOf"]
+        .as_array()
+        .unwrap_or_else(|| panic!("schema: `{name}` is not a union"));
+    members
+        .iter()
+        .find(|m| m["properties"][tag]["const"] == value)
+        .unwrap_or_else(|| panic!("schema: `{name}` has no variant {tag} = {value}"))
+        .clone()
+}
+
+/// Checks a JSON value the model reads as a known variant against that variant's
+/// schema, and so on down: an entry's message, a message's content blocks.
+fn check_known(what: &str, value: &Value) {
+    use session_types::{AgentMessage, ContentBlock, Entry};
+    let Ok(entry) = serde_json::from_value::<Entry>(value.clone()) else {
+        return;
+    };
+    if matches!(entry, Entry::Unknown(_)) {
+        return;
+    }
+    let t = entry.entry_type().expect("a known entry has a type");
+    assert_fits(what, &variant("Entry", "type", t), value);
+    let Some(message) = value.get("message") else {
+        return;
+    };
+    let Ok(typed) = serde_json::from_value::<AgentMessage>(message.clone()) else {
+        return;
+    };
+    if matches!(
+        typed,
+        AgentMessage::Unknown(_) | AgentMessage::NotAnObject(_)
+    ) {
+        return;
+    }
+    let role = typed.role().expect("a known message has a role");
+    assert_fits(what, &variant("AgentMessage", "role", role), message);
+    for block in message["content"].as_array().into_iter().flatten() {
+        if let Ok(b) = serde_json::from_value::<ContentBlock>(block.clone())
+            && !matches!(b, ContentBlock::Unknown(_))
+        {
+            let kind = block["type"].as_str().expect("a known block has a type");
+            assert_fits(what, &variant("ContentBlock", "type", kind), block);
+        }
+    }
+}
+
+#[test]
+fn corpus_records_fit_the_schema_of_what_they_read_as() {
+    // The golden corpus's sessions: every record the model reads as a known entry,
+    // message or block fits that variant's schema (not just the catch-all), every
+    // header fits `SessionHeader`, and the reference's contexts fit the
+    // `session/buildSessionContext` result.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    let mut files = Vec::new();
+    for dir in ["legacy", "edge", "leniency", "generated"] {
+        for entry in std::fs::read_dir(root.join(dir)).expect("fixture directory") {
+            files.push(entry.expect("dir entry").path());
+        }
+    }
+    files.sort();
+    let (mut records, mut contexts) = (0, 0);
+    for path in files {
+        let name = path.display().to_string();
+        if name.ends_with(".jsonl") {
+            let bytes = std::fs::read(&path).expect("fixture");
+            let text = String::from_utf8_lossy(&bytes); // invalid UTF-8 is a corpus case too
+            for (n, line) in text.lines().enumerate() {
+                let Ok(value) = serde_json::from_str::<Value>(line) else {
+                    continue; // malformed lines are the corpus's point, not the schema's
+                };
+                let what = format!("{name}:{}", n + 1);
+                if value["type"] == "session" {
+                    if session_types::Record::parse(line).is_ok() {
+                        assert_fits(&what, &def("SessionHeader"), &value);
+                    }
+                } else {
+                    check_known(&what, &value);
+                }
+                records += 1;
+            }
+        } else if name.ends_with(".context.json") {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let Ok(value) = serde_json::from_str::<Value>(&text) else {
+                continue; // lone surrogates: serde_json's `Value` does not take them
+            };
+            if let Some(context) = value.get("context") {
+                assert_fits(&name, result_of("session/buildSessionContext"), context);
+                contexts += 1;
+            }
+        }
+    }
+    assert!(
+        records > 1000 && contexts > 10,
+        "{records} records, {contexts} contexts"
+    );
+}
