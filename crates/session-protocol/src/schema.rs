@@ -9,6 +9,8 @@
 //! (schemars' deserialize contract): an optional field may be absent or `null`, an
 //! object with unmodelled fields (`extra`) takes any further keys.
 //!
+//! `errorKinds` maps each error's `data.kind` to its code and retryability.
+//!
 //! `cargo xtask protocol` writes it to `crates/session-protocol/schema/` and derives
 //! the TypeScript definitions from it; `cargo xtask protocol --check` (and a test)
 //! fails when the committed files differ from what the types give.
@@ -17,6 +19,7 @@ use std::collections::BTreeMap;
 
 use schemars::generate::SchemaSettings;
 use schemars::{Schema, SchemaGenerator};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::error::{Error, ErrorObject};
@@ -41,7 +44,7 @@ pub(crate) struct NotificationSchema {
 }
 
 /// The whole protocol as one JSON Schema document (see the module docs).
-pub fn bundle() -> Value {
+pub fn bundle() -> Result<Value, SchemaError> {
     let mut generator = SchemaGenerator::new(SchemaSettings::draft2020_12());
     let methods = Method::schemas(&mut generator);
     let notifications = Notification::schemas(&mut generator);
@@ -76,17 +79,147 @@ pub fn bundle() -> Value {
             (n.name.to_owned(), entry)
         })
         .collect();
-    json!({
+    let error_kinds = error_kinds(&defs)?;
+    let mut bundle = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": format!("Base Context session protocol {PROTOCOL_VERSION}"),
-        "description": "Generated from the Rust types of session-protocol by `cargo xtask protocol`; do not edit. Types are under `$defs`; `methods` maps each method to its params and result, `notifications` each notification to its params and sender; `error` is the JSON-RPC error object, whose `data` is `errorData`.",
+        "description": "Generated from the Rust types of session-protocol by `cargo xtask protocol`; do not edit. Types are under `$defs`; `methods` maps each method to its params and result, `notifications` each notification to its params and sender; `error` is the JSON-RPC error object, whose `data` is `errorData`; `errorKinds` gives each `data.kind` its code and whether it is retryable.",
         "protocolVersion": PROTOCOL_VERSION,
         "methods": methods,
         "notifications": notifications,
         "error": error,
         "errorData": error_data,
+        "errorKinds": error_kinds,
         "$defs": defs,
+    });
+    plain_descriptions(&mut bundle);
+    Ok(bundle)
+}
+
+/// Why the schema could not be made: a construct this module does not expect in the
+/// types' schemas (a bug of the generator, found when it runs).
+#[derive(Debug, thiserror::Error)]
+#[error("schema generation: {0}")]
+pub struct SchemaError(String);
+
+/// Every error kind (`data.kind`) with its code and whether it is retryable, read off
+/// the types themselves: for each variant of the `ErrorData` schema a sample value is
+/// made from its required fields and read as an [`Error`], whose
+/// [`code`](Error::code) and [`is_retryable`](Error::is_retryable) answer.
+fn error_kinds(defs: &BTreeMap<String, Value>) -> Result<Map<String, Value>, SchemaError> {
+    let variants = defs
+        .get("ErrorData")
+        .and_then(|d| d.get("oneOf"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| SchemaError("`ErrorData` is not a `oneOf` of its variants".into()))?;
+    let mut kinds = Map::new();
+    for variant in variants {
+        let kind = variant["properties"]["kind"]["const"]
+            .as_str()
+            .ok_or_else(|| SchemaError(format!("an error variant has no `kind`: {variant}")))?;
+        let sample = sample_of(variant, defs, 0)?;
+        let error = Error::deserialize(&sample)
+            .map_err(|e| SchemaError(format!("error kind {kind}: sample {sample}: {e}")))?;
+        kinds.insert(
+            kind.to_owned(),
+            json!({ "code": error.code(), "retryable": error.is_retryable() }),
+        );
+    }
+    Ok(kinds)
+}
+
+/// A value that fits `schema`: required properties only, the first of a union or
+/// enum, zeros and empty strings.
+fn sample_of(
+    schema: &Value,
+    defs: &BTreeMap<String, Value>,
+    depth: usize,
+) -> Result<Value, SchemaError> {
+    if depth > 8 {
+        return Err(SchemaError(format!("no finite sample of {schema}")));
+    }
+    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+        let name = r.trim_start_matches("#/$defs/");
+        let def = defs
+            .get(name)
+            .ok_or_else(|| SchemaError(format!("`$ref` to an unknown type {r}")))?;
+        return sample_of(def, defs, depth + 1);
+    }
+    if let Some(c) = schema.get("const") {
+        return Ok(c.clone());
+    }
+    if let Some(first) = schema.get("enum").and_then(|e| e.get(0)) {
+        return Ok(first.clone());
+    }
+    for union in ["oneOf", "anyOf"] {
+        if let Some(first) = schema.get(union).and_then(|u| u.get(0)) {
+            return sample_of(first, defs, depth + 1);
+        }
+    }
+    let ty = match schema.get("type") {
+        Some(Value::Array(types)) => types.first().and_then(Value::as_str),
+        Some(t) => t.as_str(),
+        None => None,
+    };
+    Ok(match ty {
+        Some("string") => json!(""),
+        Some("integer" | "number") => json!(0),
+        Some("boolean") => json!(false),
+        Some("array") => json!([]),
+        Some("object") | None => {
+            let mut object = Map::new();
+            for key in schema["required"].as_array().into_iter().flatten() {
+                let key = key.as_str().unwrap_or_default();
+                let prop = &schema["properties"][key];
+                object.insert(key.to_owned(), sample_of(prop, defs, depth + 1)?);
+            }
+            Value::Object(object)
+        }
+        Some(_) => Value::Null,
     })
+}
+
+/// Rewrites rustdoc's links in every `description` as plain code spans: "[`Entry`]"
+/// and "[`code`](Error::code)" read as "`Entry`" and "`code`" outside Rust.
+fn plain_descriptions(value: &mut Value) {
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(map) => {
+                for (key, child) in map.iter_mut() {
+                    match child {
+                        Value::String(text) if key == "description" => *text = unlink(text),
+                        _ => stack.push(child),
+                    }
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            _ => {}
+        }
+    }
+}
+
+/// "[`x`]" and "[`x`](target)" as "`x`"; everything else unchanged.
+fn unlink(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("[`") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let Some(end) = after.find("`]") else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        out.push_str(&after[..end + 1]);
+        rest = &after[end + 2..];
+        if rest.starts_with('(')
+            && let Some(close) = rest.find(')')
+        {
+            rest = &rest[close + 1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A doc comment's lines as one text: lines joined by spaces, blank lines kept as
@@ -118,8 +251,31 @@ mod tests {
     }
 
     #[test]
+    fn rustdoc_links_become_code_spans() {
+        assert_eq!(
+            unlink("see [`Entry`] and [`code`](Error::code)."),
+            "see `Entry` and `code`."
+        );
+        assert_eq!(unlink("a [b] `c` [`d"), "a [b] `c` [`d");
+    }
+
+    #[test]
+    fn error_kinds_are_read_off_the_error_type() {
+        let b = bundle().expect("generates");
+        assert_eq!(
+            b["errorKinds"]["limitExceeded"],
+            json!({"code": 1005, "retryable": false})
+        );
+        assert_eq!(
+            b["errorKinds"]["overloaded"],
+            json!({"code": -32001, "retryable": true})
+        );
+        assert_eq!(b["errorKinds"]["alreadyInitialized"]["code"], -32003);
+    }
+
+    #[test]
     fn every_method_and_notification_is_in_the_bundle() {
-        let b = bundle();
+        let b = bundle().expect("generates");
         for m in Method::ALL {
             let entry = &b["methods"][m.as_str()];
             assert!(entry["params"]["$ref"].is_string(), "{}", m.as_str());

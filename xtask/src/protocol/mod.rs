@@ -61,7 +61,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
 
 /// Every generated file: its path relative to the workspace root and its contents.
 pub(crate) fn generate() -> Result<Vec<(String, String)>> {
-    let bundle = session_protocol::schema::bundle();
+    let bundle = session_protocol::schema::bundle()?;
     let mut schema = serde_json::to_string_pretty(&bundle).context("serializing the schema")?;
     schema.push('\n');
     let mut files = vec![(SCHEMA_FILE.to_owned(), schema)];

@@ -47,9 +47,34 @@ pub(crate) fn generate(bundle: &Value) -> Result<Vec<(String, String)>> {
     for (name, schema) in defs {
         check_name(name)?;
         types.push('\n');
+        if let Some((tagged, tag)) = tagged_with_catch_all(schema) {
+            // `Entry`, `AgentMessage`, `ContentBlock`: a union that narrows by its tag
+            // needs the catch-all member apart.
+            let known = format!("Known{name}");
+            if defs.contains_key(&known) {
+                bail!("`{known}` is a type of its own: cannot name the variants of `{name}` so");
+            }
+            let members = tagged
+                .iter()
+                .map(|m| to_ts(m, 1).map(|t| for_union(&t)))
+                .collect::<Result<Vec<_>>>()
+                .with_context(|| format!("in `$defs/{name}`"))?;
+            types.push_str(&format!(
+                "/**\n * The variants of `{name}` this version models: a union that narrows by `{tag}`.\n * (A value with a known `{tag}` whose fields do not fit is read as the catch-all.)\n */\n"
+            ));
+            types.push_str(&format!(
+                "export type {known} ={};\n\n",
+                spaced(&union(members, 0))
+            ));
+            types.push_str(&doc_comment(schema.get("description"), ""));
+            types.push_str(&format!(
+                "export type {name} = {known} | {{ [key: string]: JsonValue }};\n"
+            ));
+            continue;
+        }
         types.push_str(&doc_comment(schema.get("description"), ""));
         let ty = to_ts(schema, 0).with_context(|| format!("in `$defs/{name}`"))?;
-        types.push_str(&format!("export type {name} = {ty};\n"));
+        types.push_str(&format!("export type {name} ={};\n", spaced(&ty)));
     }
 
     let mut methods = String::new();
@@ -152,13 +177,110 @@ pub(crate) fn generate(bundle: &Value) -> Result<Vec<(String, String)>> {
     imports.push_str("} from \"./types.js\";\n");
     let methods = imports + &methods;
 
-    let index =
-        format!("{HEADER}\nexport * from \"./types.js\";\nexport * from \"./methods.js\";\n");
+    let kinds = bundle["errorKinds"]
+        .as_object()
+        .context("the schema has no `errorKinds`")?;
+    let mut errors = String::from(HEADER);
+    errors.push_str(
+        "\n/**\n * Every error kind (`data.kind` of an error object, see `ErrorData`): its stable\n * code, and whether the same request may succeed if sent again later.\n */\nexport const ERROR_KINDS = {\n",
+    );
+    for (kind, k) in kinds {
+        let code = k["code"]
+            .as_i64()
+            .with_context(|| format!("code of {kind}"))?;
+        let retryable = k["retryable"]
+            .as_bool()
+            .with_context(|| format!("retryable of {kind}"))?;
+        errors.push_str(&format!(
+            "  {}: {{ code: {code}, retryable: {retryable} }},\n",
+            quote(kind)
+        ));
+    }
+    errors.push_str(
+        "} as const;\n\n\
+         /** An error kind. */\n\
+         export type ErrorKind = keyof typeof ERROR_KINDS;\n\n\
+         /** An error code this version knows. */\n\
+         export type ErrorCode = (typeof ERROR_KINDS)[ErrorKind][\"code\"];\n",
+    );
+
+    let index = format!(
+        "{HEADER}\nexport * from \"./types.js\";\nexport * from \"./methods.js\";\nexport * from \"./errors.js\";\n"
+    );
     Ok(vec![
+        ("errors.ts".to_owned(), errors),
         ("index.ts".to_owned(), index),
         ("methods.ts".to_owned(), methods),
         ("types.ts".to_owned(), types),
     ])
+}
+
+/// For a union whose members are tagged variants (a `const` property, the same one in
+/// each) and one catch-all object, the tagged members and the tag.
+fn tagged_with_catch_all(schema: &Value) -> Option<(Vec<&Value>, String)> {
+    let members = schema.get("anyOf")?.as_array()?;
+    let is_catch_all = |m: &Value| {
+        m.get("additionalProperties") == Some(&Value::Bool(true))
+            && m.get("properties").is_none()
+            && m.get("$ref").is_none()
+    };
+    let catch_all = members.iter().filter(|m| is_catch_all(m)).count();
+    if catch_all != 1 {
+        return None;
+    }
+    let tagged: Vec<&Value> = members.iter().filter(|m| !is_catch_all(m)).collect();
+    let tag_of = |m: &Value| -> Option<String> {
+        let props = m.get("properties")?.as_object()?;
+        let (key, _) = props.iter().find(|(_, p)| p.get("const").is_some())?;
+        Some(key.clone())
+    };
+    let tag = tag_of(tagged.first()?)?;
+    tagged
+        .iter()
+        .all(|m| tag_of(m).as_deref() == Some(tag.as_str()))
+        .then_some((tagged, tag))
+}
+
+/// The members as a union: on one line when short, else one member per line (the
+/// text then starts with a line break; see [`spaced`]).
+fn union(members: Vec<String>, depth: usize) -> String {
+    let one_line = members.join(" | ");
+    if one_line.len() <= 72 && !one_line.contains('\n') {
+        return one_line;
+    }
+    let pad = "  ".repeat(depth + 1);
+    members
+        .iter()
+        .map(|m| format!("\n{pad}| {m}"))
+        .collect::<String>()
+}
+
+/// The type after `=` or `:`: a space before it, or nothing before a multi-line union.
+fn spaced(ty: &str) -> String {
+    if ty.starts_with('\n') {
+        ty.to_owned()
+    } else {
+        format!(" {ty}")
+    }
+}
+
+/// A member of a union, or a part of an intersection (`&` binds tighter than `|`):
+/// parenthesized only if itself a union.
+fn for_union(t: &str) -> String {
+    if top_level_has(t, '|') {
+        format!("({t})")
+    } else {
+        t.to_owned()
+    }
+}
+
+/// An array's element type: parenthesized if a union or an intersection.
+fn for_array(t: &str) -> String {
+    if top_level_has(t, '|') || top_level_has(t, '&') {
+        format!("({t})")
+    } else {
+        t.to_owned()
+    }
 }
 
 /// Whether `text` names `ident` as a whole word.
@@ -265,19 +387,25 @@ fn to_ts(schema: &Value, depth: usize) -> Result<String> {
     if let Some(local) = local_type(obj, depth)? {
         parts.push(local);
     }
-    for (key, sep) in [("anyOf", " | "), ("oneOf", " | "), ("allOf", " & ")] {
+    for key in ["anyOf", "oneOf", "allOf"] {
         if let Some(list) = obj.get(key) {
             let list = list
                 .as_array()
                 .with_context(|| format!("`{key}` is not an array"))?;
-            let members = list
-                .iter()
-                .map(|s| to_ts(s, depth).map(|t| parenthesize(&t)))
-                .collect::<Result<Vec<_>>>()?;
-            if members.is_empty() {
+            if list.is_empty() {
                 bail!("empty `{key}`");
             }
-            parts.push(members.join(sep));
+            if key == "allOf" {
+                for s in list {
+                    parts.push(to_ts(s, depth)?);
+                }
+            } else {
+                let members = list
+                    .iter()
+                    .map(|s| to_ts(s, depth + 1).map(|t| for_union(&t)))
+                    .collect::<Result<Vec<_>>>()?;
+                parts.push(union(members, depth));
+            }
         }
     }
     Ok(match parts.len() {
@@ -285,19 +413,10 @@ fn to_ts(schema: &Value, depth: usize) -> Result<String> {
         1 => parts.remove(0),
         _ => parts
             .iter()
-            .map(|p| parenthesize(p))
+            .map(|p| for_union(p))
             .collect::<Vec<_>>()
             .join(" & "),
     })
-}
-
-/// Wraps a union or intersection in parentheses (for use inside another one).
-fn parenthesize(t: &str) -> String {
-    if top_level_has(t, '|') || top_level_has(t, '&') {
-        format!("({t})")
-    } else {
-        t.to_owned()
-    }
 }
 
 /// Whether `c` occurs in `t` outside brackets and string literals.
@@ -375,7 +494,7 @@ fn local_type(obj: &Map<String, Value>, depth: usize) -> Result<Option<String>> 
                     Some(items) => to_ts(items, depth)?,
                     None => "JsonValue".to_owned(),
                 };
-                format!("{}[]", parenthesize(&items))
+                format!("{}[]", for_array(&items))
             }
             "object" => {
                 if beside_other
@@ -432,16 +551,36 @@ fn object_literal(obj: &Map<String, Value>, depth: usize) -> Result<String> {
         });
     }
     let pad = "  ".repeat(depth + 1);
-    let mut out = String::from("{\n");
+    let mut fields = Vec::new();
     for (key, schema) in props {
-        out.push_str(&doc_comment(schema.get("description"), &pad));
         let optional = if required.contains(&key.as_str()) {
             ""
         } else {
             "?"
         };
         let ty = to_ts(schema, depth + 1).with_context(|| format!("property `{key}`"))?;
-        out.push_str(&format!("{pad}{}{optional}: {ty};\n", quote(key)));
+        fields.push((
+            schema.get("description"),
+            format!("{}{optional}:{}", quote(key), spaced(&ty)),
+        ));
+    }
+    // A few undocumented fields fit on one line: `{ type: "message" }`.
+    let inline = fields
+        .iter()
+        .map(|(_, f)| f.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if !open
+        && fields.iter().all(|(d, _)| d.is_none())
+        && inline.len() <= 48
+        && !inline.contains('\n')
+    {
+        return Ok(format!("{{ {inline} }}"));
+    }
+    let mut out = String::from("{\n");
+    for (description, field) in fields {
+        out.push_str(&doc_comment(description, &pad));
+        out.push_str(&format!("{pad}{field};\n"));
     }
     if open {
         out.push_str(&format!(
@@ -486,7 +625,14 @@ mod tests {
             t(json!({"anyOf": [{"$ref": "#/$defs/A", "type": "object",
                 "properties": {"type": {"const": "a"}}, "required": ["type"]},
                 {"type": "object", "additionalProperties": true}]})),
-            "(A & {\n  type: \"a\";\n}) | { [key: string]: JsonValue }"
+            "A & { type: \"a\" } | { [key: string]: JsonValue }"
+        );
+        assert_eq!(
+            t(json!({"anyOf": [
+                {"type": "string", "description": "a long enough member to break the line"},
+                {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                {"type": "object", "properties": {"k": {"type": "null", "description": "k"}}}]})),
+            "\n  | string\n  | (string | number)[]\n  | {\n    /** k */\n    k?: null;\n  }"
         );
         assert_eq!(
             t(json!({"type": "object", "additionalProperties": false})),

@@ -11,29 +11,28 @@ export type JsonValue =
   | { [key: string]: JsonValue };
 
 /**
+ * The variants of `AgentMessage` this version models: a union that narrows by `role`.
+ * (A value with a known `role` whose fields do not fit is read as the catch-all.)
+ */
+export type KnownAgentMessage =
+  | UserMessage & { role: "user" }
+  | AssistantMessage & { role: "assistant" }
+  | ToolResultMessage & { role: "toolResult" }
+  | BashExecutionMessage & { role: "bashExecution" }
+  | CustomMessage & { role: "custom" }
+  | BranchSummaryMessage & { role: "branchSummary" }
+  | CompactionSummaryMessage & { role: "compactionSummary" };
+
+/**
  * A message in the conversation, as stored in a `message` entry (`role` tag).
  *
  * A role this version does not know (for example the legacy `hookMessage`) is kept
- * whole in [`AgentMessage::Unknown`] and serialized back unchanged. So is a message
+ * whole in `AgentMessage::Unknown` and serialized back unchanged. So is a message
  * of a known role whose fields do not match the model (the reference stores and
  * replays messages verbatim, so we do not reject them either): check
- * [`AgentMessage::role`] rather than the variant when the role matters.
+ * `AgentMessage::role` rather than the variant when the role matters.
  */
-export type AgentMessage = (UserMessage & {
-  role: "user";
-}) | (AssistantMessage & {
-  role: "assistant";
-}) | (ToolResultMessage & {
-  role: "toolResult";
-}) | (BashExecutionMessage & {
-  role: "bashExecution";
-}) | (CustomMessage & {
-  role: "custom";
-}) | (BranchSummaryMessage & {
-  role: "branchSummary";
-}) | (CompactionSummaryMessage & {
-  role: "compactionSummary";
-}) | { [key: string]: JsonValue };
+export type AgentMessage = KnownAgentMessage | { [key: string]: JsonValue };
 
 /** The agents-view status of a session. */
 export type AgentStatus = {
@@ -52,7 +51,7 @@ export type AgentStatusEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -60,7 +59,7 @@ export type AgentStatusEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The status. */
@@ -304,7 +303,7 @@ export type BranchSummaryEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -312,7 +311,7 @@ export type BranchSummaryEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The entry branched from, or `"root"`. */
@@ -366,7 +365,7 @@ export type ChildUsageAttributedEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -374,7 +373,7 @@ export type ChildUsageAttributedEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The assistant message entry the usage is attributed to. */
@@ -392,7 +391,7 @@ export type CompactionEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -400,7 +399,7 @@ export type CompactionEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The summary. */
@@ -430,21 +429,23 @@ export type CompactionSummaryMessage = {
 };
 
 /**
+ * The variants of `ContentBlock` this version models: a union that narrows by `type`.
+ * (A value with a known `type` whose fields do not fit is read as the catch-all.)
+ */
+export type KnownContentBlock =
+  | TextContent & { type: "text" }
+  | ImageContent & { type: "image" }
+  | ThinkingContent & { type: "thinking" }
+  | ToolCall & { type: "toolCall" };
+
+/**
  * One typed block of message content (`type` tag).
  *
  * A block whose `type` this version does not know, or a known block in a shape
- * this version does not model, is kept whole in [`ContentBlock::Unknown`] and
+ * this version does not model, is kept whole in `ContentBlock::Unknown` and
  * serialized back unchanged.
  */
-export type ContentBlock = (TextContent & {
-  type: "text";
-}) | (ImageContent & {
-  type: "image";
-}) | (ThinkingContent & {
-  type: "thinking";
-}) | (ToolCall & {
-  type: "toolCall";
-}) | { [key: string]: JsonValue };
+export type ContentBlock = KnownContentBlock | { [key: string]: JsonValue };
 
 /** `store/continueRecent`: `SessionManager.continueRecent(cwd)`. */
 export type ContinueRecentParams = {
@@ -498,7 +499,7 @@ export type CustomEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -506,7 +507,7 @@ export type CustomEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** Fields this version does not model, kept as written. */
@@ -545,7 +546,7 @@ export type CustomMessageEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -553,7 +554,7 @@ export type CustomMessageEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** Fields this version does not model, kept as written. */
@@ -585,45 +586,37 @@ export type Entries = {
 };
 
 /**
+ * The variants of `Entry` this version models: a union that narrows by `type`.
+ * (A value with a known `type` whose fields do not fit is read as the catch-all.)
+ */
+export type KnownEntry =
+  | MessageEntry & { type: "message" }
+  | ThinkingLevelChangeEntry & { type: "thinking_level_change" }
+  | ModelChangeEntry & { type: "model_change" }
+  | ServiceTierChangeEntry & { type: "service_tier_change" }
+  | CompactionEntry & { type: "compaction" }
+  | BranchSummaryEntry & { type: "branch_summary" }
+  | CustomEntry & { type: "custom" }
+  | ChildUsageAttributedEntry & { type: "child_usage_attributed" }
+  | CustomMessageEntry & { type: "custom_message" }
+  | LabelEntry & { type: "label" }
+  | SessionInfoEntry & { type: "session_info" }
+  | SessionStateEntry & { type: "session_state" }
+  | AgentStatusEntry & { type: "agent_status" }
+  | GitStateEntry & { type: "git_state" };
+
+/**
  * One entry of a session tree (`type` tag). The session header is not an entry;
- * see [`crate::Record`].
+ * see `crate::Record`.
  *
  * An entry whose `type` this version does not know is kept whole in
- * [`Entry::Unknown`] and serialized back unchanged. So is an entry of a known type
+ * `Entry::Unknown` and serialized back unchanged. So is an entry of a known type
  * whose fields are missing or of other JSON types, when read leniently
- * ([`Entry::read`], [`crate::Record::parse`]): check [`Entry::known_type`] rather
+ * (`Entry::read`, `crate::Record::parse`): check `Entry::known_type` rather
  * than the variant when the type matters, and read its fields as the reference
- * does ([`crate::js`]).
+ * does (`crate::js`).
  */
-export type Entry = (MessageEntry & {
-  type: "message";
-}) | (ThinkingLevelChangeEntry & {
-  type: "thinking_level_change";
-}) | (ModelChangeEntry & {
-  type: "model_change";
-}) | (ServiceTierChangeEntry & {
-  type: "service_tier_change";
-}) | (CompactionEntry & {
-  type: "compaction";
-}) | (BranchSummaryEntry & {
-  type: "branch_summary";
-}) | (CustomEntry & {
-  type: "custom";
-}) | (ChildUsageAttributedEntry & {
-  type: "child_usage_attributed";
-}) | (CustomMessageEntry & {
-  type: "custom_message";
-}) | (LabelEntry & {
-  type: "label";
-}) | (SessionInfoEntry & {
-  type: "session_info";
-}) | (SessionStateEntry & {
-  type: "session_state";
-}) | (AgentStatusEntry & {
-  type: "agent_status";
-}) | (GitStateEntry & {
-  type: "git_state";
-}) | { [key: string]: JsonValue };
+export type Entry = KnownEntry | { [key: string]: JsonValue };
 
 /**
  * The id of one entry in a session tree (the reference writes 8 lowercase hex
@@ -650,137 +643,158 @@ export type EntryReadParams = {
 };
 
 /** An error a call can return, with the fields a caller acts on. */
-export type ErrorData = {
-  kind: "parse";
-  /** The parser's message. */
-  detail: string;
-} | {
-  kind: "invalidRequest";
-  /** What is wrong. */
-  detail: string;
-} | {
-  kind: "methodNotFound";
-  /** The method asked for. */
-  method: string;
-} | {
-  kind: "invalidParams";
-  /** The method. */
-  method: string;
-  /** What is wrong. */
-  detail: string;
-} | {
-  kind: "internal";
-  /** What failed. */
-  detail: string;
-} | {
-  kind: "overloaded";
-  /** Which queue (e.g. `session <id>`). */
-  queue: string;
-} | {
-  kind: "notInitialized";
-  /** The method that came first. */
-  method: string;
-} | {
-  kind: "alreadyInitialized";
-} | {
-  kind: "unsupportedProtocol";
-  /** What the client asked for. */
-  client: ProtocolVersion;
-  /** What the server speaks. */
-  server: ProtocolVersion;
-} | {
-  kind: "lineTooLong";
-  /** The line's length (a lower bound when it was not read whole). */
-  len: number;
-  /** The limit. */
-  limit: number;
-} | {
-  kind: "tooDeep";
-  /** The limit. */
-  limit: number;
-  /** Where it crossed it. */
-  offset: number;
-} | {
-  kind: "locked";
-  /** The journal. */
-  path: string;
-  /** The holder's process id, if recorded. */
-  holderPid?: number | null;
-  /** The holder's host, if recorded. */
-  holderHost?: string | null;
-} | {
-  kind: "notFound";
-  /** The journal path (or the id asked for). */
-  path: string;
-} | {
-  kind: "sessionNotOpen";
-  /** The session id. */
-  sessionId: string;
-} | {
-  kind: "entryNotFound";
-  /** The session (journal path or id). */
-  session: string;
-  /** The entry id. */
-  entryId: string;
-} | {
-  kind: "limitExceeded";
-  /** The session. */
-  session: string;
-  /** Which limit. */
-  limit: LimitKind;
-  /** Its value. */
-  limitValue: number;
-  /** What the read needs (exactly, or at least: see `exact`). */
-  needed: number;
-  /** Whether `needed` is exact. */
-  exact: boolean;
-} | {
-  kind: "corrupt";
-  /** The journal. */
-  path: string;
-  /** The byte offset. */
-  offset: number;
-  /** The library's message. */
-  detail: string;
-} | {
-  kind: "unsupportedVersion";
-  /** The journal. */
-  path: string;
-  /** What it says. */
-  found: string;
-  /** What this owner reads. */
-  supported: string;
-} | {
-  kind: "invalidEntry";
-  /** What is wrong. */
-  reason: string;
-} | {
-  kind: "exists";
-  /** Its journal. */
-  path: string;
-  /** The id. */
-  sessionId: string;
-} | {
-  kind: "legacyJsonl";
-  /** The file. */
-  path: string;
-} | {
-  kind: "io";
-  /** The file or directory. */
-  path: string;
-  /** What was being done. */
-  op: string;
-  /** The OS error. */
-  detail: string;
-} | {
-  kind: "store";
-  /** The library's message. */
-  detail: string;
-};
+export type ErrorData =
+  | {
+    kind: "parse";
+    /** The parser's message. */
+    detail: string;
+  }
+  | {
+    kind: "invalidRequest";
+    /** What is wrong. */
+    detail: string;
+  }
+  | {
+    kind: "methodNotFound";
+    /** The method asked for. */
+    method: string;
+  }
+  | {
+    kind: "invalidParams";
+    /** The method. */
+    method: string;
+    /** What is wrong. */
+    detail: string;
+  }
+  | {
+    kind: "internal";
+    /** What failed. */
+    detail: string;
+  }
+  | {
+    kind: "overloaded";
+    /** Which queue (e.g. `session <id>`). */
+    queue: string;
+  }
+  | {
+    kind: "notInitialized";
+    /** The method that came first. */
+    method: string;
+  }
+  | { kind: "alreadyInitialized" }
+  | {
+    kind: "unsupportedProtocol";
+    /** What the client asked for. */
+    client: ProtocolVersion;
+    /** What the server speaks. */
+    server: ProtocolVersion;
+  }
+  | {
+    kind: "lineTooLong";
+    /** The line's length (a lower bound when it was not read whole). */
+    len: number;
+    /** The limit. */
+    limit: number;
+  }
+  | {
+    kind: "tooDeep";
+    /** The limit. */
+    limit: number;
+    /** Where it crossed it. */
+    offset: number;
+  }
+  | {
+    kind: "locked";
+    /** The journal. */
+    path: string;
+    /** The holder's process id, if recorded. */
+    holderPid?: number | null;
+    /** The holder's host, if recorded. */
+    holderHost?: string | null;
+  }
+  | {
+    kind: "notFound";
+    /** The journal path (or the id asked for). */
+    path: string;
+  }
+  | {
+    kind: "sessionNotOpen";
+    /** The session id. */
+    sessionId: string;
+  }
+  | {
+    kind: "entryNotFound";
+    /** The session (journal path or id). */
+    session: string;
+    /** The entry id. */
+    entryId: string;
+  }
+  | {
+    kind: "limitExceeded";
+    /** The session. */
+    session: string;
+    /** Which limit. */
+    limit: LimitKind;
+    /** Its value. */
+    limitValue: number;
+    /** What the read needs (exactly, or at least: see `exact`). */
+    needed: number;
+    /** Whether `needed` is exact. */
+    exact: boolean;
+  }
+  | {
+    kind: "corrupt";
+    /** The journal. */
+    path: string;
+    /** The byte offset. */
+    offset: number;
+    /** The library's message. */
+    detail: string;
+  }
+  | {
+    kind: "unsupportedVersion";
+    /** The journal. */
+    path: string;
+    /** What it says. */
+    found: string;
+    /** What this owner reads. */
+    supported: string;
+  }
+  | {
+    kind: "invalidEntry";
+    /** What is wrong. */
+    reason: string;
+  }
+  | {
+    kind: "exists";
+    /** Its journal. */
+    path: string;
+    /** The id. */
+    sessionId: string;
+  }
+  | {
+    kind: "legacyJsonl";
+    /** The file. */
+    path: string;
+  }
+  | {
+    kind: "io";
+    /** The file or directory. */
+    path: string;
+    /** What was being done. */
+    op: string;
+    /** The OS error. */
+    detail: string;
+  }
+  | {
+    kind: "store";
+    /** The library's message. */
+    detail: string;
+  };
 
 /** A JSON-RPC error object as it travels. */
 export type ErrorObject = {
-  /** The code ([`code`]). */
+  /** The code (`code`). */
   code: number;
   /** One line of text. */
   message: string;
@@ -831,7 +845,7 @@ export type GitStateEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -839,7 +853,7 @@ export type GitStateEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The snapshot. */
@@ -914,7 +928,7 @@ export type LabelEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -922,7 +936,7 @@ export type LabelEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The labelled entry. */
@@ -980,7 +994,7 @@ export type MessageEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -988,7 +1002,7 @@ export type MessageEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The stored message. */
@@ -1018,7 +1032,7 @@ export type ModelChangeEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -1026,7 +1040,7 @@ export type ModelChangeEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** Provider, e.g. `openai`. */
@@ -1142,7 +1156,7 @@ export type ServiceTierChangeEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -1150,7 +1164,7 @@ export type ServiceTierChangeEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** Provider service tier, e.g. `priority`. */
@@ -1208,7 +1222,7 @@ export type SessionInfoEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -1216,7 +1230,7 @@ export type SessionInfoEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The name (trimmed on write by the append method). */
@@ -1251,7 +1265,7 @@ export type SessionStateEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -1259,7 +1273,7 @@ export type SessionStateEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** The lifecycle state. */
@@ -1300,7 +1314,7 @@ export type ThinkingLevelChangeEntry = {
   /**
    * The entry's id. Absent is `None`; a `null` one does not fit the typed model
    * (the reference's leaf is then `null`, the empty context, where an absent one
-   * falls back to the last entry), and the entry is read as [`Entry::Unknown`].
+   * falls back to the last entry), and the entry is read as `Entry::Unknown`.
    */
   id?: EntryId;
   /** The parent entry, `None` for a root. */
@@ -1308,7 +1322,7 @@ export type ThinkingLevelChangeEntry = {
   /**
    * ISO-8601 time of writing. Absent is `None`; any other JSON type (`null`
    * included, which JavaScript dates read as 0) does not fit the typed model, and the
-   * entry is read as [`Entry::Unknown`].
+   * entry is read as `Entry::Unknown`.
    */
   timestamp?: Timestamp;
   /** `off`, `minimal`, `low`, `medium`, `high`, `xhigh` (not validated, as in the reference). */
@@ -1320,7 +1334,7 @@ export type ThinkingLevelChangeEntry = {
 /**
  * An entry timestamp: an ISO-8601 string such as `2025-12-03T14:00:00.000Z`.
  *
- * The string is kept exactly as read; [`Timestamp::unix_ms`] interprets it the
+ * The string is kept exactly as read; `Timestamp::unix_ms` interprets it the
  * way V8's `Date.parse` does (every form it accepts), and gives `None` where
  * `Date.parse` gives `NaN`.
  */
@@ -1367,7 +1381,7 @@ export type Tree = {
   roots: number[];
 };
 
-/** One node of a [`Tree`]. */
+/** One node of a `Tree`. */
 export type TreeNode = {
   /** The entry. */
   entry: Entry;
@@ -1377,7 +1391,7 @@ export type TreeNode = {
   labelTimestamp?: string | null;
   /** Depth from its root. */
   depth: number;
-  /** Positions in [`Tree::nodes`] of its children, in the reference's order. */
+  /** Positions in `Tree::nodes` of its children, in the reference's order. */
   children: number[];
 };
 

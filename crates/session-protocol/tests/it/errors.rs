@@ -191,3 +191,23 @@ fn unknown_codes_and_kinds_are_kept_raw() {
     ));
     assert_eq!(Error::from_object(object.clone()).to_object(), object);
 }
+
+#[test]
+fn the_schema_gives_every_kind_its_code() {
+    // `errorKinds` of the committed schema (and so `ERROR_KINDS` in TypeScript) is
+    // what the errors themselves say.
+    let kinds = crate::schema::bundle()["errorKinds"]
+        .as_object()
+        .expect("errorKinds");
+    let samples = samples();
+    assert_eq!(kinds.len(), samples.len(), "one kind per error");
+    for e in samples {
+        let data = e.to_object().data.expect("typed errors have data");
+        let kind = data["kind"].as_str().expect("a kind");
+        assert_eq!(
+            kinds[kind],
+            json!({"code": e.code(), "retryable": e.is_retryable()}),
+            "{kind}"
+        );
+    }
+}
