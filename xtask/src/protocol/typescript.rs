@@ -166,6 +166,20 @@ pub(crate) fn generate(bundle: &Value) -> Result<Vec<(String, String)>> {
         methods.push_str(&format!("  {},\n", quote_str(name)));
     }
     methods.push_str("] as const satisfies readonly NotificationName[];\n");
+    methods.push_str(
+        "\n/** A request line of method `M` (any method when `M` is not given). */\n\
+         export type RpcRequest<M extends MethodName = MethodName> = {\n  \
+         [K in M]: { jsonrpc: \"2.0\"; id: RequestId; method: K; params: ParamsOf<K> };\n\
+         }[M];\n\n\
+         /** The answer to a request of method `M`: its result, or an error object. */\n\
+         export type RpcResponse<M extends MethodName = MethodName> =\n  \
+         | { jsonrpc: \"2.0\"; id: RequestId; result: ResultOf<M> }\n  \
+         | { jsonrpc: \"2.0\"; id: RequestId | null; error: ErrorObject };\n\n\
+         /** A notification line of `N` (any notification when `N` is not given). */\n\
+         export type RpcNotification<N extends NotificationName = NotificationName> = {\n  \
+         [K in N]: { jsonrpc: \"2.0\"; method: K; params: NotificationParamsOf<K> };\n\
+         }[N];\n",
+    );
 
     // Import just the types the maps name (an unused import fails `noUnusedLocals`).
     let used: Vec<&String> = defs.keys().filter(|n| mentions(&methods, n)).collect();

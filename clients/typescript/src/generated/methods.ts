@@ -29,6 +29,7 @@ import type {
   Entries,
   EntryParams,
   EntryReadParams,
+  ErrorObject,
   ExportParams,
   Exported,
   ForkFromParams,
@@ -52,6 +53,7 @@ import type {
   ReadBranchParams,
   ReadBranchesParams,
   ReadParams,
+  RequestId,
   RetentionResult,
   SessionContext,
   SessionOpened,
@@ -235,3 +237,18 @@ export const NOTIFICATION_NAMES = [
   "initialized",
   "store/listProgress",
 ] as const satisfies readonly NotificationName[];
+
+/** A request line of method `M` (any method when `M` is not given). */
+export type RpcRequest<M extends MethodName = MethodName> = {
+  [K in M]: { jsonrpc: "2.0"; id: RequestId; method: K; params: ParamsOf<K> };
+}[M];
+
+/** The answer to a request of method `M`: its result, or an error object. */
+export type RpcResponse<M extends MethodName = MethodName> =
+  | { jsonrpc: "2.0"; id: RequestId; result: ResultOf<M> }
+  | { jsonrpc: "2.0"; id: RequestId | null; error: ErrorObject };
+
+/** A notification line of `N` (any notification when `N` is not given). */
+export type RpcNotification<N extends NotificationName = NotificationName> = {
+  [K in N]: { jsonrpc: "2.0"; method: K; params: NotificationParamsOf<K> };
+}[N];
