@@ -1,7 +1,7 @@
 //! The protocol's JSON Schema, generated from the Rust types (feature `schema`).
 //!
 //! [`bundle`] is one JSON Schema (draft 2020-12) document: every type a message carries
-//! under `$defs` (named as in Rust, except [`Error`](crate::Error), which is
+//! under `$defs` (named as in Rust, except [`Error`], which is
 //! `ErrorData`: the `data` of an error object), and beside them, as annotations, the
 //! method map (`methods`: each method's params and result, from the table in
 //! `methods.rs`) and the notification map (`notifications`, from the table in

@@ -520,6 +520,9 @@ fn every_notification_round_trips() {
     ];
     let names: BTreeSet<&str> = samples.iter().map(Notification::method).collect();
     assert_eq!(names, Notification::METHODS.iter().copied().collect());
+    // Who sends each (the TypeScript splits its notification map by it).
+    assert_eq!(samples[0].direction(), Direction::ToOwner);
+    assert_eq!(samples[1].direction(), Direction::ToClient);
     for n in samples {
         note_rt(n);
     }
