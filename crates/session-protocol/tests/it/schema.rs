@@ -114,6 +114,16 @@ fn the_schema_refuses_what_the_types_refuse() {
 }
 
 #[test]
+fn the_schema_is_a_valid_json_schema() {
+    if let Err(e) = jsonschema::meta::validate(bundle()) {
+        panic!(
+            "schema/protocol.schema.json: {e} (at `{}`)",
+            e.instance_path()
+        );
+    }
+}
+
+#[test]
 fn every_method_and_notification_has_its_schemas() {
     for m in session_protocol::Method::ALL {
         params_of(m.as_str());
