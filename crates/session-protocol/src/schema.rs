@@ -57,7 +57,7 @@ pub fn bundle() -> Result<Value, SchemaError> {
         .into_iter()
         .map(|m| {
             let entry = json!({
-                "description": doc_text(m.doc),
+                "description": method_description(&m, &defs),
                 "params": m.params,
                 "result": m.result,
             });
@@ -222,6 +222,26 @@ fn unlink(text: &str) -> String {
     out
 }
 
+/// A method's description: its row's doc in the table, or, where that only names the
+/// method, its params type's doc when that starts with the name
+/// (`` `store/create`: `SessionManager.create(cwd)`. ``).
+fn method_description(m: &MethodSchema, defs: &BTreeMap<String, Value>) -> String {
+    let row = doc_text(m.doc);
+    let name = format!("`{}`", m.name);
+    if row != name {
+        return row;
+    }
+    let params = m.params.get("$ref").and_then(Value::as_str).and_then(|r| {
+        defs.get(r.trim_start_matches("#/$defs/"))
+            .and_then(|d| d.get("description"))
+            .and_then(Value::as_str)
+    });
+    match params {
+        Some(doc) if doc.starts_with(&name) => doc.to_owned(),
+        _ => row,
+    }
+}
+
 /// A doc comment's lines as one text: lines joined by spaces, blank lines kept as
 /// paragraph breaks.
 fn doc_text(lines: &[&str]) -> String {
@@ -257,6 +277,22 @@ mod tests {
             "see `Entry` and `code`."
         );
         assert_eq!(unlink("a [b] `c` [`d"), "a [b] `c` [`d");
+    }
+
+    #[test]
+    fn a_method_named_only_in_its_row_takes_its_params_doc() {
+        let b = bundle().expect("generates");
+        let doc = |m: &str| {
+            b["methods"][m]["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert!(doc("store/create").starts_with("`store/create`: `SessionManager.create(cwd)`"));
+        // A row with more than the name keeps it.
+        assert!(doc("session/close").starts_with("`session/close`: this connection"));
+        // Params shared by several methods say nothing of one: the row stays.
+        assert_eq!(doc("session/readEntries"), "`session/readEntries`");
     }
 
     #[test]

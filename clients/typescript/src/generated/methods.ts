@@ -67,35 +67,41 @@ export const PROTOCOL_VERSION = { major: 1, minor: 0 } as const;
 
 /** Every method: its params and its result. */
 export interface Methods {
-  /** `initialize` */
+  /** `initialize`: the first request of every connection. */
   initialize: { params: InitializeParams; result: InitializeResult };
-  /** `store/create` */
+  /** `store/create`: `SessionManager.create(cwd)`. */
   "store/create": { params: CreateParams; result: SessionOpened };
-  /** `store/open` */
+  /**
+   * `store/open`: `SessionManager.open(path)`, by journal path or by session id
+   * (exactly one of the two). A session already open in the owner is shared.
+   */
   "store/open": { params: OpenParams; result: SessionOpened };
-  /** `store/continueRecent` */
+  /** `store/continueRecent`: `SessionManager.continueRecent(cwd)`. */
   "store/continueRecent": { params: ContinueRecentParams; result: SessionOpened };
-  /** `store/forkFrom` */
+  /** `store/forkFrom`: `SessionManager.forkFrom(source, targetCwd)`. */
   "store/forkFrom": { params: ForkFromParams; result: SessionOpened };
-  /** `store/list` */
+  /** `store/list`: `SessionManager.list(cwd)`. */
   "store/list": { params: ListParams; result: Listing };
-  /** `store/listAll` */
+  /** `store/listAll`: `SessionManager.listAll()`. */
   "store/listAll": { params: ListAllParams; result: Listing };
-  /** `store/delete` */
+  /** `store/delete`: removes a session's journal, derived files and artifacts. */
   "store/delete": { params: DeleteParams; result: Deleted };
-  /** `store/import` */
+  /** `store/import`: imports a legacy JSONL file. */
   "store/import": { params: ImportParams; result: Imported };
-  /** `store/export` */
+  /** `store/export`: writes a session as v3 JSONL. */
   "store/export": { params: ExportParams; result: Exported };
   /** `session/close`: this connection no longer uses the session (the owner closes it when no connection does). */
   "session/close": { params: SessionParams; result: Empty };
   /** `session/sync`: makes every buffered append so far durable. */
   "session/sync": { params: SessionParams; result: Empty };
-  /** `session/newSession` */
+  /** `session/newSession`: a new session in the same store and cwd. */
   "session/newSession": { params: NewSessionParams; result: SessionOpened };
-  /** `session/setSessionFile` */
+  /**
+   * `session/setSessionFile`: this connection's handle moves to the session at
+   * `path` (it closes `sessionId` and opens `path`).
+   */
   "session/setSessionFile": { params: SetSessionFileParams; result: SessionOpened };
-  /** `session/createBranchedSession` */
+  /** `session/createBranchedSession`: a new session holding the path to `leafId`. */
   "session/createBranchedSession": { params: CreateBranchedSessionParams; result: SessionOpened };
   /** `session/appendMessage` */
   "session/appendMessage": { params: AppendMessageParams; result: Appended };
@@ -123,9 +129,12 @@ export interface Methods {
   "session/appendCustomMessageEntry": { params: AppendCustomMessageEntryParams; result: Appended };
   /** `session/appendLabelChange` */
   "session/appendLabelChange": { params: AppendLabelChangeParams; result: Appended };
-  /** `session/appendEntry` */
+  /**
+   * `session/appendEntry`: a caller-built entry of any type; missing `id`,
+   * `parentId`, `timestamp` are filled in.
+   */
   "session/appendEntry": { params: AppendEntryParams; result: Appended };
-  /** `session/branch` */
+  /** `session/branch`: `branchTo(id | null)`. */
   "session/branch": { params: BranchParams; result: Empty };
   /** `session/branchWithSummary` */
   "session/branchWithSummary": { params: BranchWithSummaryParams; result: Appended };
@@ -137,7 +146,7 @@ export interface Methods {
   "session/readLabel": { params: EntryReadParams; result: Label };
   /** `session/readBranch` */
   "session/readBranch": { params: ReadBranchParams; result: Entries };
-  /** `session/readBranches` */
+  /** `session/readBranches`: several paths through one capture and one accounting. */
   "session/readBranches": { params: ReadBranchesParams; result: Branches };
   /** `session/readEntries` */
   "session/readEntries": { params: ReadParams; result: Entries };
