@@ -156,7 +156,11 @@ pub struct Tree {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionContext {
-    /// The messages the model is sent.
+    /// The messages the model is sent. A stored `message` that is not a JSON object
+    /// is passed through as it is (the reference does), and reads back as
+    /// [`AgentMessage::NotAnObject`].
+    #[serde(deserialize_with = "context_messages")]
+    #[cfg_attr(feature = "schema", schemars(with = "Vec<ContextMessage>"))]
     pub messages: Vec<AgentMessage>,
     /// The thinking level at the leaf (as stored: any JSON value), absent when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -166,6 +170,30 @@ pub struct SessionContext {
     /// The service tier at the leaf, absent when none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_tier: Option<String>,
+}
+
+/// A context message on the wire: a message object, or a stored non-object value
+/// passed through (the schema of [`SessionContext::messages`]' items).
+#[cfg(feature = "schema")]
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code, clippy::large_enum_variant)] // only its schema is used
+enum ContextMessage {
+    Message(AgentMessage),
+    NotAnObject(Value),
+}
+
+/// Reads context messages: objects as [`AgentMessage`]s, anything else as
+/// [`AgentMessage::NotAnObject`] (which `AgentMessage` never reads by itself: an entry
+/// holding such a message is an unknown entry).
+fn context_messages<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<AgentMessage>, D::Error> {
+    Vec::<Value>::deserialize(d)?
+        .into_iter()
+        .map(|v| match v {
+            Value::Object(_) => AgentMessage::deserialize(v).map_err(serde::de::Error::custom),
+            other => Ok(AgentMessage::NotAnObject(other)),
+        })
+        .collect()
 }
 
 /// Where an imported entry came from (`null`: appended natively).

@@ -447,6 +447,12 @@ export type KnownContentBlock =
  */
 export type ContentBlock = KnownContentBlock | { [key: string]: JsonValue };
 
+/**
+ * A context message on the wire: a message object, or a stored non-object value
+ * passed through (the schema of `SessionContext::messages`' items).
+ */
+export type ContextMessage = AgentMessage | JsonValue;
+
 /** `store/continueRecent`: `SessionManager.continueRecent(cwd)`. */
 export type ContinueRecentParams = {
   /** The working directory whose newest session is continued (or created). */
@@ -1179,8 +1185,12 @@ export type ServiceTierChangeEntry = {
  * `serviceTier` when the path sets one.
  */
 export type SessionContext = {
-  /** The messages the model is sent. */
-  messages: AgentMessage[];
+  /**
+   * The messages the model is sent. A stored `message` that is not a JSON object
+   * is passed through as it is (the reference does), and reads back as
+   * `AgentMessage::NotAnObject`.
+   */
+  messages: ContextMessage[];
   /** The thinking level at the leaf (as stored: any JSON value), absent when none. */
   thinkingLevel?: JsonValue;
   /** `{provider, modelId}` at the leaf, or `null`. */

@@ -544,3 +544,25 @@ fn optional_fields_are_absent_not_null() {
     );
     assert_eq!(text(&Empty {}), "{}");
 }
+
+/// A stored `message` that is not an object reaches the context as it is (the
+/// reference passes it through); the answer reads back and fits the schema.
+#[test]
+fn a_context_message_that_is_not_an_object_reads_back() {
+    let messages = vec![
+        from(json!({"role":"user","content":"hi","timestamp":1})),
+        session_types::AgentMessage::NotAnObject(json!("text")),
+        session_types::AgentMessage::NotAnObject(json!(5)),
+        session_types::AgentMessage::NotAnObject(Value::Null),
+        session_types::AgentMessage::NotAnObject(json!([1, {"role": "user"}])),
+    ];
+    rt::<call::BuildSessionContext>(
+        read(false),
+        SessionContext {
+            messages,
+            thinking_level: None,
+            model: Value::Null,
+            service_tier: None,
+        },
+    );
+}
