@@ -11,7 +11,7 @@ use session_types::Envelope;
 use session_types::json::replace_lone_surrogates;
 
 use crate::error::ExportError;
-use crate::format::is_record;
+use crate::format::{KIND_ORIGINAL_HEADER, is_record};
 
 /// What an export wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,8 +32,10 @@ pub struct ExportOutcome {
 
 /// Writes every record of `journal` to `dest` as v3 JSONL: the header record, then
 /// each entry record in journal order, each payload followed by `\n`. Provenance
-/// frames are not exported. Payloads are written verbatim, so records imported from
-/// a v3 source come out byte for byte as their source lines.
+/// frames are not exported, except that a session the import gave a new id (its
+/// header's was taken or unsafe as a file name) gets its original header record back
+/// in place of the header record. Payloads are written verbatim, so records imported
+/// from a v3 source come out byte for byte as their source lines.
 ///
 /// The file is written to a temporary file next to `dest` (created exclusively under
 /// an unpredictable, short name: `.export-<16 hex digits>.tmp`, so any valid `dest`
@@ -164,6 +166,12 @@ fn stream(
     for frame in frames.by_ref() {
         let frame = frame?;
         if !is_record(frame.info.kind) {
+            // The header record as the source held it, when the import gave the
+            // session a new id: written in its place (the first record is still held).
+            if frame.info.kind == KIND_ORIGINAL_HEADER && outcome.records == 0 && held.is_some() {
+                check_header(journal, frame.info.offset.get(), &frame.payload)?;
+                held = Some(frame.payload);
+            }
             continue;
         }
         let offset = frame.info.offset.get();

@@ -32,6 +32,16 @@ pub const KIND_RETENTION: FrameKind = match FrameKind::new(0x21) {
     None => panic!("0x21 is in the caller range"),
 };
 
+/// Kind of the original-header frame, written right after the import-source frame
+/// only when the import assigned the session a new id (the header's was taken or
+/// unsafe as a file name): the header record as it would have been stored under its
+/// own id, byte for byte. Export writes it in place of the header record, so the
+/// source comes back unchanged. Payload: those bytes.
+pub const KIND_ORIGINAL_HEADER: FrameKind = match FrameKind::new(0x22) {
+    Some(k) => k,
+    None => panic!("0x22 is in the caller range"),
+};
+
 /// The imports registry: a JSONL file in the destination directory mapping a source's
 /// BLAKE3 to the journal imported from it (a derived file; deleting it loses nothing).
 pub const REGISTRY_FILE: &str = ".imports.jsonl";
@@ -63,9 +73,16 @@ pub struct SourceRecord {
     pub bytes: u64,
     /// The 1-based line of the source header.
     pub header_line: u64,
-    /// Whether the header record differs from the source line (v1/v2 migration).
+    /// Whether the header record differs from the source line (v1/v2 migration, or
+    /// a new session id).
     #[serde(default, skip_serializing_if = "is_false")]
     pub header_changed: bool,
+    /// The header's own id, when the import assigned the session another one (the
+    /// header's was taken in the directory or unsafe as a file name). The header
+    /// record as it would have been stored under this id follows in a
+    /// [`KIND_ORIGINAL_HEADER`] frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_id: Option<String>,
 }
 
 /// The provenance of one imported entry: the payload of a [`KIND_RETENTION`] frame.
@@ -104,6 +121,10 @@ pub fn constants_table() -> String {
             format!("0x{:02x}", KIND_IMPORT_SOURCE.get()),
         ),
         ("kind_retention", format!("0x{:02x}", KIND_RETENTION.get())),
+        (
+            "kind_original_header",
+            format!("0x{:02x}", KIND_ORIGINAL_HEADER.get()),
+        ),
         ("registry_file", format!("{REGISTRY_FILE:?}")),
         ("max_line_len", MAX_LINE_LEN.to_string()),
     ];

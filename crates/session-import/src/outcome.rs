@@ -177,9 +177,20 @@ pub enum IssueKind {
     /// v2 message: role `hookMessage` renamed to `custom`.
     HookMessageRenamed,
     /// The header's session id is already used in the destination directory by
-    /// another source; the session was imported under a derived id (the header
-    /// record is kept as written).
+    /// another source; the session was imported under a derived id, which the
+    /// native header record carries (the original id and header bytes are kept in
+    /// the provenance, and export writes them back).
     SessionIdTaken {
+        /// The header's id.
+        id: String,
+        /// The id the session was imported as.
+        used: String,
+    },
+    /// The header's session id cannot name a file (`is_safe_session_id`); the
+    /// session was imported under a derived id, which the native header record
+    /// carries (the original id and header bytes are kept in the provenance, and
+    /// export writes them back).
+    SessionIdUnsafe {
         /// The header's id.
         id: String,
         /// The id the session was imported as.
@@ -198,7 +209,9 @@ impl IssueKind {
             | IssueKind::HeaderVersionSet { .. }
             | IssueKind::FirstKeptIndexConverted { .. }
             | IssueKind::FirstKeptIndexDropped { .. }
-            | IssueKind::HookMessageRenamed => Disposition::Changed,
+            | IssueKind::HookMessageRenamed
+            | IssueKind::SessionIdTaken { .. }
+            | IssueKind::SessionIdUnsafe { .. } => Disposition::Changed,
             _ => Disposition::Kept,
         }
     }
@@ -212,7 +225,11 @@ impl fmt::Display for IssueKind {
             }
             IssueKind::SessionIdTaken { id, used } => write!(
                 f,
-                "session id {id:?} is taken by another source in this directory; imported as {used:?}"
+                "session id {id:?} is taken by another source in this directory; imported as {used:?} (the original id is kept in the provenance)"
+            ),
+            IssueKind::SessionIdUnsafe { id, used } => write!(
+                f,
+                "session id {id:?} cannot name a file; imported as {used:?} (the original id is kept in the provenance)"
             ),
             IssueKind::NotAnObject => f.write_str("JSON value is not an object"),
             IssueKind::NotAnObjectKept => {

@@ -26,6 +26,9 @@ pub struct Retention {
     pub source_version: u32,
     /// Whether the stored record differs from the source line (v1/v2 migration).
     pub changed: bool,
+    /// The session id the source's header held, when the import assigned the
+    /// session another one (taken in the directory, or unsafe as a file name).
+    pub original_session_id: Option<String>,
 }
 
 /// The import-source record of `journal`, or `None` for a journal that was not
@@ -97,6 +100,7 @@ pub fn retention_after(
         line: r.line,
         source_version: source.source_version,
         changed: r.changed,
+        original_session_id: source.original_id,
     }))
 }
 
@@ -152,6 +156,7 @@ pub fn retention_in(
         line: r.line,
         source_version: source.source_version,
         changed: r.changed,
+        original_session_id: source.original_id,
     }))
 }
 

@@ -297,13 +297,17 @@ fn apply(s: &mut OwnedSession, request: Request) -> (Reply, bool) {
                 .map_err(read_error)
                 .and_then(|r| {
                     let retention = r.map(|r| {
-                        json!({
+                        let mut v = json!({
                             "path": r.path.to_string_lossy(),
                             "blake3": r.blake3,
                             "line": r.line,
                             "sourceVersion": r.source_version,
                             "changed": r.changed,
-                        })
+                        });
+                        if let Some(id) = r.original_session_id {
+                            v["originalSessionId"] = id.into();
+                        }
+                        v
                     });
                     ok(&p::RetentionResult { retention })
                 }),

@@ -85,9 +85,9 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
                 .unwrap_or("")
                 .to_owned()
         };
-        // The id `bcs` commands take: the journal's name. It differs from the session
-        // header record's id (the `--json` listing's `id`, as the reference lists it)
-        // only for an import whose header id was taken or unsafe as a file name.
+        // The id `bcs` commands take: the journal's name, which is also the session
+        // header record's id (the `--json` listing's `id`): an import whose header id
+        // was taken or unsafe as a file name writes the id it assigns into the header.
         let id = r
             .json
             .get("path")
@@ -138,6 +138,19 @@ pub(crate) fn show(store: &Location, args: &SessionJson, out: &mut Out) -> Resul
         None => json!({"status": "clean"}),
     };
     let state = idx.lifecycle_state().map(str::to_owned);
+    // Where an imported session came from, and the id its source's header held when
+    // the import had to give it another one (taken, or unsafe as a file name).
+    let imported = session_import::import_source(&path)
+        .ok()
+        .flatten()
+        .map(|s| {
+            json!({
+                "source": s.path,
+                "blake3": s.blake3,
+                "sourceVersion": s.source_version,
+                "originalId": s.original_id,
+            })
+        });
     let v = json!({
         "id": session_id_of(&path),
         "path": path.to_string_lossy(),
@@ -156,6 +169,7 @@ pub(crate) fn show(store: &Location, args: &SessionJson, out: &mut Out) -> Resul
         "bytes": bytes,
         "index": {"status": status, "detail": detail},
         "journal": journal_tail,
+        "imported": imported,
     });
     if args.json {
         return out.json(&v);
@@ -181,6 +195,17 @@ pub(crate) fn show(store: &Location, args: &SessionJson, out: &mut Out) -> Resul
         c.entries, c.messages, c.label_entries, c.unparsable, c.without_id, c.duplicate_ids
     ))?;
     out.line(&format!("leaf     {}", leaf.as_deref().unwrap_or("-")))?;
+    if let Some(i) = &imported {
+        let field = |k: &str| i.get(k).and_then(Value::as_str).unwrap_or("-");
+        out.line(&format!(
+            "source   {} (v{})",
+            field("source"),
+            i["sourceVersion"]
+        ))?;
+        if let Some(o) = i.get("originalId").and_then(Value::as_str) {
+            out.line(&format!("orig id  {o}"))?;
+        }
+    }
     out.line(&format!("bytes    {bytes}"))?;
     out.line(&format!(
         "index    {status}{}",

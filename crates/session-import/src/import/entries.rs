@@ -16,7 +16,10 @@ use super::parse::{
     trailing_whitespace_refused,
 };
 use crate::error::ImportError;
-use crate::format::{BATCH_BYTES, ENTRY, KIND_IMPORT_SOURCE, SESSION_HEADER, SourceRecord, id_tag};
+use crate::format::{
+    BATCH_BYTES, ENTRY, KIND_IMPORT_SOURCE, KIND_ORIGINAL_HEADER, SESSION_HEADER, SourceRecord,
+    id_tag,
+};
 use crate::lines::{LineMeta, LineReader};
 use crate::migrate::{Slot, migrate_header, migrate_v1_entry, rename_hook_message, to_js_json};
 use crate::outcome::IssueKind;
@@ -96,8 +99,8 @@ impl Run<'_> {
         Ok(writer)
     }
 
-    /// The frames before the entries: the session header record and the import's
-    /// source record.
+    /// The frames before the entries: the session header record, the import's source
+    /// record, and the original header record when the session got another id.
     fn first_frames(&self, header: &Header, shown_source: &Path, hash_hex: &str) -> Batch {
         let source_record = SourceRecord {
             record_type: "import_source".to_owned(),
@@ -107,6 +110,7 @@ impl Run<'_> {
             bytes: self.bytes,
             header_line: header.line.number,
             header_changed: header.changed,
+            original_id: header.original.as_ref().map(|_| header.id.clone()),
         };
         let mut batch = Batch::default();
         batch.push(SESSION_HEADER, Tag::default(), &header.payload);
@@ -117,6 +121,9 @@ impl Run<'_> {
                 .unwrap_or_default()
                 .as_bytes(),
         );
+        if let Some(original) = &header.original {
+            batch.push(KIND_ORIGINAL_HEADER, Tag::default(), original);
+        }
         batch
     }
 

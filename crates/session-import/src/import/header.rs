@@ -17,6 +17,31 @@ pub(super) struct Header {
     pub(super) changed: bool,
     /// JavaScript whitespace after the header record: only the file's end may hold it.
     pub(super) trail: bool,
+    /// The header record as it was before [`Header::assign_id`] gave it another id.
+    pub(super) original: Option<Vec<u8>>,
+}
+
+impl Header {
+    /// Makes `id` the header record's `id`: the import assigned the session this id
+    /// because the header's own was taken or unsafe as a file name, and every surface
+    /// (listings, `getSessionId()`, the journal's name) names a session by one id. The
+    /// record is re-serialised as migration does (keys in place, numbers as JavaScript
+    /// prints them); its previous bytes are kept in [`Header::original`] for the
+    /// provenance, from which export restores them.
+    pub(super) fn assign_id(&mut self, id: &str) {
+        if id == self.id {
+            return;
+        }
+        // The header record was read as an object before (`take_header`), so it reads
+        // as one again; should it not, the original bytes stay as the record.
+        let Some(mut map) = parse_map(&self.payload) else {
+            return;
+        };
+        map.insert("id".to_owned(), serde_json::Value::from(id));
+        let rewritten = to_js_json(map).into_bytes();
+        self.original = Some(std::mem::replace(&mut self.payload, rewritten));
+        self.changed = true;
+    }
 }
 
 impl Run<'_> {
@@ -130,6 +155,7 @@ impl Run<'_> {
             payload,
             changed,
             trail,
+            original: None,
         })
     }
 }

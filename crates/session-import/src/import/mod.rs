@@ -106,7 +106,7 @@ pub fn import(
     }
     let mut reader = LineReader::open(vfs.as_ref(), source)?;
     let mut run = Run::new(source, &scan, options);
-    let header = run.read_header(&mut reader)?;
+    let mut header = run.read_header(&mut reader)?;
     let (session_id, journal) = match publish::place(vfs, destination, &mut run, &header, &src)? {
         publish::Place::New {
             session_id,
@@ -116,6 +116,7 @@ pub fn import(
             return Ok(converged(vfs.as_ref(), &dir, done, &src, header.version));
         }
     };
+    header.assign_id(&session_id);
     let (tmp, writer) = publish::create_temp(&journal, &session_id, &scan, options)?;
     let written = run.write_all(&mut reader, writer, &tmp, header, &src.shown, &src.hash_hex);
     if publish::publish(vfs.as_ref(), &tmp, &journal, written)? == publish::Published::Raced {

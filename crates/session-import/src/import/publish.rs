@@ -1,5 +1,5 @@
 //! Where the new journal goes and how it gets there: the session id and journal name
-//! (a derived one when another source holds the id), a temporary journal created
+//! (a derived one when the header's is unsafe or another source holds it), a temporary journal created
 //! exclusively beside it, linked into place without replacing anything; and the
 //! temporaries killed imports left.
 
@@ -30,8 +30,9 @@ pub(super) enum Place {
 
 /// Chooses the session id and journal: the header's id if it can name a file (else
 /// one derived from the source's hash). Another source's journal already holding that
-/// id in a sessions directory makes it an id derived from this source's content (and
-/// an issue says so); the header record itself stays byte-exact.
+/// id in a sessions directory makes it an id derived from this source's content. An
+/// issue on the header line names the id assigned; the caller writes it into the
+/// header record ([`Header::assign_id`]).
 pub(super) fn place(
     vfs: &Arc<dyn Vfs>,
     destination: &Destination,
@@ -39,7 +40,8 @@ pub(super) fn place(
     header: &Header,
     src: &Source<'_>,
 ) -> Result<Place, ImportError> {
-    let session_id = if is_safe_session_id(&header.id) {
+    let safe = is_safe_session_id(&header.id);
+    let session_id = if safe {
         header.id.clone()
     } else {
         let h = blake3::hash(
@@ -55,36 +57,33 @@ pub(super) fn place(
         Destination::Dir(d) => d.join(format!("{session_id}.jsonl")),
         Destination::Journal(p) => p.clone(),
     };
-    if !exists(vfs.as_ref(), &journal)? {
-        return Ok(Place::New {
-            session_id,
-            journal,
-        });
-    }
-    if let Some(done) = registry::check_journal(vfs, &journal, &src.hash_hex) {
+    let (session_id, journal) = if !exists(vfs.as_ref(), &journal)? {
+        (session_id, journal)
+    } else if let Some(done) = registry::check_journal(vfs, &journal, &src.hash_hex) {
         return Ok(Place::Imported(done));
-    }
-    // Legacy files can share ids (e.g. copies edited by hand).
-    let Destination::Dir(d) = destination else {
-        return Err(ImportError::DestinationExists { path: journal });
-    };
-    let derived = derived_session_id(&session_id, &src.hash_hex);
-    let journal = d.join(format!("{derived}.jsonl"));
-    if exists(vfs.as_ref(), &journal)? {
-        return match registry::check_journal(vfs, &journal, &src.hash_hex) {
-            Some(done) => Ok(Place::Imported(done)),
-            None => Err(ImportError::DestinationExists { path: journal }),
+    } else {
+        // Legacy files can share ids (e.g. copies edited by hand).
+        let Destination::Dir(d) = destination else {
+            return Err(ImportError::DestinationExists { path: journal });
         };
+        let derived = derived_session_id(&session_id, &src.hash_hex);
+        let journal = d.join(format!("{derived}.jsonl"));
+        if exists(vfs.as_ref(), &journal)? {
+            return match registry::check_journal(vfs, &journal, &src.hash_hex) {
+                Some(done) => Ok(Place::Imported(done)),
+                None => Err(ImportError::DestinationExists { path: journal }),
+            };
+        }
+        (derived, journal)
+    };
+    let (id, used) = (header.id.clone(), session_id.clone());
+    if !safe {
+        run.issue(header.line.number, IssueKind::SessionIdUnsafe { id, used });
+    } else if id != used {
+        run.issue(header.line.number, IssueKind::SessionIdTaken { id, used });
     }
-    run.issue(
-        header.line.number,
-        IssueKind::SessionIdTaken {
-            id: session_id,
-            used: derived.clone(),
-        },
-    );
     Ok(Place::New {
-        session_id: derived,
+        session_id,
         journal,
     })
 }

@@ -6,6 +6,7 @@
 mod campaign;
 mod export;
 mod format;
+mod ids;
 mod import;
 mod registry;
 mod retention;
