@@ -228,6 +228,75 @@ fn take_buffer(buf: &mut Vec<u8>) -> Vec<u8> {
 /// owner keeps a thousand of them open); the next append grows it again if it must.
 const IDLE_BUFFER: usize = 64 << 10;
 
+/// Creates `dir` (and missing parents) if it is missing, and makes its entry durable.
+fn ensure_dir(vfs: &dyn Vfs, dir: &Path) -> Result<(), CreateError> {
+    if !vfs.exists(dir).map_err(|e| create_io(dir, "stat", e))? {
+        vfs.create_dir_all(dir)
+            .map_err(|e| create_io(dir, "create directory", e))?;
+        // The new directory's own entry must be durable too.
+        let up = parent_dir(dir);
+        vfs.sync_dir(&up)
+            .map_err(|e| create_io(&up, "sync directory", e))?;
+    }
+    Ok(())
+}
+
+/// A fresh temporary file in `dir` under an unpredictable name starting with
+/// `prefix`, locked by the returned handle (removed again if it cannot be locked).
+fn create_locked_temp(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    prefix: &str,
+) -> Result<(PathBuf, Box<dyn VfsFile>), CreateError> {
+    let (tmp, file) = vfs
+        .create_temp(dir, prefix)
+        .map_err(|e| create_io(dir, "create temporary journal", e))?;
+    match file.try_lock() {
+        Ok(true) => Ok((tmp, file)),
+        Ok(false) => {
+            let _ = vfs.remove_file(&tmp);
+            Err(create_io(
+                &tmp,
+                "lock",
+                std::io::Error::other("a fresh temporary journal is locked by another process"),
+            ))
+        }
+        Err(e) => {
+            let _ = vfs.remove_file(&tmp);
+            Err(create_io(&tmp, "lock", e))
+        }
+    }
+}
+
+/// The header of a new journal, its frame key, and the signature and header frame
+/// as written at offset 0.
+fn header_bytes(id: JournalId, options: &CreateOptions) -> (JournalHeader, FrameKey, Vec<u8>) {
+    let header = JournalHeader {
+        journal_id: id,
+        session_id: options.session_id.clone(),
+        created_at: options.clock.now(),
+        max_payload: options.max_payload,
+        format_version: FORMAT_VERSION,
+    };
+    let key = FrameKey::derive(&id);
+    let payload = encode_header_payload(&header);
+    let mut buf = SIGNATURE.to_vec();
+    encode_frame(
+        &key,
+        &FrameSpec {
+            offset: HEADER_FRAME_OFFSET,
+            kind: KIND_HEADER,
+            seq: 0,
+            synced_to: 0,
+            time_ms: header.created_at.0,
+            tag: id.0,
+            payload: &payload,
+        },
+        &mut buf,
+    );
+    (header, key, buf)
+}
+
 fn create_io(path: &Path, op: &'static str, source: std::io::Error) -> CreateError {
     CreateError::Io {
         path: path.to_path_buf(),
@@ -389,14 +458,7 @@ impl Writer {
         }
         let vfs = options.vfs.as_ref();
         let dir = parent_dir(path);
-        if !vfs.exists(&dir).map_err(|e| create_io(&dir, "stat", e))? {
-            vfs.create_dir_all(&dir)
-                .map_err(|e| create_io(&dir, "create directory", e))?;
-            // The new directory's own entry must be durable too.
-            let up = parent_dir(&dir);
-            vfs.sync_dir(&up)
-                .map_err(|e| create_io(&up, "sync directory", e))?;
-        }
+        ensure_dir(vfs, &dir)?;
         // Fast refusal; the link below is what decides.
         if vfs
             .identity(path)
@@ -409,47 +471,8 @@ impl Writer {
         }
         // The journal is written under an unpredictable temporary name and linked into
         // place complete: no process ever sees `path` without its header.
-        let (tmp, file) = vfs
-            .create_temp(&dir, &temp_prefix(path))
-            .map_err(|e| create_io(&dir, "create temporary journal", e))?;
-        match file.try_lock() {
-            Ok(true) => {}
-            Ok(false) => {
-                let _ = vfs.remove_file(&tmp);
-                return Err(create_io(
-                    &tmp,
-                    "lock",
-                    std::io::Error::other("a fresh temporary journal is locked by another process"),
-                ));
-            }
-            Err(e) => {
-                let _ = vfs.remove_file(&tmp);
-                return Err(create_io(&tmp, "lock", e));
-            }
-        }
-        let header = JournalHeader {
-            journal_id: id,
-            session_id: options.session_id.clone(),
-            created_at: options.clock.now(),
-            max_payload: options.max_payload,
-            format_version: FORMAT_VERSION,
-        };
-        let key = FrameKey::derive(&id);
-        let payload = encode_header_payload(&header);
-        let mut buf = SIGNATURE.to_vec();
-        encode_frame(
-            &key,
-            &FrameSpec {
-                offset: HEADER_FRAME_OFFSET,
-                kind: KIND_HEADER,
-                seq: 0,
-                synced_to: 0,
-                time_ms: header.created_at.0,
-                tag: id.0,
-                payload: &payload,
-            },
-            &mut buf,
-        );
+        let (tmp, file) = create_locked_temp(vfs, &dir, &temp_prefix(path))?;
+        let (header, key, buf) = header_bytes(id, &options);
         let written = file
             .write_all_at(0, &buf)
             .map_err(|e| create_io(&tmp, "write", e))
@@ -488,6 +511,61 @@ impl Writer {
             clock: options.clock,
             buf: Vec::new(),
         })
+    }
+
+    /// Creates a journal under a fresh temporary name in `dir` (`<prefix><16 hex
+    /// digits>.tmp`, created exclusively `0600`, never through a link; a missing `dir`
+    /// is created `0700`), locked by this writer, with the signature and the header
+    /// frame written but **nothing synced**. For a caller that writes the whole journal,
+    /// makes it durable with [`sync`](Self::sync) and then publishes it under its real
+    /// name itself: a bulk import writes many temporaries, syncs them together, then
+    /// links each into place (one directory sync for all). Nothing may read the file as
+    /// a journal before that sync, and the caller removes the temporary name.
+    ///
+    /// The header is not counted as durable: frames appended before the first sync
+    /// carry `synced_to` 0, and [`durable_capture`](Self::durable_capture) is empty
+    /// until then.
+    pub fn create_unpublished(
+        dir: &Path,
+        prefix: &str,
+        id: JournalId,
+        options: CreateOptions,
+    ) -> Result<(PathBuf, Writer), CreateError> {
+        if options.max_payload == 0 || options.max_payload > MAX_PAYLOAD_CAP {
+            return Err(CreateError::InvalidOptions {
+                path: dir.to_path_buf(),
+                reason: format!(
+                    "max_payload {} is outside 1..={MAX_PAYLOAD_CAP}",
+                    options.max_payload
+                ),
+            });
+        }
+        let vfs = options.vfs.as_ref();
+        ensure_dir(vfs, dir)?;
+        let (tmp, file) = create_locked_temp(vfs, dir, prefix)?;
+        let (header, key, buf) = header_bytes(id, &options);
+        if let Err(e) = file.write_all_at(0, &buf) {
+            let _ = vfs.remove_file(&tmp);
+            return Err(create_io(&tmp, "write", e));
+        }
+        let end = buf.len() as u64;
+        let writer = Writer {
+            path: tmp.clone(),
+            _record: HolderRecord::none(),
+            file,
+            key,
+            header,
+            data_start: end,
+            end,
+            last_seq: 0,
+            durable_end: 0,
+            durable_seq: 0,
+            last_frame: None,
+            poisoned: None,
+            clock: options.clock,
+            buf: Vec::new(),
+        };
+        Ok((tmp, writer))
     }
 
     /// Opens an existing journal for appending: takes the lock, verifies every frame,

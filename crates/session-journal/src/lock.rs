@@ -104,6 +104,14 @@ pub(crate) fn lock_journal(
 #[derive(Debug)]
 pub(crate) struct HolderRecord(Option<Box<dyn VfsFile>>);
 
+impl HolderRecord {
+    /// No record: for a journal nobody else is meant to open yet (an unpublished
+    /// temporary), whose holder would name nothing useful.
+    pub(crate) fn none() -> Self {
+        Self(None)
+    }
+}
+
 impl Drop for HolderRecord {
     fn drop(&mut self) {
         if let Some(f) = &self.0 {

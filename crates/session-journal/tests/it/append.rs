@@ -2,9 +2,10 @@
 
 use std::path::Path;
 
+use session_journal::vfs::Vfs as _;
 use session_journal::{
-    AppendError, CreateError, CreateOptions, Durability, JournalId, NewFrame, Offset, Seq, Tag,
-    Writer,
+    AppendError, CreateError, CreateOptions, Durability, JournalId, NewFrame, Offset, Reader,
+    ReaderOptions, Seq, Tag, Writer,
 };
 
 use crate::{BUFFERED, DURABLE, Env, entry, payload};
@@ -267,4 +268,53 @@ fn a_synced_writer_keeps_a_small_buffer() {
         "the synced writer still holds {held} bytes"
     );
     w.append(entry(), b"after", DURABLE).unwrap();
+}
+
+/// `create_unpublished`: a locked temporary whose writes are not synced until the
+/// caller syncs; frames before that sync claim nothing durable, the one after it
+/// covers them; linked into place once synced, it reads as a journal.
+#[test]
+fn an_unpublished_journal_is_synced_only_when_asked() {
+    let env = Env::new();
+    let syncs = env.fs.stats().syncs;
+    let (tmp, mut w) = Writer::create_unpublished(
+        Path::new("/s"),
+        ".j.jsonl.import-",
+        crate::JOURNAL,
+        CreateOptions {
+            session_id: Some("s-1".into()),
+            vfs: env.vfs(),
+            ..CreateOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(tmp.starts_with("/s"), "{}", tmp.display());
+    let name = tmp.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with(".j.jsonl.import-") && name.ends_with(".tmp"),
+        "{name}"
+    );
+    assert!(env.fs.lock_held(&tmp));
+    let first = w.append(entry(), b"one", BUFFERED).unwrap();
+    assert_eq!(w.durable_capture().len, Offset(0));
+    assert_eq!((env.fs.stats().syncs, env.fs.stats().dir_syncs), (syncs, 0));
+    let durable = w.sync().unwrap();
+    assert_eq!(durable.len, first.end());
+    w.append(entry(), b"two", BUFFERED).unwrap();
+    w.sync().unwrap();
+    assert_eq!(env.fs.stats().syncs, syncs + 2);
+    let synced_to: Vec<u64> = Reader::open(&tmp, ReaderOptions { vfs: env.vfs() })
+        .unwrap()
+        .frames(None)
+        .map(|f| f.unwrap().info.synced_to.0)
+        .collect();
+    assert_eq!(synced_to, vec![0, first.end().0]);
+    // Published by the caller: the file reads as the journal it wrote.
+    env.fs.hard_link(&tmp, &env.path).unwrap();
+    env.fs.remove_file(&tmp).unwrap();
+    drop(w);
+    env.fs.sync_dir(Path::new("/s")).unwrap();
+    env.fs.crash(3);
+    assert_eq!(env.payloads(), vec![b"one".to_vec(), b"two".to_vec()]);
+    assert_eq!(env.reader().header().session_id.as_deref(), Some("s-1"));
 }
