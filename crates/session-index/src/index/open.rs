@@ -158,7 +158,13 @@ fn finish(
         && let Some(snapshot) = replay.snapshot
     {
         let side = sidecar_path(&index.journal);
-        match super::write_atomic(options.vfs.as_ref(), &side, &snapshot.bytes) {
+        let vfs = options.vfs.as_ref();
+        let written = if options.sync_sidecar {
+            super::write_atomic(vfs, &side, &snapshot.bytes)
+        } else {
+            super::save::write_replacing(vfs, &side, &snapshot.bytes, false)
+        };
+        match written {
             Ok(()) => saved_coverage = Some(snapshot.covered),
             Err(e) => save_error = Some(e.to_string()),
         }

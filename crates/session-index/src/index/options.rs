@@ -33,6 +33,10 @@ pub struct OpenIndexOptions {
     /// handle) so that every frame read may be claimed by the saved sidecar (default
     /// true). If the sync fails, only what frames prove durable is claimed.
     pub sync_journal: bool,
+    /// Sync a saved sidecar (its temporary file, then the directory after the rename;
+    /// default true). A bulk import turns it off: the sidecar is derived, and one lost
+    /// or torn by a crash is rebuilt by the next open.
+    pub sync_sidecar: bool,
 }
 
 impl Default for OpenIndexOptions {
@@ -43,6 +47,7 @@ impl Default for OpenIndexOptions {
             on_regression: OnRegression::default(),
             save: true,
             sync_journal: true,
+            sync_sidecar: true,
         }
     }
 }

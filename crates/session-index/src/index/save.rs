@@ -36,6 +36,18 @@ impl Index {
 /// and two concurrent savers never clobber each other's temporary), synced, renamed
 /// over `path` (`0600`), then the directory synced.
 pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(), SaveError> {
+    write_replacing(vfs, path, bytes, true)
+}
+
+/// [`write_atomic`], with the two syncs only when `sync`: unsynced, a crash may leave
+/// the old file, the new one, or a torn one — for derived files that are validated
+/// and rebuilt when they do not match.
+pub(crate) fn write_replacing(
+    vfs: &dyn Vfs,
+    path: &Path,
+    bytes: &[u8],
+    sync: bool,
+) -> Result<(), SaveError> {
     let io = |op: &'static str, p: &Path| {
         let p = p.to_path_buf();
         move |source| SaveError::Io {
@@ -58,12 +70,20 @@ pub(crate) fn write_atomic(vfs: &dyn Vfs, path: &Path, bytes: &[u8]) -> Result<(
     let written = f
         .write_all_at(0, bytes)
         .map_err(io("write", &tmp))
-        .and_then(|()| f.sync_data().map_err(io("sync", &tmp)));
+        .and_then(|()| {
+            if sync {
+                f.sync_data().map_err(io("sync", &tmp))
+            } else {
+                Ok(())
+            }
+        });
     drop(f);
     if let Err(e) = written.and_then(|()| vfs.rename(&tmp, path).map_err(io("rename", path))) {
         let _ = vfs.remove_file(&tmp);
         return Err(e);
     }
-    vfs.sync_dir(&dir).map_err(io("sync directory", &dir))?;
+    if sync {
+        vfs.sync_dir(&dir).map_err(io("sync directory", &dir))?;
+    }
     Ok(())
 }

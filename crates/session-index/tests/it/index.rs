@@ -495,3 +495,36 @@ fn created_reads_every_json_type_as_new_date_does() {
         );
     }
 }
+
+/// `sync_sidecar: false` (bulk import): the sidecar is written without a sync of its
+/// own and still answers the next open; a crash that loses it costs a rebuild only.
+#[test]
+fn an_unsynced_sidecar_is_saved_without_syncs_and_rebuilt_if_lost() {
+    let fs = sim();
+    let path = Path::new("/s/a.jsonl");
+    let durable = write(fs.clone(), path, &synthetic(30));
+    let before = fs.stats();
+    let (ix, report) = session_index::Index::open_or_rebuild(
+        path,
+        OpenIndexOptions {
+            vfs: fs.clone(),
+            durable: Some(durable),
+            sync_journal: false,
+            sync_sidecar: false,
+            ..OpenIndexOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(report.saved_coverage.is_some(), "{report:?}");
+    let after = fs.stats();
+    assert_eq!(
+        (after.syncs, after.dir_syncs),
+        (before.syncs, before.dir_syncs)
+    );
+    let (again, report) = open(fs.clone(), path);
+    assert_eq!(report.status, IndexStatus::Fresh);
+    assert_eq!(fingerprint(&again), fingerprint(&ix));
+    fs.crash(5);
+    let (rebuilt, _) = open(fs.clone(), path);
+    assert_eq!(fingerprint(&rebuilt), fingerprint(&ix));
+}
