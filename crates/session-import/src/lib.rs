@@ -64,8 +64,8 @@ mod tree_check;
 pub use error::{ExportError, ImportError, RetentionError};
 pub use export::{ExportOutcome, export, export_in, export_to, export_to_in};
 pub use import::{
-    Destination, ImportOptions, import, is_safe_session_id, leftover_imports,
-    remove_leftover_imports,
+    BulkOptions, Destination, ImportOptions, import, import_many, is_safe_session_id,
+    leftover_imports, remove_leftover_imports,
 };
 pub use outcome::{Disposition, ImportOutcome, IssueKind, LineIssue, SourceInfo};
 pub use retention::{

@@ -27,6 +27,11 @@ pub struct ImportOutcome {
     pub issues: Vec<LineIssue>,
     /// Issues beyond [`ImportOptions::max_listed_issues`](crate::ImportOptions), counted only.
     pub issues_not_listed: u64,
+    /// How much of the new journal the import made durable (all of it: a journal is
+    /// linked into place only once synced), as its writer's capture, for a caller that
+    /// indexes the journal at once without syncing it again. `None` when
+    /// `already_imported`.
+    pub durable: Option<session_journal::Capture>,
 }
 
 /// The identity of an import source.

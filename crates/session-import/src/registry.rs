@@ -1,5 +1,5 @@
 //! The imports registry (`<dir>/.imports.jsonl`): which sources this directory already
-//! holds an import of. This module is the one owner of its format: [`read`],
+//! holds an import of. This module is the one owner of its format: [`read`], [`append_all`],
 //! [`append`], [`remove`].
 //!
 //! The registry is derived data and never trusted: a line is only a shortcut to a
@@ -14,6 +14,7 @@
 //! Every access goes through a [`Vfs`] (never through a link, never blocking, regular
 //! files only), and at most [`MAX_REGISTRY_BYTES`] are read.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -105,13 +106,25 @@ pub fn read(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<RegistryLine>, RegistryErro
 /// but never produce one that validates wrongly: a torn mixture does not parse, and
 /// every line is checked against its journal before use.
 pub fn append(vfs: &dyn Vfs, dir: &Path, line: &RegistryLine) -> Result<(), RegistryError> {
+    append_all(vfs, dir, std::slice::from_ref(line))
+}
+
+/// Appends `lines` as [`append`] appends one: one write and one sync for all (a bulk
+/// import records a whole batch at once). No lines writes nothing.
+pub fn append_all(vfs: &dyn Vfs, dir: &Path, lines: &[RegistryLine]) -> Result<(), RegistryError> {
+    if lines.is_empty() {
+        return Ok(());
+    }
     let path = dir.join(REGISTRY_FILE);
     let io = |op: &'static str| {
         let path = path.clone();
         move |source| RegistryError::Io { path, op, source }
     };
-    let mut text = serde_json::to_vec(line).map_err(|e| io("encode")(e.into()))?;
-    text.push(b'\n');
+    let mut text = Vec::new();
+    for line in lines {
+        serde_json::to_writer(&mut text, line).map_err(|e| io("encode")(e.into()))?;
+        text.push(b'\n');
+    }
     let file = vfs
         .open(&path, OpenMode::CreateOrOpen)
         .map_err(io("open"))?;
@@ -192,17 +205,51 @@ pub(crate) struct Done {
     pub(crate) version: u32,
 }
 
-/// The import of `hash` recorded in `dir`'s registry whose journal proves it (the
-/// latest such line), if any.
-pub(crate) fn find(vfs: &Arc<dyn Vfs>, dir: &Path, hash: &str) -> Option<Done> {
-    let lines = read(vfs.as_ref(), dir).ok()?;
-    lines
-        .iter()
-        .rev()
-        .filter(|l| l.blake3 == hash && is_journal_name(&l.journal))
-        .find_map(|l| {
-            check_journal(vfs, &dir.join(&l.journal), hash).filter(|d| d.session_id == l.session_id)
-        })
+/// The registry's lines by source hash, read once: what an import looks its source up
+/// in before doing any work (unvalidated until [`Known::find`] checks a line against
+/// its journal).
+#[derive(Debug, Default)]
+pub(crate) struct Known(HashMap<String, Vec<RegistryLine>>);
+
+impl Known {
+    /// The lines of `dir`'s registry (only those naming `only`, when given: a single
+    /// import parses just the lines holding its hash). A registry that cannot be read
+    /// reads as empty: it is only a shortcut.
+    pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, only: Option<&str>) -> Self {
+        let mut known = Self::default();
+        let Ok(Some(bytes)) = read_bytes(vfs, dir) else {
+            return known;
+        };
+        let finder = only.map(|h| memchr::memmem::Finder::new(h.as_bytes()));
+        for l in bytes.split(|b| *b == b'\n') {
+            if finder.as_ref().is_some_and(|f| f.find(l).is_none()) {
+                continue;
+            }
+            if let Ok(line) = serde_json::from_slice::<RegistryLine>(l) {
+                known.add(line);
+            }
+        }
+        known
+    }
+
+    /// Adds a line (an import this run just recorded).
+    pub(crate) fn add(&mut self, line: RegistryLine) {
+        self.0.entry(line.blake3.clone()).or_default().push(line);
+    }
+
+    /// The import of `hash` in `dir` whose journal proves it (the latest such line),
+    /// if any.
+    pub(crate) fn find(&self, vfs: &Arc<dyn Vfs>, dir: &Path, hash: &str) -> Option<Done> {
+        self.0
+            .get(hash)?
+            .iter()
+            .rev()
+            .filter(|l| is_journal_name(&l.journal))
+            .find_map(|l| {
+                check_journal(vfs, &dir.join(&l.journal), hash)
+                    .filter(|d| d.session_id == l.session_id)
+            })
+    }
 }
 
 /// `Some` if `journal` is a native journal (a regular file, reached without a link)
@@ -218,19 +265,13 @@ pub(crate) fn check_journal(vfs: &Arc<dyn Vfs>, journal: &Path, hash: &str) -> O
     })
 }
 
-/// Appends the registry line of a completed import (best effort: the registry is
-/// only a shortcut, and every line is checked before use).
-pub(crate) fn record(vfs: &dyn Vfs, dir: &Path, done: &Done, hash: &str) {
-    let Some(name) = done.journal.file_name().and_then(|n| n.to_str()) else {
-        return;
-    };
-    if !is_journal_name(name) {
-        return;
-    }
-    let line = RegistryLine {
+/// The registry line of a completed import, `None` when its journal's name cannot be
+/// recorded (not a plain file name).
+pub(crate) fn line_of(done: &Done, hash: &str) -> Option<RegistryLine> {
+    let name = done.journal.file_name().and_then(|n| n.to_str())?;
+    is_journal_name(name).then(|| RegistryLine {
         blake3: hash.to_owned(),
         session_id: done.session_id.clone(),
         journal: name.to_owned(),
-    };
-    let _ = append(vfs, dir, &line);
+    })
 }

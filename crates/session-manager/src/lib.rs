@@ -79,7 +79,9 @@ pub use read::{
 };
 pub use resident::ResidentSession;
 pub use session_context::{ContextMessage, ContextOptions, SessionContext, Settings};
-pub use session_import::{ExportError, ExportOutcome, ImportOutcome, Retention};
+pub use session_import::{
+    BulkOptions, ExportError, ExportOutcome, ImportError, ImportOutcome, Retention,
+};
 pub use session_index::SessionInfo;
 pub use session_journal::Durability;
 /// The logical model (entries, messages, content blocks, usage), re-exported so an

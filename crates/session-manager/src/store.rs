@@ -517,6 +517,35 @@ impl Store {
         )?)
     }
 
+    /// Imports many legacy JSONL sessions into this store's sessions directory in
+    /// batches (`session_import::import_many`): each batch's journals are made durable
+    /// together and published with one directory sync and one registry append, with the
+    /// guarantees of [`import`](Self::import) for each. `on_done(i, result)` is called
+    /// as `legacy[i]` finishes (in batch order, not necessarily in source order); the
+    /// results come back in the sources' order.
+    pub fn import_many(
+        &self,
+        legacy: &[PathBuf],
+        bulk: &crate::BulkOptions,
+        on_done: &mut dyn FnMut(usize, &Result<ImportOutcome, crate::ImportError>),
+    ) -> Result<Vec<Result<ImportOutcome, OpenError>>, OpenError> {
+        let dir = self.layout.sessions_dir();
+        self.vfs
+            .create_dir_all(dir)
+            .map_err(io(dir, "create directory"))?;
+        let options = ImportOptions {
+            vfs: self.vfs.clone(),
+            clock: self.sources.journal_clock(),
+            ..ImportOptions::default()
+        };
+        Ok(
+            session_import::import_many(legacy, dir, &options, bulk, on_done)
+                .into_iter()
+                .map(|r| r.map_err(OpenError::from))
+                .collect(),
+        )
+    }
+
     // ----- export -----
 
     /// Exports the session at `journal` as v3 JSONL to `dest` (atomically, through

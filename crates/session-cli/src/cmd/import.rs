@@ -57,29 +57,59 @@ pub(crate) fn expand(sources: &[PathBuf]) -> Result<Vec<PathBuf>> {
 pub type Imported = (PathBuf, Result<ImportOutcome, String>);
 
 /// Imports every source into the store's sessions directory through the manager
-/// (`session_manager::Store::import`); each new journal gets its index sidecar saved, so the next reads
-/// start fresh.
+/// (`session_manager::Store::import_many`: in batches, each made durable together and
+/// published with one directory sync); each new journal gets its index sidecar saved
+/// (from the import's durable capture, without syncs of its own: it is derived), so
+/// the next reads start fresh. A progress bar is drawn when stderr is a terminal.
 pub fn import_all(store: &Location, files: &[PathBuf], out: &Out) -> Result<Vec<Imported>> {
     let dir = store.sessions_dir();
     session_manager::layout::create_private_dir(dir)
         .with_context(|| format!("{}: cannot create the sessions directory", dir.display()))?;
     let manager = session_manager::Store::new(store.layout().clone());
     let progress = Progress::new(out, files.len() as u64, "importing");
-    let mut results = Vec::with_capacity(files.len());
-    for f in files {
-        progress.message(&f.to_string_lossy());
-        let r = manager.import(f).map_err(|e| e.to_string()).and_then(|o| {
-            if !o.already_imported {
-                Index::open_or_rebuild(&o.journal, OpenIndexOptions::default())
-                    .map_err(|e| crate::out::at_path(&o.journal, "cannot index", e).to_string())?;
-            }
-            Ok(o)
-        });
-        results.push((f.clone(), r));
-        progress.inc();
-    }
+    let mut results: Vec<Option<Result<ImportOutcome, String>>> =
+        files.iter().map(|_| None).collect();
+    let finished = manager.import_many(
+        files,
+        &session_manager::BulkOptions::default(),
+        &mut |i, r| {
+            let r = match r {
+                Ok(o) => index_new(o).map(|()| o.clone()),
+                Err(e) => Err(e.to_string()),
+            };
+            progress.message(&files[i].to_string_lossy());
+            progress.inc();
+            results[i] = Some(r);
+        },
+    );
     progress.finish();
-    Ok(results)
+    let finished = finished.map_err(|e| anyhow!("{e}"))?;
+    Ok(files
+        .iter()
+        .zip(results)
+        .zip(finished)
+        .map(|((f, r), fallback)| {
+            let r = r.unwrap_or_else(|| fallback.map_err(|e| e.to_string()));
+            (f.clone(), r)
+        })
+        .collect())
+}
+
+/// Saves the index sidecar of a journal the import just wrote (nothing for one
+/// already imported).
+fn index_new(o: &ImportOutcome) -> std::result::Result<(), String> {
+    if o.already_imported {
+        return Ok(());
+    }
+    let options = OpenIndexOptions {
+        durable: o.durable,
+        sync_journal: false,
+        sync_sidecar: false,
+        ..OpenIndexOptions::default()
+    };
+    Index::open_or_rebuild(&o.journal, options)
+        .map(|_| ())
+        .map_err(|e| crate::out::at_path(&o.journal, "cannot index", e).to_string())
 }
 
 /// The `--json` object of one source.

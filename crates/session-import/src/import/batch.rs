@@ -1,5 +1,6 @@
-//! Frames queued and appended together, with the sync placed so that every entry
-//! frame is covered by a later frame's `synced_to`.
+//! Frames queued and appended together, the last one kept back until the caller
+//! synced the rest, so that every entry frame is covered by a later frame's
+//! `synced_to`.
 
 use std::path::Path;
 
@@ -82,31 +83,25 @@ impl Batch {
         Ok(())
     }
 
-    /// Writes the queued frames, syncs, then writes the last frame durably. A frame's
-    /// `synced_to` records what a completed sync covered, and recovery treats damage
-    /// as corruption of durable data (never as a torn tail to cut) only when a later
-    /// frame's `synced_to` covers it (`docs/format.md` §2.5). Written in one batch and
-    /// synced once, every frame of an import would be covered by none, so one flipped
-    /// bit in its first entry would make the next open cut the whole session as a
-    /// "torn tail". With the last frame written after the sync, only that frame (a
-    /// retention or import-source record, never an entry record) is unprotected.
-    pub(super) fn finish(
+    /// Writes the frame [`Batch::flush_all_but_last`] kept back, after the caller
+    /// synced everything before it (without syncing it: the caller syncs once more).
+    ///
+    /// Why the last frame waits for a sync: a frame's `synced_to` records what a
+    /// completed sync covered, and recovery treats damage as corruption of durable
+    /// data (never as a torn tail to cut) only when a later frame's `synced_to` covers
+    /// it (`docs/format.md` §2.5). Written in one batch and synced once, every frame of
+    /// an import would be covered by none, so one flipped bit in its first entry would
+    /// make the next open cut the whole session as a "torn tail". With the last frame
+    /// written after the sync, only that frame (a retention or import-source record,
+    /// never an entry record) is unprotected.
+    pub(super) fn write_last(
         &mut self,
         writer: &mut Writer,
         tmp: &Path,
         line: u64,
     ) -> Result<(), ImportError> {
         let n = self.frames.len();
-        if n == 0 {
-            return Ok(());
-        }
-        self.append(writer, tmp, line, 0..n - 1, Durability::Buffered)?;
-        writer.sync().map_err(|source| ImportError::Append {
-            path: tmp.to_path_buf(),
-            line,
-            source,
-        })?;
-        self.append(writer, tmp, line, n - 1..n, Durability::Durable)?;
+        self.append(writer, tmp, line, 0..n, Durability::Buffered)?;
         self.bytes.clear();
         self.frames.clear();
         Ok(())

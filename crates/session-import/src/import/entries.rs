@@ -1,6 +1,6 @@
 //! The lines after the header: each validated, migrated if the source's version
-//! requires it, and queued as its record's frame and a retention frame; then the
-//! whole journal synced.
+//! requires it, and queued as its record's frame and a retention frame; everything
+//! but the last frame written (the caller syncs, then writes that frame).
 
 use std::path::Path;
 
@@ -25,8 +25,10 @@ use crate::migrate::{Slot, migrate_header, migrate_v1_entry, rename_hook_message
 use crate::outcome::IssueKind;
 
 impl Run<'_> {
-    /// Streams the header, the source record and every entry into `writer`, then syncs
-    /// it; returns it still holding the temporary's lock.
+    /// Streams the header, the source record and every entry into `writer`, all but
+    /// the last frame, without syncing; returns the writer (still holding the
+    /// temporary's lock) and the batch holding the last frame, which is written after
+    /// the caller's sync ([`Batch::write_last`]).
     pub(super) fn write_all(
         &mut self,
         reader: &mut LineReader<'_>,
@@ -35,7 +37,7 @@ impl Run<'_> {
         header: Header,
         shown_source: &Path,
         hash_hex: &str,
-    ) -> Result<Writer, ImportError> {
+    ) -> Result<(Writer, Batch), ImportError> {
         let mut batch = self.first_frames(&header, shown_source, hash_hex);
         // A record followed by JavaScript whitespace that JSON refuses (U+00A0…) is the
         // reference's only if nothing but whitespace follows it (its `trim()` of the
@@ -77,7 +79,7 @@ impl Run<'_> {
         if let Some((meta, buf)) = pending {
             self.take_line(&buf, meta, &mut batch);
         }
-        batch.finish(&mut writer, tmp, reader.lines())?;
+        batch.flush_all_but_last(&mut writer, tmp, reader.lines())?;
         let found = reader.hash();
         if found != self.scan_hash {
             return Err(ImportError::SourceChanged {
@@ -86,17 +88,12 @@ impl Run<'_> {
                 found: found.to_hex().to_string(),
             });
         }
-        writer.sync().map_err(|source| ImportError::Append {
-            path: tmp.to_path_buf(),
-            line: reader.lines(),
-            source,
-        })?;
         let tree = std::mem::take(&mut self.tree);
         for issue in tree.finish() {
             self.issue(issue.line, issue.kind);
         }
         self.issues.sort_by_key(|i| i.line);
-        Ok(writer)
+        Ok((writer, batch))
     }
 
     /// The frames before the entries: the session header record, the import's source

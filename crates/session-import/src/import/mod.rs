@@ -15,19 +15,23 @@ use session_journal::{Clock, JournalId};
 
 use crate::error::ImportError;
 use crate::format::DEFAULT_MAX_LISTED_ISSUES;
-use crate::lines::{LineMeta, LineReader, SourceScan, scan_source};
+use crate::lines::{LineMeta, SourceScan, scan_source};
 use crate::migrate::V1State;
 use crate::outcome::{ImportOutcome, IssueKind, LineIssue, SourceInfo};
 use crate::registry;
 use crate::tree_check::TreeCheck;
 
 mod batch;
+mod bulk;
 mod entries;
 mod header;
 mod parse;
 mod publish;
 
+pub use bulk::BulkOptions;
 pub use publish::{leftover_imports, remove_leftover_imports};
+
+use bulk::Bulk;
 
 /// Where the imported journal goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,45 +100,64 @@ pub fn import(
     destination: &Destination,
     options: &ImportOptions,
 ) -> Result<ImportOutcome, ImportError> {
-    let vfs = &options.vfs;
-    let scan = scan_legacy(vfs.as_ref(), source)?;
-    let src = Source::new(source, &scan);
-    let dir = destination.dir();
-    if let Some(done) = registry::find(vfs, &dir, &src.hash_hex) {
-        let version = done.version;
-        return Ok(already(done, src.info(version)));
-    }
-    let mut reader = LineReader::open(vfs.as_ref(), source)?;
-    let mut run = Run::new(source, &scan, options);
-    let mut header = run.read_header(&mut reader)?;
-    let (session_id, journal) = match publish::place(vfs, destination, &mut run, &header, &src)? {
-        publish::Place::New {
-            session_id,
-            journal,
-        } => (session_id, journal),
-        publish::Place::Imported(done) => {
-            return Ok(converged(vfs.as_ref(), &dir, done, &src, header.version));
+    let scan = scan_legacy(options.vfs.as_ref(), source)?;
+    let single = BulkOptions {
+        max_files: 1,
+        sync_threads: 1,
+        ..BulkOptions::default()
+    };
+    let mut bulk = Bulk::new(destination.clone(), options, single);
+    let hash_hex = scan.blake3.to_hex();
+    bulk.known = registry::Known::read(options.vfs.as_ref(), bulk.dir(), Some(&hash_hex));
+    bulk.add(0, source, &scan);
+    bulk.flush();
+    bulk.take_done()
+        .pop()
+        .map(|(_, r)| r)
+        .expect("a batch of one source finishes it when published")
+}
+
+/// Imports many legacy sessions into the sessions directory `dir`, in batches
+/// ([`BulkOptions`]): each batch's temporary journals are made durable together, then
+/// linked into place with one directory sync and one registry append — the same
+/// guarantees as [`import`] of each source in turn (nothing published before its
+/// bytes are durable, sources only read, a re-run converges), at a fraction of the
+/// syncs. Sources that share a header id get ids as if imported one after another,
+/// in order.
+///
+/// `on_done(i, result)` is called once per source (`sources[i]`) as it finishes (not
+/// necessarily in order: after its batch is published); the results come back in the
+/// sources' order.
+pub fn import_many(
+    sources: &[PathBuf],
+    dir: &Path,
+    options: &ImportOptions,
+    bulk: &BulkOptions,
+    on_done: &mut dyn FnMut(usize, &Result<ImportOutcome, ImportError>),
+) -> Vec<Result<ImportOutcome, ImportError>> {
+    let mut results: Vec<Option<Result<ImportOutcome, ImportError>>> =
+        sources.iter().map(|_| None).collect();
+    let mut batch = Bulk::new(Destination::Dir(dir.to_path_buf()), options, *bulk);
+    batch.known = registry::Known::read(options.vfs.as_ref(), dir, None);
+    let mut report = |batch: &mut Bulk<'_>, results: &mut Vec<Option<_>>| {
+        for (i, r) in batch.take_done() {
+            on_done(i, &r);
+            results[i] = Some(r);
         }
     };
-    header.assign_id(&session_id);
-    let (tmp, writer) = publish::create_temp(&journal, &session_id, &scan, options)?;
-    let written = run.write_all(&mut reader, writer, &tmp, header, &src.shown, &src.hash_hex);
-    if publish::publish(vfs.as_ref(), &tmp, &journal, written)? == publish::Published::Raced {
-        // Another import of the same source (or another session of that id) got
-        // there first: concurrent imports of one source converge on one journal.
-        return match registry::check_journal(vfs, &journal, &src.hash_hex) {
-            Some(done) => Ok(converged(vfs.as_ref(), &dir, done, &src, run.version)),
-            None => Err(ImportError::DestinationExists { path: journal }),
-        };
+    for (i, source) in sources.iter().enumerate() {
+        match scan_legacy(options.vfs.as_ref(), source) {
+            Ok(scan) => batch.add(i, source, &scan),
+            Err(e) => batch.refuse(i, e),
+        }
+        report(&mut batch, &mut results);
     }
-    let done = registry::Done {
-        session_id: session_id.clone(),
-        journal: journal.clone(),
-        version: run.version,
-    };
-    registry::record(vfs.as_ref(), &dir, &done, &src.hash_hex);
-    let info = src.info(run.version);
-    Ok(run.outcome(session_id, journal, info))
+    batch.flush();
+    report(&mut batch, &mut results);
+    results
+        .into_iter()
+        .map(|r| r.expect("every source finishes once its batch is published"))
+        .collect()
 }
 
 /// Scans the source and refuses what is not legacy JSONL with content.
@@ -182,25 +205,13 @@ impl<'a> Source<'a> {
     }
 }
 
-/// An import of this source that is already in place: recorded in the registry (it
-/// was found another way) and returned as the outcome.
-fn converged(
-    vfs: &dyn Vfs,
-    dir: &Path,
-    done: registry::Done,
-    src: &Source<'_>,
-    version: u32,
-) -> ImportOutcome {
-    registry::record(vfs, dir, &done, &src.hash_hex);
-    already(done, src.info(version))
-}
-
 fn already(done: registry::Done, source: SourceInfo) -> ImportOutcome {
     ImportOutcome {
         session_id: done.session_id,
         journal: done.journal,
         source,
         already_imported: true,
+        durable: None,
         entries: 0,
         blank_lines: 0,
         crlf_lines: 0,
@@ -268,6 +279,7 @@ impl<'a> Run<'a> {
             journal,
             source,
             already_imported: false,
+            durable: None,
             entries: self.entries,
             blank_lines: self.blank_lines,
             crlf_lines: self.crlf_lines,

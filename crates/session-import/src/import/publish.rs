@@ -1,8 +1,9 @@
 //! Where the new journal goes and how it gets there: the session id and journal name
-//! (a derived one when the header's is unsafe or another source holds it), a temporary journal created
-//! exclusively beside it, linked into place without replacing anything; and the
-//! temporaries killed imports left.
+//! (a derived one when the header's is unsafe or another source holds it), a temporary
+//! journal created exclusively beside it, linked into place without replacing anything
+//! once its batch synced it; and the temporaries killed imports left.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -33,13 +34,20 @@ pub(super) enum Place {
 /// id in a sessions directory makes it an id derived from this source's content. An
 /// issue on the header line names the id assigned; the caller writes it into the
 /// header record ([`Header::assign_id`]).
+///
+/// `claimed` holds the journals other sources of the same batch will be published
+/// as: taken, as if they were already in place.
 pub(super) fn place(
     vfs: &Arc<dyn Vfs>,
     destination: &Destination,
     run: &mut Run<'_>,
     header: &Header,
     src: &Source<'_>,
+    claimed: &HashSet<PathBuf>,
 ) -> Result<Place, ImportError> {
+    let exists = |path: &Path| -> Result<bool, ImportError> {
+        Ok(claimed.contains(path) || exists(vfs.as_ref(), path)?)
+    };
     let safe = is_safe_session_id(&header.id);
     let session_id = if safe {
         header.id.clone()
@@ -57,7 +65,7 @@ pub(super) fn place(
         Destination::Dir(d) => d.join(format!("{session_id}.jsonl")),
         Destination::Journal(p) => p.clone(),
     };
-    let (session_id, journal) = if !exists(vfs.as_ref(), &journal)? {
+    let (session_id, journal) = if !exists(&journal)? {
         (session_id, journal)
     } else if let Some(done) = registry::check_journal(vfs, &journal, &src.hash_hex) {
         return Ok(Place::Imported(done));
@@ -68,7 +76,7 @@ pub(super) fn place(
         };
         let derived = derived_session_id(&session_id, &src.hash_hex);
         let journal = d.join(format!("{derived}.jsonl"));
-        if exists(vfs.as_ref(), &journal)? {
+        if exists(&journal)? {
             return match registry::check_journal(vfs, &journal, &src.hash_hex) {
                 Some(done) => Ok(Place::Imported(done)),
                 None => Err(ImportError::DestinationExists { path: journal }),
@@ -109,23 +117,16 @@ fn derived_session_id(id: &str, source_hash_hex: &str) -> String {
 /// What marks an import's temporary journal: `.<journal name>.import-<16 hex>.tmp`.
 const TEMP_MARK: &str = ".import-";
 
-/// A fresh, unpredictable temporary name for the journal `journal`, in its directory.
-fn temp_path(journal: &Path) -> PathBuf {
-    use std::hash::{BuildHasher, Hasher};
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// The prefix of the temporary name of the journal `journal`:
+/// `.<journal name>.import-` (the name cut to 128 characters); the file system adds
+/// 16 unpredictable hex digits and `.tmp`.
+fn temp_prefix(journal: &Path) -> String {
     let name = journal
         .file_name()
         .map(|n| n.to_string_lossy().chars().take(128).collect::<String>())
         // tidy: not an entry type (a file name for a journal path without one)
         .unwrap_or_else(|| "session".to_owned());
-    // std's per-process random SipHash keys over a counter, the process and the time.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    h.write_u32(std::process::id());
-    if let Ok(d) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        h.write_u128(d.as_nanos());
-    }
-    journal.with_file_name(format!(".{name}{TEMP_MARK}{:016x}.tmp", h.finish()))
+    format!(".{name}{TEMP_MARK}")
 }
 
 /// Whether `name` is an import's temporary journal (`.<name>.import-<id>.tmp`, where
@@ -169,29 +170,25 @@ fn link_into_place(vfs: &dyn Vfs, tmp: &Path, journal: &Path) -> Result<Publishe
     }
 }
 
-/// Syncs the directory of `journal`.
-fn sync_dir(vfs: &dyn Vfs, journal: &Path) -> Result<(), ImportError> {
-    let dir = match journal.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    vfs.sync_dir(&dir).map_err(|source| ImportError::Io {
-        path: dir.clone(),
+/// Syncs the directory `dir` (once per batch: it makes every link of the batch durable).
+pub(super) fn sync_dir(vfs: &dyn Vfs, dir: &Path) -> Result<(), ImportError> {
+    vfs.sync_dir(dir).map_err(|source| ImportError::Io {
+        path: dir.to_path_buf(),
         op: "sync directory",
         source,
     })
 }
 
-/// Creates the temporary journal for `journal` (under a fresh name beside it), with
-/// the journal id (by default derived from the source's hash and `journal`, so a
-/// repeated import is byte-stable) and a payload limit the source's longest line fits.
+/// Creates the temporary journal for `journal` (under a fresh name beside it, locked,
+/// nothing synced: the batch syncs it), with the journal id (by default derived from
+/// the source's hash and `journal`, so a repeated import is byte-stable) and a payload
+/// limit the source's longest line fits.
 pub(super) fn create_temp(
     journal: &Path,
     session_id: &str,
     scan: &SourceScan,
     options: &ImportOptions,
 ) -> Result<(PathBuf, Writer), ImportError> {
-    let tmp = temp_path(journal);
     let journal_id = options.journal_id.unwrap_or_else(|| {
         let mut h = blake3::Hasher::new();
         h.update(b"session-import journal id");
@@ -204,8 +201,10 @@ pub(super) fn create_temp(
     let max_payload = (scan.longest_line.saturating_mul(2).saturating_add(4096))
         .max(u64::from(DEFAULT_MAX_PAYLOAD))
         .min(u64::from(MAX_PAYLOAD_CAP)) as u32;
-    let created = Writer::create(
-        &tmp,
+    let dir = parent(journal);
+    Writer::create_unpublished(
+        &dir,
+        &temp_prefix(journal),
         journal_id,
         CreateOptions {
             session_id: Some(session_id.to_owned()),
@@ -213,40 +212,43 @@ pub(super) fn create_temp(
             clock: options.clock.clone(),
             vfs: options.vfs.clone(),
         },
-    );
-    match created {
-        Ok(writer) => Ok((tmp, writer)),
-        Err(source) => {
-            cleanup(options.vfs.as_ref(), &tmp);
-            Err(ImportError::Create { path: tmp, source })
-        }
-    }
+    )
+    .map_err(|source| ImportError::Create {
+        path: dir.join(temp_prefix(journal)),
+        source,
+    })
 }
 
-/// Publishes the temporary journal `written` (its writer, or why writing failed):
-/// links it into place as `journal`, removes the temporary's name and syncs the
-/// directory. On any error nothing is left behind.
-pub(super) fn publish(
+/// Publishes the synced temporary journal `tmp` (its `writer` still holding the lock,
+/// so no leftover cleanup, [`crate::remove_leftover_imports`], can take it from a
+/// live import): links it into place as `journal` without replacing anything, then
+/// removes the temporary's name and releases the lock. The directory is not synced:
+/// the batch syncs it once for all its journals. On any error the temporary is
+/// removed.
+pub(super) fn link(
     vfs: &dyn Vfs,
     tmp: &Path,
     journal: &Path,
-    written: Result<Writer, ImportError>,
+    writer: Writer,
 ) -> Result<Published, ImportError> {
-    // The temporary stays locked by its writer until it is linked into place and its
-    // name removed, so no leftover cleanup ([`crate::remove_leftover_imports`]) can
-    // take it from a live import.
-    let published = written.and_then(|writer| {
-        let linked = link_into_place(vfs, tmp, journal);
-        cleanup(vfs, tmp);
-        drop(writer);
-        linked
-    });
-    if published.is_err() {
-        cleanup(vfs, tmp);
+    let linked = link_into_place(vfs, tmp, journal);
+    cleanup(vfs, tmp);
+    drop(writer);
+    linked
+}
+
+/// Removes a temporary journal whose import failed (the name is ours alone).
+pub(super) fn discard(vfs: &dyn Vfs, tmp: &Path, writer: Option<Writer>) {
+    cleanup(vfs, tmp);
+    drop(writer);
+}
+
+/// The directory of `journal`.
+pub(super) fn parent(journal: &Path) -> PathBuf {
+    match journal.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
     }
-    let published = published?;
-    sync_dir(vfs, journal)?;
-    Ok(published)
 }
 
 /// The temporary journals that imports left in `dir` (`.<name>.import-<id>.tmp`,

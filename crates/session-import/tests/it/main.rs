@@ -3,6 +3,7 @@
 // Helpers outside `#[test]` functions panic on broken fixtures by design.
 #![allow(clippy::unwrap_used)]
 
+mod bulk;
 mod campaign;
 mod export;
 mod format;

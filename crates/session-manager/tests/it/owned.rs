@@ -479,6 +479,54 @@ fn retention_of_imported_and_native_entries() {
     assert!(s.read_entry_retention("zzz").is_err());
 }
 
+/// Issue 16 points 4 and 7: two legacy sessions sharing a header id, imported in one
+/// batch, open as two sessions whose `session_id()` is their journal's name; the
+/// second's retention names the header's own id.
+#[test]
+fn a_bulk_import_of_sessions_sharing_a_header_id_gives_each_its_own_id() {
+    let (d, store) = store();
+    let files: Vec<std::path::PathBuf> = ["a1", "b1"]
+        .iter()
+        .map(|entry| {
+            let legacy = d.path().join(format!("{entry}.jsonl"));
+            std::fs::write(&legacy, format!(concat!(
+                r#"{{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}}"#, "\n",
+                r#"{{"type":"message","id":"{}","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"hi","timestamp":1}}}}"#, "\n",
+            ), entry)).expect("write");
+            legacy
+        })
+        .collect();
+    let mut finished = 0;
+    let results = store
+        .import_many(
+            &files,
+            &session_manager::BulkOptions::default(),
+            &mut |_, r| {
+                assert!(r.is_ok(), "{r:?}");
+                finished += 1;
+            },
+        )
+        .expect("import");
+    assert_eq!(finished, 2);
+    let outcomes: Vec<_> = results.into_iter().map(|r| r.expect("imported")).collect();
+    assert_eq!(outcomes[0].session_id, "s1");
+    assert_ne!(outcomes[1].session_id, "s1");
+    for (o, entry) in outcomes.iter().zip(["a1", "b1"]) {
+        let s = store.open(&o.journal).expect("open");
+        assert_eq!(s.session_id(), o.session_id);
+        assert_eq!(
+            o.journal.file_name().expect("a name").to_string_lossy(),
+            format!("{}.jsonl", s.session_id())
+        );
+        let r = s
+            .read_entry_retention(entry)
+            .expect("retention")
+            .expect("imported");
+        let original = (entry == "b1").then_some("s1");
+        assert_eq!(r.original_session_id.as_deref(), original);
+    }
+}
+
 #[test]
 fn buffered_appends_are_synced_and_indexed_at_close() {
     let (_d, store) = store();
