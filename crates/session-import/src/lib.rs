@@ -11,6 +11,8 @@
 //!   with deterministic v1 ids, and returns an [`ImportOutcome`] that lists every line
 //!   not taken or changed ([`LineIssue`], [`IssueKind`]). Refusals are
 //!   [`ImportError`]s and write nothing. The source is only ever read.
+//!   [`import_many`] imports many sources in batches ([`BulkOptions`]) whose
+//!   journals are synced together and published with one directory sync.
 //! - [`retention()`] returns where an imported entry came from ([`Retention`]: source
 //!   path, BLAKE3, line, version); [`import_source()`] the journal's source record.
 //! - [`export()`] writes a journal back as v3 JSONL; v3-sourced records come out byte

@@ -1,11 +1,13 @@
 //! The import: legacy plain JSONL (v1, v2, v3) → a new native journal.
 //!
-//! [`import`] is the sequence; each step is a module: `header` reads the session
-//! header and the version, `entries` streams the lines after it (each validated,
-//! migrated if its version requires, queued with its retention record), `parse` is
-//! how the reference reads one line, `batch` appends queued frames, and `publish`
-//! chooses the journal's name, writes it as a temporary and links it into place
-//! (and finds what killed imports left).
+//! [`import_many`] runs the sequence over batches of sources and [`import`] over a
+//! batch of one; `bulk` is the sequence (stage each source, sync the batch, publish
+//! it), and each step is a module: `header` reads the session header and the version,
+//! `entries` streams the lines after it (each validated, migrated if its version
+//! requires, queued with its retention record), `parse` is how the reference reads one
+//! line, `batch` appends one journal's queued frames, and `publish` chooses the
+//! journal's name, creates its temporary and links it into place (and finds what
+//! killed imports left).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
