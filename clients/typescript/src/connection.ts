@@ -1,0 +1,175 @@
+// One JSON-RPC 2.0 connection to a session owner: newline-delimited JSON over a Unix
+// socket or a child's stdin/stdout (docs/rpc.md "Messages"). Requests are matched to
+// answers by id; `store/listProgress` notifications go to the request that asked.
+// While no request is pending the connection does not keep node's event loop alive,
+// so a program that is done exits without closing it.
+
+import type { ChildProcess } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
+
+import { ErrorCode, OwnerGoneError, fromErrorObject, type SessionError } from "./errors.js";
+import type { ErrorObject, ListProgressParams, Method, ParamsOf, ResultOf } from "./wire.js";
+
+/** An answer line may be large (a complete read of 64 MiB of source data, escaped). */
+const MAX_ANSWER_BYTES = 1024 * 1024 * 1024;
+
+type Pending = {
+  method: string;
+  resolve: (value: unknown) => void;
+  reject: (error: SessionError) => void;
+  onProgress?: (loaded: number, total: number) => void;
+};
+
+/** Something whose handle can stop holding the event loop open. */
+type Refable = { ref?: () => unknown; unref?: () => unknown };
+
+export interface ConnectionParts {
+  input: Readable;
+  output: Writable;
+  /** Handles to ref while requests are pending (socket, pipes, child). */
+  handles: Refable[];
+  /** Ends the transport. */
+  end: () => void;
+  /** Text describing the transport, for errors. */
+  describe: string;
+  /** The child owner of a stdio transport. */
+  child?: ChildProcess;
+  /** The tail of a stdio owner's stderr, for the "owner gone" message. */
+  stderrTail?: () => string;
+}
+
+export class Connection {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private closedError: SessionError | undefined;
+  private refd = true;
+  readonly describe: string;
+  readonly child: ChildProcess | undefined;
+
+  constructor(private readonly parts: ConnectionParts) {
+    this.describe = parts.describe;
+    this.child = parts.child;
+    parts.input.on("data", (chunk: Buffer) => this.onData(chunk));
+    parts.input.on("end", () => this.onClose("the owner closed the connection"));
+    parts.input.on("close", () => this.onClose("the owner closed the connection"));
+    parts.input.on("error", (e: Error) => this.onClose(e.message));
+    parts.output.on("error", (e: Error) => this.onClose(e.message));
+    this.setRef(false);
+  }
+
+  /** Whether the connection has ended. */
+  get closed(): boolean {
+    return this.closedError !== undefined;
+  }
+
+  /** Calls `method` and resolves with its result, or rejects with its typed error. */
+  call<M extends Method>(
+    method: M,
+    params: ParamsOf<M>,
+    onProgress?: (loaded: number, total: number) => void,
+  ): Promise<ResultOf<M>> {
+    if (this.closedError) {
+      return Promise.reject(this.gone(method, this.closedError.message));
+    }
+    const id = this.nextId++;
+    const line = JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n";
+    return new Promise<ResultOf<M>>((resolve, reject) => {
+      const pending: Pending = { method, resolve: resolve as (v: unknown) => void, reject };
+      if (onProgress) pending.onProgress = onProgress;
+      this.pending.set(id, pending);
+      this.setRef(true);
+      this.parts.output.write(line);
+    });
+  }
+
+  /** Ends the connection; pending requests fail with `OwnerGoneError`. */
+  close(): void {
+    if (this.closedError) return;
+    this.parts.end();
+    this.onClose("the connection was closed by this client");
+  }
+
+  private gone(method: string, why: string): SessionError {
+    const tail = this.parts.stderrTail?.().trim();
+    const message = `${this.describe}: owner gone during ${method}: ${why}${tail ? ` (owner stderr: ${tail})` : ""}`;
+    const e = new OwnerGoneError(ErrorCode.OWNER_GONE, message, { kind: "ownerGone" });
+    e.method = method;
+    return e;
+  }
+
+  private onClose(why: string): void {
+    if (this.closedError) return;
+    this.closedError = this.gone("close", why);
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) p.reject(this.gone(p.method, why));
+    this.setRef(false);
+  }
+
+  private setRef(on: boolean): void {
+    if (this.refd === on) return;
+    this.refd = on;
+    for (const h of this.parts.handles) {
+      if (on) h.ref?.();
+      else h.unref?.();
+    }
+  }
+
+  private onData(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl < 0) break;
+      const piece = chunk.subarray(start, nl);
+      const line = this.chunks.length === 0 ? piece : Buffer.concat([...this.chunks, piece]);
+      this.chunks = [];
+      this.buffered = 0;
+      this.onLine(line);
+      start = nl + 1;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.buffered += rest.length;
+      if (this.buffered > MAX_ANSWER_BYTES) {
+        this.chunks = [];
+        this.close();
+        return;
+      }
+      this.chunks.push(rest);
+    }
+  }
+
+  private onLine(line: Buffer): void {
+    if (line.length === 0) return;
+    let message: {
+      id?: number | string | null;
+      method?: string;
+      params?: unknown;
+      result?: unknown;
+      error?: ErrorObject;
+    };
+    try {
+      message = JSON.parse(line.toString("utf8"));
+    } catch {
+      return; // not JSON: nothing to match it to
+    }
+    if (message === null || typeof message !== "object") return;
+    if (typeof message.method === "string" && message.id === undefined) {
+      if (message.method === "store/listProgress") {
+        const p = message.params as ListProgressParams;
+        const target = typeof p?.requestId === "number" ? this.pending.get(p.requestId) : undefined;
+        target?.onProgress?.(p.loaded, p.total);
+      }
+      return;
+    }
+    if (typeof message.id !== "number") return;
+    const pending = this.pending.get(message.id);
+    if (!pending) return;
+    this.pending.delete(message.id);
+    if (this.pending.size === 0) this.setRef(false);
+    if (message.error) pending.reject(fromErrorObject(message.error, pending.method));
+    else pending.resolve(message.result);
+  }
+}
