@@ -45,7 +45,7 @@ const files = readdirSync(testDir)
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort()
   .map((f) => join(testDir, f));
-const run = spawnSync(process.execPath, ["--test", ...files], {
+const run = spawnSync(process.execPath, ["--test", "--test-reporter=spec", ...files], {
   cwd: root,
   stdio: "inherit",
   env: { ...process.env, BASE_CONTEXT_BCS: resolve(bcs), TZ: "UTC" },

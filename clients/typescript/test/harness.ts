@@ -13,7 +13,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import { SessionManager } from "../src/index.js";
+import assert from "node:assert/strict";
+
+import { EntryNotFoundError, SessionManager } from "../src/index.js";
 
 /** A message factory with fixed timestamps (so contexts compare exactly). */
 export const user = (text: string, timestamp = 1_735_689_600_000) => ({ role: "user", content: text, timestamp });
@@ -198,3 +200,14 @@ export function bothImplementations(title: string, scenarios: (get: () => Impl) 
     });
   }
 }
+
+/** Each side's documented refusal of an unknown entry id: the reference throws
+ *  `Entry <id> not found`; the seed's owner answers 1004 (`EntryNotFoundError`). */
+export async function rejectsUnknownEntry(impl: Impl, call: Promise<unknown>, id: string): Promise<void> {
+  if (impl.name === "reference") {
+    await assert.rejects(call, { message: `Entry ${id} not found` });
+  } else {
+    await assert.rejects(call, (e: unknown) => e instanceof EntryNotFoundError && e.code === 1004 && e.entryId === id);
+  }
+}
+

@@ -4,22 +4,11 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 
-import { EntryNotFoundError } from "../src/index.js";
-import { assistant, bothImplementations, user, type Impl } from "./harness.js";
+import { assistant, bothImplementations, rejectsUnknownEntry, user } from "./harness.js";
 
 type Node = { entry: { id: string }; children: Node[] };
 /** `[id, [children…]]` of a tree (test data is small: recursion is fine here). */
 const shape = (nodes: Node[]): unknown[] => nodes.map((n) => [n.entry.id, shape(n.children)]);
-
-/** Each side's documented refusal of an unknown entry id: the reference throws
- *  `Entry <id> not found`; the seed's owner answers 1004 (`EntryNotFoundError`). */
-export async function rejectsUnknownEntry(impl: Impl, call: Promise<unknown>, id: string): Promise<void> {
-  if (impl.name === "reference") {
-    await assert.rejects(call, { message: `Entry ${id} not found` });
-  } else {
-    await assert.rejects(call, (e: unknown) => e instanceof EntryNotFoundError && e.code === 1004 && e.entryId === id);
-  }
-}
 
 bothImplementations("tree traversal", (get) => {
   it("appends chain each entry to the previous one, and the leaf follows", async () => {
