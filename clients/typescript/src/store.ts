@@ -50,7 +50,10 @@ export class Store {
     this.connection = undefined;
     if (c) {
       const child = c.child;
+      // Wait for a private owner to exit (it syncs and closes its sessions first); the
+      // child is referenced again so that the wait keeps the event loop alive.
       const exited = child && child.exitCode === null ? new Promise((r) => child.once("exit", r)) : undefined;
+      if (exited) child?.ref();
       c.close();
       if (exited) await exited;
     }
