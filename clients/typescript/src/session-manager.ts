@@ -44,7 +44,10 @@ export interface SessionInfo {
   modified: Date;
   messageCount: number;
   firstMessage: string;
-  allMessagesText: string;
+  /** The reference's full text of the user and assistant messages. The owner's listing
+   *  is answered from its catalog, which does not index message text: absent unless the
+   *  owner sends it. */
+  allMessagesText?: string;
 }
 
 /** `list`/`listAll` callbacks. A bare function is taken as `onProgress`, as the reference's. */
@@ -76,7 +79,7 @@ function limitsParam(limits: Limits | undefined): { limits?: ReadLimits } {
 }
 
 function sessionInfo(w: SessionInfoWire): SessionInfo {
-  return {
+  const info: SessionInfo = {
     path: w.path,
     id: w.id,
     cwd: w.cwd,
@@ -86,8 +89,9 @@ function sessionInfo(w: SessionInfoWire): SessionInfo {
     modified: new Date(w.modified),
     messageCount: w.messageCount,
     firstMessage: w.firstMessage,
-    allMessagesText: w.allMessagesText ?? "",
   };
+  if (typeof w.allMessagesText === "string") info.allMessagesText = w.allMessagesText;
+  return info;
 }
 
 function callbacksOf(c: ListCallbacks | undefined) {
