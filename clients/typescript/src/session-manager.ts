@@ -131,6 +131,7 @@ export class SessionManager {
   private meta: Metadata;
   private durability: Durability = "durable";
   private closed = false;
+  private generation: number;
 
   private constructor(
     private readonly store: Store,
@@ -140,6 +141,7 @@ export class SessionManager {
   ) {
     this.opened = opened;
     this.meta = meta;
+    this.generation = store.generation;
   }
 
   // ---- configuration -------------------------------------------------------------
@@ -148,6 +150,11 @@ export class SessionManager {
    *  Connections already open keep their settings; `shutdown()` closes them. */
   static configure(options: OwnerOptions): void {
     defaults = { ...options };
+  }
+
+  /** The pids of the socket owners this package started (they outlive their clients). */
+  static startedOwners(): number[] {
+    return [...stores.values()].flatMap((s) => (s.startedOwner?.pid !== undefined ? [s.startedOwner.pid] : []));
   }
 
   /** Closes every connection this package opened (each owner closes the sessions no
@@ -302,7 +309,16 @@ export class SessionManager {
         sessionId: this.id,
       });
     }
-    return this.store.conn();
+    const c = await this.store.conn();
+    if (this.store.generation !== this.generation) {
+      // The owner went away (the call that saw it failed with OwnerGoneError) and a new
+      // connection, perhaps to a new owner, replaced it: open this session there again.
+      const opened = await c.call("store/open", { path: this.meta.sessionFile });
+      this.opened = opened;
+      this.meta = await c.call("session/getMetadata", { sessionId: opened.sessionId });
+      this.generation = this.store.generation;
+    }
+    return c;
   }
 
   private async append<M extends `session/append${string}` & keyof import("./wire.js").Methods>(

@@ -15,6 +15,9 @@ export class Store {
   private cleanup: (() => Promise<void>) | undefined;
   /** The owner this store started (socket transport), if it had to start one. */
   startedOwner: ChildProcess | undefined;
+  /** Counts the connections opened: a manager opened on an earlier one reopens its
+   *  session on the current one. */
+  generation = 0;
 
   constructor(readonly options: OwnerOptions) {}
 
@@ -31,6 +34,7 @@ export class Store {
       this.connecting = connectOwner(this.options).then(
         ({ connection, started }) => {
           this.connection = connection;
+          this.generation++;
           if (started) this.startedOwner = started;
           this.connecting = undefined;
           return connection;
