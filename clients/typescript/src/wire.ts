@@ -209,57 +209,51 @@ type L = { limits?: ReadLimits };
 
 /** Every method: its params and result. */
 export interface Methods {
-  initialize: [{ protocolVersion: ProtocolVersion; clientInfo?: PeerInfo }, InitializeResult];
-  "store/create": [{ cwd: string; sessionId?: string; parentSession?: string }, SessionOpened];
-  "store/open": [{ path?: string; sessionId?: string }, SessionOpened];
-  "store/continueRecent": [{ cwd: string }, SessionOpened];
-  "store/forkFrom": [{ source: string; targetCwd: string }, SessionOpened];
-  "store/list": [{ cwd: string; progress?: boolean }, Listing];
-  "store/listAll": [{ progress?: boolean }, Listing];
-  "store/delete": [{ sessionId: string }, Deleted];
-  "store/import": [{ path: string }, Imported];
-  "store/export": [{ sessionId: string; path: string }, Exported];
-  "session/close": [S, Empty];
-  "session/sync": [S, Empty];
-  "session/newSession": [S & { newSessionId?: string; parentSession?: string }, SessionOpened];
-  "session/setSessionFile": [S & { path: string }, SessionOpened];
-  "session/createBranchedSession": [S & { leafId: string }, SessionOpened];
-  "session/appendMessage": [S & D & { message: AgentMessage }, Appended];
-  "session/appendThinkingLevelChange": [S & D & { thinkingLevel: string }, Appended];
-  "session/appendServiceTierChange": [S & D & { serviceTier: string }, Appended];
-  "session/appendModelChange": [S & D & { provider: string; modelId: string }, Appended];
-  "session/appendCompaction": [
-    S & D & { summary: string; firstKeptEntryId: string; tokensBefore: number; details?: unknown; fromHook?: boolean },
-    Appended,
-  ];
-  "session/appendCustomEntry": [S & D & { customType: string; data?: unknown }, Appended];
-  "session/appendChildUsageAttribution": [S & D & { targetId: string; childUsage: Usage; aggregateUsage: Usage }, Appended];
-  "session/appendSessionInfo": [S & D & { name: string }, Appended];
-  "session/appendSessionState": [S & D & { state: SessionState }, Appended];
-  "session/appendAgentStatus": [S & D & { status: AgentStatus }, Appended];
-  "session/appendGitState": [S & D & { git: GitState }, Appended];
-  "session/appendCustomMessageEntry": [
-    S & D & { customType: string; content: UserContent; display: boolean; details?: unknown },
-    Appended,
-  ];
-  "session/appendLabelChange": [S & D & { targetId: string; label?: string }, Appended];
-  "session/appendEntry": [S & D & { entry: Partial<Entry> & { type: string } }, Appended];
-  "session/branch": [S & { entryId: string | null }, Empty];
-  "session/branchWithSummary": [S & D & { fromId: string | null; summary: string; details?: unknown; fromHook?: boolean }, Appended];
-  "session/readLeafEntry": [S & L, MaybeEntry];
-  "session/readEntry": [S & L & { entryId: string }, OneEntry];
-  "session/readLabel": [S & L & { entryId: string }, Label];
-  "session/readBranch": [S & L & { fromId?: string }, Entries];
-  "session/readBranches": [S & L & { leafIds: string[] }, Branches];
-  "session/readEntries": [S & L, Entries];
-  "session/readTree": [S & L, Tree];
-  "session/readEntryRetention": [S & { entryId: string }, RetentionResult];
-  "session/buildSessionContext": [S & L, SessionContext];
-  "session/getHeader": [S, HeaderResult];
-  "session/getMetadata": [S, Metadata];
-  "session/getArtifactDir": [S, PathResult];
+  initialize: { params: { protocolVersion: ProtocolVersion; clientInfo?: PeerInfo }; result: InitializeResult };
+  "store/create": { params: { cwd: string; sessionId?: string; parentSession?: string }; result: SessionOpened };
+  "store/open": { params: { path?: string; sessionId?: string }; result: SessionOpened };
+  "store/continueRecent": { params: { cwd: string }; result: SessionOpened };
+  "store/forkFrom": { params: { source: string; targetCwd: string }; result: SessionOpened };
+  "store/list": { params: { cwd: string; progress?: boolean }; result: Listing };
+  "store/listAll": { params: { progress?: boolean }; result: Listing };
+  "store/delete": { params: { sessionId: string }; result: Deleted };
+  "store/import": { params: { path: string }; result: Imported };
+  "store/export": { params: { sessionId: string; path: string }; result: Exported };
+  "session/close": { params: S; result: Empty };
+  "session/sync": { params: S; result: Empty };
+  "session/newSession": { params: S & { newSessionId?: string; parentSession?: string }; result: SessionOpened };
+  "session/setSessionFile": { params: S & { path: string }; result: SessionOpened };
+  "session/createBranchedSession": { params: S & { leafId: string }; result: SessionOpened };
+  "session/appendMessage": { params: S & D & { message: AgentMessage }; result: Appended };
+  "session/appendThinkingLevelChange": { params: S & D & { thinkingLevel: string }; result: Appended };
+  "session/appendServiceTierChange": { params: S & D & { serviceTier: string }; result: Appended };
+  "session/appendModelChange": { params: S & D & { provider: string; modelId: string }; result: Appended };
+  "session/appendCompaction": { params: S & D & { summary: string; firstKeptEntryId: string; tokensBefore: number; details?: unknown; fromHook?: boolean }; result: Appended };
+  "session/appendCustomEntry": { params: S & D & { customType: string; data?: unknown }; result: Appended };
+  "session/appendChildUsageAttribution": { params: S & D & { targetId: string; childUsage: Usage; aggregateUsage: Usage }; result: Appended };
+  "session/appendSessionInfo": { params: S & D & { name: string }; result: Appended };
+  "session/appendSessionState": { params: S & D & { state: SessionState }; result: Appended };
+  "session/appendAgentStatus": { params: S & D & { status: AgentStatus }; result: Appended };
+  "session/appendGitState": { params: S & D & { git: GitState }; result: Appended };
+  "session/appendCustomMessageEntry": { params: S & D & { customType: string; content: UserContent; display: boolean; details?: unknown }; result: Appended };
+  "session/appendLabelChange": { params: S & D & { targetId: string; label?: string }; result: Appended };
+  "session/appendEntry": { params: S & D & { entry: Partial<Entry> & { type: string } }; result: Appended };
+  "session/branch": { params: S & { entryId: string | null }; result: Empty };
+  "session/branchWithSummary": { params: S & D & { fromId: string | null; summary: string; details?: unknown; fromHook?: boolean }; result: Appended };
+  "session/readLeafEntry": { params: S & L; result: MaybeEntry };
+  "session/readEntry": { params: S & L & { entryId: string }; result: OneEntry };
+  "session/readLabel": { params: S & L & { entryId: string }; result: Label };
+  "session/readBranch": { params: S & L & { fromId?: string }; result: Entries };
+  "session/readBranches": { params: S & L & { leafIds: string[] }; result: Branches };
+  "session/readEntries": { params: S & L; result: Entries };
+  "session/readTree": { params: S & L; result: Tree };
+  "session/readEntryRetention": { params: S & { entryId: string }; result: RetentionResult };
+  "session/buildSessionContext": { params: S & L; result: SessionContext };
+  "session/getHeader": { params: S; result: HeaderResult };
+  "session/getMetadata": { params: S; result: Metadata };
+  "session/getArtifactDir": { params: S; result: PathResult };
 }
 
 export type Method = keyof Methods;
-export type ParamsOf<M extends Method> = Methods[M][0];
-export type ResultOf<M extends Method> = Methods[M][1];
+export type ParamsOf<M extends Method> = Methods[M]["params"];
+export type ResultOf<M extends Method> = Methods[M]["result"];
