@@ -47,6 +47,8 @@ export class Connection {
   private refd = true;
   readonly describe: string;
   readonly child: ChildProcess | undefined;
+  /** Why a private owner could not be started, if it could not. */
+  spawnFailed: string | undefined;
 
   constructor(private readonly parts: ConnectionParts) {
     this.describe = parts.describe;
@@ -133,8 +135,10 @@ export class Connection {
       const rest = chunk.subarray(start);
       this.buffered += rest.length;
       if (this.buffered > MAX_ANSWER_BYTES) {
+        // A line this long is no answer this client can hold: end the connection.
         this.chunks = [];
-        this.close();
+        this.parts.end();
+        this.onClose(`an answer line exceeds ${MAX_ANSWER_BYTES} bytes`);
         return;
       }
       this.chunks.push(rest);

@@ -11,7 +11,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 import { Connection } from "./connection.js";
-import { ErrorCode, OwnerUnavailableError, UnsupportedProtocolError, SessionError } from "./errors.js";
+import { ErrorCode, OwnerGoneError, OwnerUnavailableError, StoreError } from "./errors.js";
 import { PROTOCOL_VERSION, type InitializeResult } from "./wire.js";
 
 /** How to reach an owner. Every field is optional. */
@@ -46,17 +46,21 @@ export interface StoreLocation {
 
 const CLIENT_INFO = { name: "@base-context/sessions", version: "0.1.0" };
 
-/** Resolves home, sessions directory and `bcs` as `bcs` itself would. */
+/** Resolves home, sessions directory and `bcs` as `bcs` itself would: options win over
+ *  `BASE_CONTEXT_HOME` / `BASE_CONTEXT_SESSION_DIR` (empty values are unset); relative
+ *  option values are taken from the current directory, relative environment values are
+ *  refused (`StoreError`), as the manager refuses them. */
 export function resolveLocation(options: OwnerOptions = {}, env: NodeJS.ProcessEnv = process.env): StoreLocation {
-  const homeVar = env.BASE_CONTEXT_HOME;
-  const home = options.home ?? (homeVar ? homeVar : join(homedir(), ".base-context"));
-  const dirVar = env.BASE_CONTEXT_SESSION_DIR;
-  const sessionDir = options.sessionDir ?? (dirVar ? dirVar : undefined);
-  if (sessionDir !== undefined && !isAbsolute(sessionDir) && options.sessionDir === undefined) {
-    throw new SessionError(ErrorCode.STORE, `BASE_CONTEXT_SESSION_DIR must be absolute, not ${JSON.stringify(sessionDir)}`, {
-      kind: "store",
-    });
-  }
+  const fromEnv = (name: string): string | undefined => {
+    const value = env[name];
+    if (!value) return undefined;
+    if (!isAbsolute(value)) {
+      throw new StoreError(ErrorCode.STORE, `${name} must be an absolute path, not ${JSON.stringify(value)}`, { kind: "store" });
+    }
+    return value;
+  };
+  const home = options.home ?? fromEnv("BASE_CONTEXT_HOME") ?? join(homedir(), ".base-context");
+  const sessionDir = options.sessionDir ?? fromEnv("BASE_CONTEXT_SESSION_DIR");
   return {
     home: resolve(home),
     sessionDir: sessionDir === undefined ? undefined : resolve(sessionDir),
@@ -80,7 +84,16 @@ export async function connectOwner(options: OwnerOptions = {}): Promise<{ connec
   const clientInfo = options.clientInfo ?? CLIENT_INFO;
   if (options.transport === "stdio") {
     const connection = spawnStdio(location, options.env);
-    await initialize(connection, clientInfo);
+    try {
+      await initialize(connection, clientInfo);
+    } catch (e) {
+      if (e instanceof OwnerGoneError && connection.spawnFailed) {
+        throw new OwnerUnavailableError(ErrorCode.OWNER_UNAVAILABLE, `could not start a private owner: ${connection.spawnFailed}`, {
+          kind: "ownerUnavailable",
+        });
+      }
+      throw e;
+    }
     return { connection };
   }
   const attempts = Math.max(1, options.connectAttempts ?? 40);
@@ -127,7 +140,6 @@ async function initialize(connection: Connection, clientInfo: { name: string; ve
     return await connection.call("initialize", { protocolVersion: PROTOCOL_VERSION, clientInfo });
   } catch (e) {
     connection.close();
-    if (e instanceof UnsupportedProtocolError) throw e;
     throw e;
   }
 }
@@ -243,13 +255,14 @@ function spawnStdio(location: StoreLocation, extra?: NodeJS.ProcessEnv): Connect
   let spawnError = "";
   child.once("error", (e) => {
     spawnError = `${location.bcs}: ${e.message}; set BASE_CONTEXT_BCS or put bcs on PATH`;
+    connection.spawnFailed = spawnError;
     stdout.destroy();
   });
   const handles = [stdin, stdout, child.stderr, child].filter((h) => h !== null) as Array<{
     ref?: () => unknown;
     unref?: () => unknown;
   }>;
-  return new Connection({
+  const connection = new Connection({
     input: stdout,
     output: stdin,
     handles,
@@ -258,4 +271,5 @@ function spawnStdio(location: StoreLocation, extra?: NodeJS.ProcessEnv): Connect
     child,
     stderrTail: () => (spawnError ? spawnError : err),
   });
+  return connection;
 }

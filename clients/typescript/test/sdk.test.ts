@@ -8,7 +8,7 @@ import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, afterEach, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -20,7 +20,9 @@ import {
   OwnerUnavailableError,
   SessionManager,
   UnsupportedProtocolError,
+  connectOwner,
   fromErrorObject,
+  resolveLocation,
   socketPath,
 } from "../src/index.js";
 import * as errors from "../src/errors.js";
@@ -183,6 +185,37 @@ describe("the owner on demand", () => {
     assert.equal(sm.supportsCapturedHistoryReads(), true);
     await sm.close();
     assert.deepEqual((await SessionManager.delete(sm.getSessionId())).removed.includes(sm.getSessionFile()!), true);
+  });
+});
+
+describe("where the store is", () => {
+  it("options win over the environment; empty variables are unset; relative variables are refused", () => {
+    const env = { BASE_CONTEXT_HOME: "/env/home", BASE_CONTEXT_SESSION_DIR: "/env/sessions", BASE_CONTEXT_BCS: "/opt/bcs" };
+    assert.deepEqual(resolveLocation({}, env), { home: "/env/home", sessionDir: "/env/sessions", bcs: "/opt/bcs" });
+    assert.deepEqual(resolveLocation({ home: "/o/h", sessionDir: "/o/s", bcs: "/o/bcs" }, env), {
+      home: "/o/h",
+      sessionDir: "/o/s",
+      bcs: "/o/bcs",
+    });
+    const bare = resolveLocation({}, { BASE_CONTEXT_HOME: "", BASE_CONTEXT_SESSION_DIR: "" });
+    assert.equal(bare.home, join(homedir(), ".base-context"));
+    assert.equal(bare.sessionDir, undefined);
+    assert.equal(bare.bcs, "bcs", "from PATH");
+    assert.equal(resolveLocation({ home: "rel" }, {}).home, join(process.cwd(), "rel"), "an option is taken from the cwd");
+    assert.throws(() => resolveLocation({}, { BASE_CONTEXT_HOME: "rel" }), (e: unknown) => e instanceof errors.StoreError && /BASE_CONTEXT_HOME/.test((e as Error).message));
+    assert.throws(() => resolveLocation({}, { BASE_CONTEXT_SESSION_DIR: "rel" }), /BASE_CONTEXT_SESSION_DIR must be an absolute path/);
+  });
+
+  it("a private owner that cannot start: OwnerUnavailableError", async () => {
+    const scratch = await mkdtemp(join(tmpdir(), "bcs-ts-nobcs-"));
+    try {
+      await assert.rejects(
+        connectOwner({ home: scratch, transport: "stdio", bcs: join(scratch, "missing-bcs") }),
+        (e: unknown) => e instanceof OwnerUnavailableError && /missing-bcs/.test((e as Error).message),
+      );
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
   });
 });
 
