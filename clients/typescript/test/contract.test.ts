@@ -15,7 +15,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { it } from "node:test";
 
-import { LegacyJsonlError, LimitError, OwnedError, SessionManager, connectOwner } from "../src/index.js";
+import { LegacyJsonlError, LimitError, OwnedError, SessionManager, StoreError, connectOwner } from "../src/index.js";
 import { assistant, bothImplementations, user } from "./harness.js";
 
 const T = "2025-01-01T00:00:00.000Z";
@@ -85,6 +85,55 @@ bothImplementations("legacy files", (get) => {
       await sm.close();
     });
   }
+
+  it("a v1 file (file-operations and migration scenarios): the reference migrates it by rewriting it; the seed imports it and leaves it alone", async () => {
+    const impl = get();
+    const path = join(impl.scratch, "v1.jsonl");
+    const v1 = [
+      { type: "session", id: "sess-v1", timestamp: T, cwd: "/tmp/x" },
+      { type: "message", timestamp: T, message: U("u1") },
+      { type: "message", timestamp: T, message: A("a1") },
+      { type: "thinking_level_change", timestamp: T, thinkingLevel: "high" },
+      { type: "compaction", timestamp: T, summary: "S", firstKeptEntryIndex: 2, tokensBefore: 10 },
+      { type: "message", timestamp: T, message: U("u2") },
+    ];
+    const text = v1.map((e) => JSON.stringify(e)).join("\n") + "\n";
+    await writeFile(path, text);
+    const sm = await impl.openLegacy(path);
+    const entries = await sm.readEntries();
+    assert.equal(entries.length, 5);
+    assert.ok(entries.every((e) => typeof e.id === "string" && e.id.length > 0), "ids assigned");
+    assert.deepEqual(entries.map((e) => e.parentId), [null, ...entries.slice(0, -1).map((e) => e.id)], "a chain");
+    assert.equal(entries[3].firstKeptEntryId, entries[1].id, "firstKeptEntryIndex 2 (header = 0) names the assistant");
+    const ctx = JSON.parse(JSON.stringify(await sm.buildSessionContext()));
+    assert.deepEqual(ctx.messages, [{ role: "compactionSummary", summary: "S", tokensBefore: 10, timestamp: 1_735_689_600_000 }, A("a1"), U("u2")]);
+    assert.equal(ctx.thinkingLevel, "high");
+    const after = await readFile(path, "utf8");
+    if (impl.name === "reference") assert.notEqual(after, text, "§1.7: migrated in place, the whole file rewritten");
+    else assert.equal(after, text, "the source of an import is never modified");
+    await sm.close();
+  });
+
+  it("an empty or garbage file: the reference replaces it with a fresh header (B9); the seed refuses it and keeps it", async () => {
+    const impl = get();
+    for (const [name, content] of [
+      ["empty.jsonl", ""],
+      ["garbage.jsonl", "not json\nat all\n"],
+    ] as const) {
+      const path = join(impl.scratch, name);
+      await writeFile(path, content);
+      if (impl.name === "reference") {
+        const sm = await impl.open(path);
+        const lines = (await readFile(path, "utf8")).trim().split("\n");
+        assert.equal(lines.length, 1);
+        assert.equal(JSON.parse(lines[0]!).id, sm.getSessionId(), "destructive recovery: the content is gone");
+      } else {
+        // "uninitialised journal" / "not a native journal", naming the file (1099).
+        await assert.rejects(impl.open(path), (e: unknown) => e instanceof StoreError && e.code === 1099 && e.message.startsWith(path));
+        assert.equal(await readFile(path, "utf8"), content, "never modified");
+      }
+    }
+  });
 
   it("opening a legacy file: the reference opens it in place; the seed refuses it and says to import it", async () => {
     const impl = get();
