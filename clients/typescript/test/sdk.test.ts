@@ -188,6 +188,24 @@ describe("the owner on demand", () => {
   });
 });
 
+describe("the seed's API surface (issue 18)", () => {
+  it("has every static and instance method the issue lists", () => {
+    const statics = ["create", "open", "continueRecent", "inMemory", "forkFrom", "list", "listAll", "importLegacy", "exportLegacy", "delete"];
+    const methods = [
+      "newSession", "setSessionFile", "createBranchedSession",
+      "appendMessage", "appendThinkingLevelChange", "appendServiceTierChange", "appendModelChange", "appendCompaction",
+      "appendCustomEntry", "appendChildUsageAttribution", "appendSessionInfo", "appendSessionState", "appendAgentStatus",
+      "appendGitState", "appendCustomMessageEntry", "appendLabelChange",
+      "getLeafId", "readLeafEntry", "readEntry", "readBranch", "readBranches", "readTree", "readLabel", "branchTo",
+      "branchWithSummary", "readEntries", "readEntryRetention", "supportsCapturedHistoryReads",
+      "getHeader", "getSessionName", "getCwd", "getSessionDir", "getSessionId", "getSessionFile",
+      "getSessionArtifactDir", "buildSessionContext",
+    ];
+    for (const s of statics) assert.equal(typeof (SessionManager as unknown as Record<string, unknown>)[s], "function", s);
+    for (const m of methods) assert.equal(typeof (SessionManager.prototype as unknown as Record<string, unknown>)[m], "function", m);
+  });
+});
+
 describe("where the store is", () => {
   it("options win over the environment; empty variables are unset; relative variables are refused", () => {
     const env = { BASE_CONTEXT_HOME: "/env/home", BASE_CONTEXT_SESSION_DIR: "/env/sessions", BASE_CONTEXT_BCS: "/opt/bcs" };
