@@ -2,33 +2,34 @@
 // docs/rpc.md "Errors"), plus the client's own (`OwnerGoneError`, `OwnerUnavailableError`).
 // Every error carries the owner's `code`, its `data.kind` and the library's fields in `data`.
 
-import type { ErrorObject } from "./wire.js";
+import { ERROR_KINDS, type ErrorKind, type ErrorObject } from "./wire.js";
 
-/** The stable codes (never change meaning; new errors get new codes). */
+/** The stable codes (never change meaning; new errors get new codes), from the
+ *  generated `ERROR_KINDS`, and the client's own negative ones. */
 export const ErrorCode = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  OVERLOADED: -32001,
-  NOT_INITIALIZED: -32002,
-  ALREADY_INITIALIZED: -32003,
-  UNSUPPORTED_PROTOCOL: -32004,
-  LINE_TOO_LONG: -32005,
-  TOO_DEEP: -32006,
-  LOCKED: 1001,
-  NOT_FOUND: 1002,
-  SESSION_NOT_OPEN: 1003,
-  ENTRY_NOT_FOUND: 1004,
-  LIMIT_EXCEEDED: 1005,
-  CORRUPT: 1006,
-  UNSUPPORTED_VERSION: 1007,
-  INVALID_ENTRY: 1008,
-  EXISTS: 1009,
-  LEGACY_JSONL: 1010,
-  IO: 1011,
-  STORE: 1099,
+  PARSE_ERROR: ERROR_KINDS.parse.code,
+  INVALID_REQUEST: ERROR_KINDS.invalidRequest.code,
+  METHOD_NOT_FOUND: ERROR_KINDS.methodNotFound.code,
+  INVALID_PARAMS: ERROR_KINDS.invalidParams.code,
+  INTERNAL_ERROR: ERROR_KINDS.internal.code,
+  OVERLOADED: ERROR_KINDS.overloaded.code,
+  NOT_INITIALIZED: ERROR_KINDS.notInitialized.code,
+  ALREADY_INITIALIZED: ERROR_KINDS.alreadyInitialized.code,
+  UNSUPPORTED_PROTOCOL: ERROR_KINDS.unsupportedProtocol.code,
+  LINE_TOO_LONG: ERROR_KINDS.lineTooLong.code,
+  TOO_DEEP: ERROR_KINDS.tooDeep.code,
+  LOCKED: ERROR_KINDS.locked.code,
+  NOT_FOUND: ERROR_KINDS.notFound.code,
+  SESSION_NOT_OPEN: ERROR_KINDS.sessionNotOpen.code,
+  ENTRY_NOT_FOUND: ERROR_KINDS.entryNotFound.code,
+  LIMIT_EXCEEDED: ERROR_KINDS.limitExceeded.code,
+  CORRUPT: ERROR_KINDS.corrupt.code,
+  UNSUPPORTED_VERSION: ERROR_KINDS.unsupportedVersion.code,
+  INVALID_ENTRY: ERROR_KINDS.invalidEntry.code,
+  EXISTS: ERROR_KINDS.exists.code,
+  LEGACY_JSONL: ERROR_KINDS.legacyJsonl.code,
+  IO: ERROR_KINDS.io.code,
+  STORE: ERROR_KINDS.store.code,
   /** Client side: the owner's connection ended with the request unanswered. */
   OWNER_GONE: -1,
   /** Client side: no owner answered and none could be started. */
@@ -53,9 +54,10 @@ export class SessionError extends Error {
     this.kind = typeof this.data.kind === "string" ? this.data.kind : "unknown";
   }
 
-  /** Whether the same request may succeed if sent again later (only `overloaded`). */
+  /** Whether the same request may succeed if sent again later (`overloaded`). */
   get retryable(): boolean {
-    return this.code === ErrorCode.OVERLOADED;
+    const known = (ERROR_KINDS as Record<string, { code: number; retryable: boolean }>)[this.kind];
+    return known !== undefined && known.code === this.code && known.retryable;
   }
 }
 
@@ -123,35 +125,42 @@ export class OwnerGoneError extends SessionError {}
 /** No owner answered and none could be started. */
 export class OwnerUnavailableError extends SessionError {}
 
-const byCode = new Map<number, new (code: number, message: string, data?: Data | null) => SessionError>([
-  [ErrorCode.PARSE_ERROR, ProtocolError],
-  [ErrorCode.INVALID_REQUEST, ProtocolError],
-  [ErrorCode.METHOD_NOT_FOUND, ProtocolError],
-  [ErrorCode.INVALID_PARAMS, ProtocolError],
-  [ErrorCode.INTERNAL_ERROR, ProtocolError],
-  [ErrorCode.NOT_INITIALIZED, ProtocolError],
-  [ErrorCode.ALREADY_INITIALIZED, ProtocolError],
-  [ErrorCode.LINE_TOO_LONG, ProtocolError],
-  [ErrorCode.TOO_DEEP, ProtocolError],
-  [ErrorCode.OVERLOADED, OverloadedError],
-  [ErrorCode.UNSUPPORTED_PROTOCOL, UnsupportedProtocolError],
-  [ErrorCode.LOCKED, OwnedError],
-  [ErrorCode.NOT_FOUND, NotFoundError],
-  [ErrorCode.SESSION_NOT_OPEN, SessionNotOpenError],
-  [ErrorCode.ENTRY_NOT_FOUND, EntryNotFoundError],
-  [ErrorCode.LIMIT_EXCEEDED, LimitError],
-  [ErrorCode.CORRUPT, CorruptError],
-  [ErrorCode.UNSUPPORTED_VERSION, UnsupportedVersionError],
-  [ErrorCode.INVALID_ENTRY, InvalidEntryError],
-  [ErrorCode.EXISTS, ExistsError],
-  [ErrorCode.LEGACY_JSONL, LegacyJsonlError],
-  [ErrorCode.IO, IoError],
-  [ErrorCode.STORE, StoreError],
-]);
+type ErrorClass = new (code: number, message: string, data?: Data | null) => SessionError;
+
+/** The class of each error kind the protocol defines (every kind of `ERROR_KINDS`). */
+const byKind: Record<ErrorKind, ErrorClass> = {
+  parse: ProtocolError,
+  invalidRequest: ProtocolError,
+  methodNotFound: ProtocolError,
+  invalidParams: ProtocolError,
+  internal: ProtocolError,
+  notInitialized: ProtocolError,
+  alreadyInitialized: ProtocolError,
+  lineTooLong: ProtocolError,
+  tooDeep: ProtocolError,
+  overloaded: OverloadedError,
+  unsupportedProtocol: UnsupportedProtocolError,
+  locked: OwnedError,
+  notFound: NotFoundError,
+  sessionNotOpen: SessionNotOpenError,
+  entryNotFound: EntryNotFoundError,
+  limitExceeded: LimitError,
+  corrupt: CorruptError,
+  unsupportedVersion: UnsupportedVersionError,
+  invalidEntry: InvalidEntryError,
+  exists: ExistsError,
+  legacyJsonl: LegacyJsonlError,
+  io: IoError,
+  store: StoreError,
+};
+
+const byCode = new Map<number, ErrorClass>(
+  (Object.keys(ERROR_KINDS) as ErrorKind[]).map((kind) => [ERROR_KINDS[kind].code, byKind[kind]]),
+);
 
 /** The typed error of a JSON-RPC error object; an unknown code gives a plain `SessionError`. */
 export function fromErrorObject(object: ErrorObject, method?: string): SessionError {
-  const data = object.data && typeof object.data === "object" ? object.data : null;
+  const data = object.data && typeof object.data === "object" && !Array.isArray(object.data) ? (object.data as Data) : null;
   const Class = byCode.get(object.code) ?? SessionError;
   const error = new Class(object.code, String(object.message), data);
   if (method !== undefined) error.method = method;

@@ -8,3 +8,5 @@ export { Connection } from "./connection.js";
 export { connectOwner, resolveLocation, socketPath, type OwnerOptions, type StoreLocation } from "./owner.js";
 export * from "./errors.js";
 export * from "./wire.js";
+// The error codes as values (the generated `ErrorCode` is their type).
+export { ErrorCode } from "./errors.js";

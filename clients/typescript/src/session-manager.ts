@@ -94,6 +94,15 @@ function sessionInfo(w: SessionInfoWire): SessionInfo {
   return info;
 }
 
+/** A listing's JSON value as the reference's SessionInfo (the protocol leaves listing
+ *  items untyped: docs/rpc.md `store/list`). */
+function toSessionInfo(value: Json): SessionInfo {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || typeof value.path !== "string") {
+    throw new SessionError(ErrorCode.INTERNAL_ERROR, `the owner listed a session as ${JSON.stringify(value)}`, { kind: "internal" });
+  }
+  return sessionInfo(value as unknown as SessionInfoWire);
+}
+
 function callbacksOf(c: ListCallbacks | undefined) {
   if (typeof c === "function") return { onProgress: c, onSession: undefined };
   return { onProgress: c?.onProgress, onSession: c?.onSession };
@@ -229,7 +238,7 @@ export class SessionManager {
     const { onProgress, onSession } = callbacksOf(callbacks);
     const c = await storeFor(sessionDir).conn();
     const listing = await c.call("store/list", onProgress ? { cwd, progress: true } : { cwd }, onProgress);
-    const sessions = listing.sessions.map(sessionInfo);
+    const sessions = listing.sessions.map(toSessionInfo);
     if (onSession) for (const s of sessions) onSession(s);
     return sessions;
   }
@@ -239,7 +248,7 @@ export class SessionManager {
     const { onProgress, onSession } = callbacksOf(callbacks);
     const c = await storeFor(sessionDir).conn();
     const listing = await c.call("store/listAll", onProgress ? { progress: true } : {}, onProgress);
-    const sessions = listing.sessions.map(sessionInfo);
+    const sessions = listing.sessions.map(toSessionInfo);
     if (onSession) for (const s of sessions) onSession(s);
     return sessions;
   }
@@ -432,13 +441,13 @@ export class SessionManager {
       summary,
       firstKeptEntryId,
       tokensBefore,
-      ...(details !== undefined ? { details } : {}),
+      ...(details !== undefined ? { details: details as Json } : {}),
       ...(fromHook !== undefined ? { fromHook } : {}),
     });
   }
 
   appendCustomEntry(customType: string, data?: unknown): Promise<string> {
-    return this.append("session/appendCustomEntry", { customType, ...(data !== undefined ? { data } : {}) });
+    return this.append("session/appendCustomEntry", { customType, ...(data !== undefined ? { data: data as Json } : {}) });
   }
 
   appendChildUsageAttribution(targetId: string, childUsage: Usage, aggregateUsage: Usage): Promise<string> {
@@ -469,7 +478,7 @@ export class SessionManager {
       customType,
       content,
       display,
-      ...(details !== undefined ? { details } : {}),
+      ...(details !== undefined ? { details: details as Json } : {}),
     });
   }
 
@@ -480,15 +489,15 @@ export class SessionManager {
   }
 
   /** A caller-built entry of any type; missing `id`, `parentId`, `timestamp` are filled in. */
-  appendEntry(entry: Partial<Entry> & { type: string }): Promise<string> {
-    return this.append("session/appendEntry", { entry });
+  appendEntry(entry: { type: string; [key: string]: unknown }): Promise<string> {
+    return this.append("session/appendEntry", { entry: entry as Entry });
   }
 
   // ---- the tree --------------------------------------------------------------------
 
   /** The current leaf as this handle last saw it (`refresh()` re-reads it). */
   getLeafId(): string | null {
-    return this.meta.leafId;
+    return this.meta.leafId ?? null;
   }
 
   /** Moves the leaf (shared by every client of the session); `null`: before any entry.
@@ -506,7 +515,7 @@ export class SessionManager {
       sessionId: this.id,
       fromId,
       summary,
-      ...(details !== undefined ? { details } : {}),
+      ...(details !== undefined ? { details: details as Json } : {}),
       ...(fromHook !== undefined ? { fromHook } : {}),
       ...(this.durability === "durable" ? {} : { durability: this.durability }),
     });

@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { SessionManager } from "../src/index.js";
 import { assistant, stopOwners, user } from "./harness.js";
 
-type Node = { entry: { id: string }; children: Node[]; label?: string; labelTimestamp?: string };
+type Node = { entry: { id?: unknown }; children: Node[]; label?: string; labelTimestamp?: string };
 /** The tree as comparable data: ids, labels and label times (recursion: small test data). */
 const tree = (nodes: Node[]): unknown[] => nodes.map((n) => [n.entry.id, n.label ?? null, n.labelTimestamp ?? null, tree(n.children)]);
 
