@@ -22,6 +22,8 @@ import type {
   Imported,
   Json,
   Metadata,
+  Method,
+  ParamsOf,
   ReadLimits,
   SessionContext,
   SessionHeader,
@@ -330,13 +332,13 @@ export class SessionManager {
     return c;
   }
 
-  private async append<M extends `session/append${string}` & keyof import("./wire.js").Methods>(
+  private async append<M extends `session/append${string}` & Method>(
     method: M,
-    params: Omit<import("./wire.js").ParamsOf<M>, "sessionId" | "durability">,
+    params: Omit<ParamsOf<M>, "sessionId" | "durability">,
   ): Promise<string> {
     const c = await this.conn();
     const p = { ...params, sessionId: this.id, ...(this.durability === "durable" ? {} : { durability: this.durability }) };
-    const { entryId } = (await c.call(method, p as import("./wire.js").ParamsOf<M>)) as { entryId: string };
+    const { entryId } = (await c.call(method, p as ParamsOf<M>)) as { entryId: string };
     this.meta.leafId = entryId;
     return entryId;
   }
