@@ -196,7 +196,11 @@ function ownerEnv(location: StoreLocation, extra?: NodeJS.ProcessEnv): NodeJS.Pr
 
 type Start = { kind: "ready"; child: ChildProcess } | { kind: "failed"; detail: string } | { kind: "missing"; detail: string };
 
-/** Starts `bcs serve` detached and waits until it prints its socket (it is bound then). */
+/** How long a started owner may take to print its ready line. */
+const READY_TIMEOUT_MS = 10_000;
+
+/** Starts `bcs serve` detached and waits (at most READY_TIMEOUT_MS) until it prints its
+ *  socket (it is bound then) or exits. */
 function startOwner(location: StoreLocation, extra?: NodeJS.ProcessEnv): Promise<Start> {
   return new Promise((done) => {
     let child: ChildProcess;
@@ -213,11 +217,17 @@ function startOwner(location: StoreLocation, extra?: NodeJS.ProcessEnv): Promise
     let out = "";
     let err = "";
     let settled = false;
+    const timer = setTimeout(
+      () => settle({ kind: "failed", detail: `bcs serve printed no ready line within ${READY_TIMEOUT_MS} ms` }),
+      READY_TIMEOUT_MS,
+    );
     const settle = (s: Start) => {
       if (settled) return;
       settled = true;
-      if (s.kind === "ready") {
-        // The owner lives on past this client: let go of its pipes and of the child.
+      clearTimeout(timer);
+      if (s.kind !== "missing") {
+        // A started owner lives on past this client (a slow one may still bind): let go
+        // of its pipes and of the child.
         child.stdout?.destroy();
         child.stderr?.destroy();
         child.unref();
