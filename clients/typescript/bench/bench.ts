@@ -62,56 +62,64 @@ process.env.PI_CODING_AGENT_DIR = join(data, "agent");
 const entry = import.meta.resolve("@mariozechner/pi-coding-agent");
 const { SessionManager: Ref } = (await import(new URL("./core/session-manager.js", entry).href)) as { SessionManager: any };
 
+await SessionManager.listAll(); // the owner is up and the catalog fresh before timing
+
+// ---- open + context, and listAll: the reference (in process) and the package (through
+// the owner) alternately, so that drift in the machine's load falls on both alike -------
 const refOpen: number[] = [];
 let refMessages = 0;
-for (let i = 0; i < refRuns; i++) {
-  const [ms, ctx] = await time(async () => Ref.open(big).buildSessionContext());
-  refOpen.push(ms);
-  refMessages = ctx.messages.length;
-  (globalThis as { gc?: () => void }).gc?.();
-}
-const refList: number[] = [];
-let refCount = 0;
-for (let i = 0; i < refRuns; i++) {
-  const [ms, l] = await time(() => Ref.listAll() as Promise<unknown[]>);
-  refList.push(ms);
-  refCount = l.length;
-}
-
-// ---- the package, through the owner ----------------------------------------------------
-await SessionManager.listAll(); // the owner is up and the catalog fresh before timing
 const ours: number[] = [];
 let ourMessages = 0;
-for (let i = 0; i < runs; i++) {
-  const [ms, ctx] = await time(async () => {
-    const sm = await SessionManager.openById(bigImport.sessionId);
-    const c = await sm.buildSessionContext();
-    await sm.close();
-    return c;
-  });
-  ours.push(ms);
-  ourMessages = ctx.messages.length;
+for (let i = 0; i < Math.max(runs, refRuns); i++) {
+  if (i < refRuns) {
+    const [ms, ctx] = await time(async () => Ref.open(big).buildSessionContext());
+    refOpen.push(ms);
+    refMessages = ctx.messages.length;
+    (globalThis as { gc?: () => void }).gc?.();
+  }
+  if (i < runs) {
+    const [ms, ctx] = await time(async () => {
+      const sm = await SessionManager.openById(bigImport.sessionId);
+      const c = await sm.buildSessionContext();
+      await sm.close();
+      return c;
+    });
+    ours.push(ms);
+    ourMessages = ctx.messages.length;
+  }
 }
+// listAll: the reference and the package alternately.
+const refList: number[] = [];
+let refCount = 0;
 const ourList: number[] = [];
 let ourCount = 0;
-for (let i = 0; i < runs; i++) {
-  const [ms, l] = await time(() => SessionManager.listAll());
-  ourList.push(ms);
-  ourCount = l.length;
+for (let i = 0; i < Math.max(runs, refRuns); i++) {
+  if (i < refRuns) {
+    const [ms, l] = await time(() => Ref.listAll() as Promise<unknown[]>);
+    refList.push(ms);
+    refCount = l.length;
+  }
+  if (i < runs) {
+    const [ms, l] = await time(() => SessionManager.listAll());
+    ourList.push(ms);
+    ourCount = l.length;
+  }
 }
 
 // ---- durable appends: the package and a bare client of the same owner ------------------
 const message = (i: number) => ({ role: "user", content: `message ${i}`, timestamp: 1_735_689_600_000 + i });
+// Samples alternate between the two clients, so that drift in the machine's load falls
+// on both alike.
 const sm = await SessionManager.create("/bench");
-const pkgAppend: number[] = [];
-for (let i = 0; i < appends; i++) pkgAppend.push((await time(() => sm.appendMessage(message(i))))[0]);
-await sm.close();
 const { connection } = await connectOwner({ home });
 const opened = await connection.call("store/create", { cwd: "/bench" });
+const pkgAppend: number[] = [];
 const rawAppend: number[] = [];
 for (let i = 0; i < appends; i++) {
+  pkgAppend.push((await time(() => sm.appendMessage(message(i))))[0]);
   rawAppend.push((await time(() => connection.call("session/appendMessage", { sessionId: opened.sessionId, message: message(i) })))[0]);
 }
+await sm.close();
 connection.close();
 
 const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}×`;
