@@ -166,6 +166,13 @@ impl Derived {
         }
     }
 
+    /// Ids inserted into id maps since this state was built or loaded: what the id
+    /// lookups cost in CPU, counted (tests compare it across session sizes).
+    #[cfg(feature = "testing")]
+    pub fn ids_mapped(&self) -> u64 {
+        self.state.ids_mapped()
+    }
+
     /// Number of indexed frames (header record included).
     pub fn len(&self) -> usize {
         self.state.recs.len()
