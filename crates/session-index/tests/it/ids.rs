@@ -179,3 +179,92 @@ fn a_version_7_sidecar_is_rebuilt_not_misread() {
     let (rebuilt, _) = open(fs.clone(), path);
     assert_eq!(fingerprint(&ix), fingerprint(&rebuilt));
 }
+
+/// Every lookup by id a loaded index answers from its id table (before any query
+/// builds a map of every record) equals a rebuilt index's, on every corpus journal:
+/// string ids, ids of other JSON types reached through `json_parent`, duplicates,
+/// entries without ids.
+#[test]
+fn loaded_tables_answer_every_lookup_as_a_rebuild_on_the_corpus() {
+    fn lookups(ix: &Index) -> Vec<String> {
+        (0..ix.len() as u32)
+            .map(EntryIndex)
+            .map(|i| {
+                let by_id = ix.id_of(i).map(|id| ix.find(id));
+                format!(
+                    "{:?} {:?} {:?} {:?}",
+                    by_id,
+                    ix.json_parent(i),
+                    ix.parent(i),
+                    ix.label_of(i)
+                )
+            })
+            .collect()
+    }
+    let mut checked = 0;
+    for dir in ["edge", "legacy", "leniency", "generated"] {
+        for e in std::fs::read_dir(crate::support::fixtures().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".jsonl") || name.ends_with(".after-open.jsonl") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            let fs = sim();
+            let path = Path::new("/s/x.jsonl");
+            write(fs.clone(), path, &text);
+            let (rebuilt, _) = open(fs.clone(), path);
+            let (loaded, report) = open(fs.clone(), path);
+            assert_eq!(report.status, IndexStatus::Fresh, "{dir}/{name}");
+            assert_eq!(lookups(&loaded), lookups(&rebuilt), "{dir}/{name}");
+            assert_eq!(loaded.ids_mapped(), 0, "{dir}/{name}");
+            assert_eq!(fingerprint(&loaded), fingerprint(&rebuilt), "{dir}/{name}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 45, "checked {checked}");
+}
+
+/// Ids that are not strings are keyed by their JSON value in the id table too: a
+/// `parentId` of `5` or `true` finds the entry whose id is that value after a load,
+/// never the string `"5"`.
+#[test]
+fn ids_of_other_json_types_are_found_through_a_loaded_table() {
+    let text = concat!(
+        r#"{"type":"session","version":3,"id":"j","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"custom","id":5,"parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":"5","parentId":5,"timestamp":"2026-01-01T00:00:02.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":true,"parentId":"5","timestamp":"2026-01-01T00:00:03.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":"c","parentId":true,"timestamp":"2026-01-01T00:00:04.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":5.0,"parentId":"c","timestamp":"2026-01-01T00:00:05.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":"d","parentId":5,"timestamp":"2026-01-01T00:00:06.000Z"}"#,
+        "\n",
+    );
+    let fs = sim();
+    let path = Path::new("/s/json.jsonl");
+    write(fs.clone(), path, text);
+    open(fs.clone(), path);
+    let (ix, report) = open(fs.clone(), path);
+    assert_eq!(report.status, IndexStatus::Fresh);
+    let parent = |i: u32| {
+        ix.json_parent(EntryIndex(i))
+            .map(|(t, p)| (t.to_owned(), p))
+    };
+    // `5.0` is `5`: the later entry has the key.
+    assert_eq!(parent(2), Some(("5".to_owned(), Some(EntryIndex(5)))));
+    assert_eq!(parent(4), Some(("true".to_owned(), Some(EntryIndex(3)))));
+    assert_eq!(parent(6), Some(("5".to_owned(), Some(EntryIndex(5)))));
+    assert_eq!(ix.find("5"), Some(EntryIndex(2)));
+    assert_eq!(ix.ids_mapped(), 0);
+    fs.remove_file(&sidecar_path(path)).unwrap();
+    let (rebuilt, _) = open(fs.clone(), path);
+    assert_eq!(fingerprint(&ix), fingerprint(&rebuilt));
+}
