@@ -152,16 +152,6 @@ fn rank(key: Key<'_>) -> Option<(u8, &[u8])> {
     }
 }
 
-/// The order of records `a` and `b` by their ids' keys (a record a table cannot hold
-/// sorts first: only a crafted sidecar has one, and it only gets wrong answers).
-fn by_key(recs: &[Rec], pool: &[u8], a: u32, b: u32) -> Ordering {
-    let key = |i| id_key(recs, pool, i).and_then(rank);
-    match (key(a), key(b)) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        (x, y) => x.is_some().cmp(&y.is_some()),
-    }
-}
-
 /// The ids of records `0..covers`, sorted: for every string or other scalar id, the
 /// last record with it, in key order; and the last record keyed `undefined`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -253,31 +243,33 @@ impl Ids {
     /// The table of every record, as a save writes it: the loaded table and the
     /// records since merged (O(n), plus sorting what was appended since the load).
     pub(crate) fn table(&self, recs: &[Rec], pool: &[u8]) -> IdTable {
-        let mut since: Vec<u32> = self.since.records().collect();
-        since.sort_unstable_by(|a, b| by_key(recs, pool, *a, *b));
+        let key = |i: u32| id_key(recs, pool, i).and_then(rank);
+        // Keys taken once, so the sort compares slices, not records.
+        let mut since: Vec<_> = self.since.records().map(|i| (key(i), i)).collect();
+        since.sort_unstable();
         let old = &self.table.order;
         let mut order = Vec::with_capacity(old.len() + since.len());
         let (mut i, mut j) = (0, 0);
         while i < old.len() && j < since.len() {
-            match by_key(recs, pool, old[i], since[j]) {
+            match key(old[i]).cmp(&since[j].0) {
                 Ordering::Less => {
                     order.push(old[i]);
                     i += 1;
                 }
                 Ordering::Greater => {
-                    order.push(since[j]);
+                    order.push(since[j].1);
                     j += 1;
                 }
                 // The later record has the id now.
                 Ordering::Equal => {
-                    order.push(since[j]);
+                    order.push(since[j].1);
                     i += 1;
                     j += 1;
                 }
             }
         }
         order.extend_from_slice(&old[i..]);
-        order.extend_from_slice(&since[j..]);
+        order.extend(since[j..].iter().map(|(_, r)| *r));
         IdTable {
             order,
             covers: u32::try_from(recs.len()).unwrap_or(u32::MAX),
