@@ -173,6 +173,13 @@ impl Derived {
         self.state.ids_mapped()
     }
 
+    /// The capacities of the records and of the id pool: an append that changes
+    /// them reallocated (copied) what the state holds.
+    #[cfg(feature = "testing")]
+    pub fn capacities(&self) -> (usize, usize) {
+        (self.state.recs.capacity(), self.state.pool.capacity())
+    }
+
     /// Number of indexed frames (header record included).
     pub fn len(&self) -> usize {
         self.state.recs.len()

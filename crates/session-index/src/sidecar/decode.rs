@@ -12,6 +12,14 @@ use super::{
 use crate::ids::{IdTable, Ids};
 use crate::state::{NO_POS, Rec, Span, State};
 
+/// Room for what the appends after a load add before a save rewrites the sidecar
+/// (the manager saves every 1,024 appends or an eighth of the session, whichever is
+/// more): growing a loaded vector copies all of it, which the first append after a
+/// resume would otherwise pay.
+fn headroom(n: usize) -> usize {
+    (n / 8).max(1024)
+}
+
 /// Records (and id table entries) are read and hashed this many bytes at a time.
 const READ_CHUNK: usize = 910 * REC_LEN; // 64 KiB
 
@@ -108,15 +116,17 @@ impl Hashed<'_> {
         Ok(())
     }
 
-    /// `count` items of `size` bytes, read in 64 KiB pieces from a reused buffer.
+    /// `count` items of `size` bytes, read in 64 KiB pieces from a reused buffer,
+    /// into a vector with room for `spare` more.
     fn items<T>(
         &mut self,
         count: usize,
+        spare: usize,
         size: usize,
         parse: impl Fn(&[u8]) -> T,
     ) -> Result<Vec<T>, ReadFault> {
         let per_read = READ_CHUNK / size;
-        let mut out = Vec::with_capacity(count);
+        let mut out = Vec::with_capacity(count + spare);
         let mut buf = vec![0u8; per_read.min(count.max(1)) * size];
         while out.len() < count {
             let n = (count - out.len()).min(per_read) * size;
@@ -186,11 +196,20 @@ pub(crate) fn read(
     r.hasher.update(&h);
     r.at = HEADER_LEN as u64;
     // Bounded by `len` above.
-    let recs = r.items(hd.rec_count as usize, REC_LEN, parse_rec)?;
-    let order = r.items(hd.ids_count as usize, ID_LEN, |b| {
+    let n = hd.rec_count as usize;
+    let recs = r.items(n, headroom(n), REC_LEN, parse_rec)?;
+    let order = r.items(hd.ids_count as usize, 0, ID_LEN, |b| {
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
     })?;
-    let mut pool = vec![0u8; hd.pool_len as usize];
+    // The pool, straight into place, with room for the ids of as many appends (at
+    // their average length; never more than an eighth of the pool and 64 KiB, so a
+    // crafted pool of few long ids cannot make it large).
+    let pool_len = hd.pool_len as usize;
+    let spare = headroom(n)
+        .saturating_mul(pool_len / n.max(1))
+        .min(pool_len / 8 + (64 << 10));
+    let mut pool = Vec::with_capacity(pool_len + spare);
+    pool.resize(pool_len, 0);
     r.read(&mut pool)?;
     let mut rest = vec![0u8; (len - TRAILER_LEN as u64 - r.at) as usize];
     r.read(&mut rest)?;

@@ -48,7 +48,8 @@ fn saved(n: usize) -> (Arc<SimFs>, &'static Path) {
 /// (the witness): the same bytes at both sizes but for that frame's length, which the
 /// comparison takes out. The sidecar is read once, each byte (its size grows with the
 /// session until sections are read on demand, issue 19). The first append reads
-/// nothing and maps one id, its own.
+/// nothing, maps one id, its own, and grows nothing the load allocated (growing the
+/// records copies all of them: 7 MB at 100k entries).
 #[test]
 fn the_first_append_after_a_resume_costs_the_same_at_1k_and_100k_entries() {
     let mut costs = Vec::new();
@@ -71,7 +72,10 @@ fn the_first_append_after_a_resume_costs_the_same_at_1k_and_100k_entries() {
         let resume_journal = counting.bytes_read(path) - witness;
         assert_eq!(ix.ids_mapped(), 0, "{n}: a resume maps no id");
         counting.reset();
+        let room = ix.capacities();
         assert!(!append(&mut ix, &mut w, "fresh001"));
+        // Nor does it grow (copy) the loaded records or id pool.
+        assert_eq!(ix.capacities(), room, "{n}: the first append reallocated");
         let append_read = counting.bytes_read(path) + counting.bytes_read(&side);
         costs.push((resume_journal, append_read, ix.ids_mapped()));
         assert_eq!(ix.find("fresh001"), Some(EntryIndex(n as u32 + 1)));
