@@ -152,11 +152,23 @@ fn rank(key: Key<'_>) -> Option<(u8, &[u8])> {
     }
 }
 
+/// The hash an id is sorted by in an [`IdTable`] (`docs/format.md` §3): XXH3-64 of
+/// its bytes, seeded with its class (0: a string, 1: another value's canonical JSON
+/// text). Not keyed: equal hashes (crafted or not) only make a run of entries that a
+/// binary search by the ids themselves settles, so a lookup stays O(log n).
+pub(crate) fn id_hash((class, bytes): (u8, &[u8])) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(bytes, u64::from(class))
+}
+
 /// The ids of records `0..covers`, sorted: for every string or other scalar id, the
-/// last record with it, in key order; and the last record keyed `undefined`.
+/// last record with it, ordered by (hash, class, bytes); and the last record keyed
+/// `undefined`. Lookups search the hashes (8 bytes each, contiguous), and read the
+/// records and the pool only to settle the (rare) entries of an equal hash.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct IdTable {
-    /// Record numbers, one per key, in key order.
+    /// [`id_hash`] of each id, ascending.
+    pub(crate) hashes: Vec<u64>,
+    /// The record of each id, in the same order.
     pub(crate) order: Vec<u32>,
     /// How many records (from the first) the table covers.
     pub(crate) covers: u32,
@@ -165,17 +177,20 @@ pub(crate) struct IdTable {
 }
 
 impl IdTable {
-    /// The record of `key` among the covered ones: O(log n), reading the pool.
+    /// The record of `key` among the covered ones: O(log n).
     fn find(&self, recs: &[Rec], pool: &[u8], key: Key<'_>) -> Option<u32> {
         let want = rank(key)?;
-        let at = self
-            .order
+        let h = id_hash(want);
+        let lo = self.hashes.partition_point(|x| *x < h);
+        let run = self.hashes.get(lo..)?.partition_point(|x| *x == h);
+        let records = self.order.get(lo..lo + run)?;
+        let at = records
             .binary_search_by(|&i| match id_key(recs, pool, i).and_then(rank) {
                 Some(have) => have.cmp(&want),
                 None => Ordering::Less,
             })
             .ok()?;
-        self.order.get(at).copied()
+        records.get(at).copied()
     }
 }
 
@@ -241,36 +256,57 @@ impl Ids {
     }
 
     /// The table of every record, as a save writes it: the loaded table and the
-    /// records since merged (O(n), plus sorting what was appended since the load).
+    /// records since merged (O(n), comparing hashes, plus sorting what was indexed
+    /// since the load).
     pub(crate) fn table(&self, recs: &[Rec], pool: &[u8]) -> IdTable {
         let key = |i: u32| id_key(recs, pool, i).and_then(rank);
-        // Keys taken once, so the sort compares slices, not records.
-        let mut since: Vec<_> = self.since.records().map(|i| (key(i), i)).collect();
+        // (hash, key, record), the key taken once: the sort compares hashes, then
+        // slices. The map holds only keys a table holds.
+        let mut since: Vec<_> = self
+            .since
+            .records()
+            .filter_map(|i| key(i).map(|k| (id_hash(k), k, i)))
+            .collect();
         since.sort_unstable();
-        let old = &self.table.order;
-        let mut order = Vec::with_capacity(old.len() + since.len());
+        let (old_h, old) = (&self.table.hashes, &self.table.order);
+        let n = old.len().min(old_h.len());
+        let mut hashes = Vec::with_capacity(n + since.len());
+        let mut order = Vec::with_capacity(n + since.len());
         let (mut i, mut j) = (0, 0);
-        while i < old.len() && j < since.len() {
-            match key(old[i]).cmp(&since[j].0) {
+        while i < n && j < since.len() {
+            let (h, k, r) = since[j];
+            let next = old_h[i].cmp(&h).then_with(|| match key(old[i]) {
+                Some(have) => have.cmp(&k),
+                None => Ordering::Less,
+            });
+            match next {
                 Ordering::Less => {
+                    hashes.push(old_h[i]);
                     order.push(old[i]);
                     i += 1;
                 }
                 Ordering::Greater => {
-                    order.push(since[j].1);
+                    hashes.push(h);
+                    order.push(r);
                     j += 1;
                 }
                 // The later record has the id now.
                 Ordering::Equal => {
-                    order.push(since[j].1);
+                    hashes.push(h);
+                    order.push(r);
                     i += 1;
                     j += 1;
                 }
             }
         }
-        order.extend_from_slice(&old[i..]);
-        order.extend(since[j..].iter().map(|(_, r)| *r));
+        hashes.extend_from_slice(&old_h[i..n]);
+        order.extend_from_slice(&old[i..n]);
+        for (h, _, r) in &since[j..] {
+            hashes.push(*h);
+            order.push(*r);
+        }
         IdTable {
+            hashes,
             order,
             covers: u32::try_from(recs.len()).unwrap_or(u32::MAX),
             undefined: self.since.undefined.or(self.table.undefined),
@@ -281,5 +317,38 @@ impl Ids {
     #[cfg(feature = "testing")]
     pub(crate) fn mapped(&self) -> u64 {
         self.since.inserted + self.all.get().map_or(0, |m| m.inserted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::derived::Derived;
+    use crate::kinds;
+
+    /// Ids whose hashes are equal (as crafted ones could be) form one run, which a
+    /// binary search by the ids themselves settles.
+    #[test]
+    fn a_run_of_equal_hashes_is_settled_by_the_ids() {
+        let mut d = Derived::new();
+        d.push_payload(kinds::SESSION_HEADER, br#"{"type":"session","id":"s"}"#);
+        for id in [r#""b""#, r#""a""#, r#""d""#, "5", r#""c""#, r#""5""#] {
+            let line = format!(r#"{{"type":"custom","id":{id}}}"#);
+            d.push_payload(kinds::ENTRY, line.as_bytes());
+        }
+        let s = &d.state;
+        let mut order: Vec<u32> = (1..=6).collect();
+        order.sort_by_key(|i| id_key(&s.recs, &s.pool, *i).and_then(rank));
+        for i in 1..=6 {
+            let key = id_key(&s.recs, &s.pool, i).expect("an entry");
+            let table = IdTable {
+                hashes: vec![id_hash(rank(key).expect("a scalar id")); 6],
+                order: order.clone(),
+                covers: 7,
+                undefined: None,
+            };
+            assert_eq!(table.find(&s.recs, &s.pool, key), Some(i));
+            assert_eq!(table.find(&s.recs, &s.pool, Key::Str(b"e")), None);
+        }
     }
 }

@@ -198,7 +198,10 @@ pub(crate) fn read(
     // Bounded by `len` above.
     let n = hd.rec_count as usize;
     let recs = r.items(n, headroom(n), REC_LEN, parse_rec)?;
-    let order = r.items(hd.ids_count as usize, 0, ID_LEN, |b| {
+    let hashes = r.items(hd.ids_count as usize, 0, 8, |b| {
+        u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+    })?;
+    let order = r.items(hd.ids_count as usize, 0, 4, |b| {
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
     })?;
     // The pool, straight into place, with room for the ids of as many appends (at
@@ -222,7 +225,7 @@ pub(crate) fn read(
     if r.hasher.digest128().to_le_bytes() != stored {
         return Err(corrupt("checksum mismatch".to_owned()));
     }
-    Ok(build(hd, recs, order, pool, &rest, expected)?)
+    Ok(build(hd, recs, (hashes, order), pool, &rest, expected)?)
 }
 
 /// A bounded reader of the string tables and aggregates.
@@ -287,7 +290,7 @@ fn check_records(h: &Header, recs: &[Rec]) -> Result<(), DecodeFault> {
 fn build(
     h: Header,
     recs: Vec<Rec>,
-    order: Vec<u32>,
+    (hashes, order): (Vec<u64>, Vec<u32>),
     pool: Vec<u8>,
     rest: &[u8],
     expected: JournalId,
@@ -353,6 +356,7 @@ fn build(
     }
     let [types, roles] = tables;
     let table = IdTable {
+        hashes,
         order,
         covers: u32::try_from(n).map_err(|_| corrupt(format!("{n} records")))?,
         undefined,

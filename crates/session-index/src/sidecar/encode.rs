@@ -99,6 +99,9 @@ pub(crate) fn encode(state: &State, journal_id: JournalId, data_start: u64) -> V
         );
         out.extend_from_slice(&b);
     }
+    for h in &ids.hashes {
+        out.extend_from_slice(&h.to_le_bytes());
+    }
     for i in &ids.order {
         out.extend_from_slice(&i.to_le_bytes());
     }

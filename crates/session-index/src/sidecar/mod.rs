@@ -10,7 +10,8 @@
 //! ```text
 //! header      120 bytes (fields below)
 //! records     rec_count × 72 bytes, one per covered header or entry frame
-//! id table    ids_count × 4 bytes: record numbers sorted by id (binary searched)
+//! id table    ids_count × u64 hashes, then ids_count × u32 records, sorted by id
+//!             (hash, class, bytes): binary searched
 //! pool        pool_len bytes (entry and parent ids, UTF-8)
 //! types, roles each: u32 length + UTF-8 bytes
 //! aggregates  agg_len bytes of JSON (`wire::AggregatesWire`)
@@ -38,8 +39,9 @@ pub const VERSION: u32 = 8;
 pub const HEADER_LEN: usize = 120;
 /// Length of one encoded record.
 pub(crate) const REC_LEN: usize = 72;
-/// Length of one id table entry.
-pub(crate) const ID_LEN: usize = 4;
+/// Length of one id table entry: its hash (u64) and its record (u32), stored as two
+/// columns.
+pub(crate) const ID_LEN: usize = 12;
 /// Length of the trailing check.
 pub const TRAILER_LEN: usize = 16;
 /// "No record" in the header's `ids_undefined` and a record's `parent`.
@@ -163,7 +165,7 @@ pub fn layout_table() -> String {
     out.push_str(&format!("record ({REC_LEN} bytes)\n"));
     out.extend(rec::ALL.iter().map(row));
     out.push_str(&format!(
-        "id table entry ({ID_LEN} bytes)\n  0    record           u32\n"
+        "id table entry ({ID_LEN} bytes, two columns)\n  0    hash             u64\n  8    record           u32\n"
     ));
     out.push_str("record flags\n");
     out.extend(

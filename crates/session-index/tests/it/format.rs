@@ -65,7 +65,7 @@ impl Spec {
                 }
             } else {
                 let (name, size) = match line.split_once(" (") {
-                    Some((n, s)) => (n, s.trim_end_matches(" bytes)").parse().unwrap()),
+                    Some((n, s)) => (n, s.split(' ').next().unwrap().parse().unwrap()),
                     None => (line, 0),
                 };
                 part = name.to_owned();
@@ -172,6 +172,7 @@ fn a_saved_sidecar_reads_by_the_spec() {
     let recs = head_len;
     let ids = recs + n * rec_len;
     let pool = ids + u("ids_count") as usize * id_len;
+    assert_eq!(spec.sizes["id table entry"], id_len);
     let strings = pool + u("pool_len") as usize;
     let trailer = b.len() - session_index::SIDECAR_TRAILER_LEN;
     let agg = trailer - u("agg_len") as usize;
@@ -218,17 +219,42 @@ fn a_saved_sidecar_reads_by_the_spec() {
             .map_or(0xffff_ffff, |p| u64::from(p.0));
         assert_eq!(parent, resolved, "record {i}");
     }
-    // The id table: one record per string id, the last with it, sorted by its bytes;
-    // the last entry without an id.
-    let table: Vec<usize> = (0..u("ids_count") as usize)
-        .map(|k| u32::from_le_bytes(b[ids + 4 * k..ids + 4 * k + 4].try_into().unwrap()) as usize)
+    // The id table, two columns: for every string id the last record with it, in
+    // the order of (XXH3-64 of its bytes seeded with its class, 0 for strings; then
+    // its bytes); the last entry without an id.
+    let count = u("ids_count") as usize;
+    let (hash, record) = (
+        &spec.fields[&("id table entry".into(), "hash".into())],
+        &spec.fields[&("id table entry".into(), "record".into())],
+    );
+    assert_eq!((hash.0, record.0, id_len), (0, 8, 12));
+    let hashes: Vec<u64> = (0..count)
+        .map(|k| u64::from_le_bytes(b[ids + 8 * k..ids + 8 * k + 8].try_into().unwrap()))
+        .collect();
+    let records = ids + 8 * count;
+    let table: Vec<usize> = (0..count)
+        .map(|k| {
+            let at = records + 4 * k;
+            u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize
+        })
         .collect();
     let keys: Vec<&str> = table.iter().map(|i| span(rec(*i), "id").unwrap()).collect();
-    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+    for (h, key) in hashes.iter().zip(&keys) {
+        assert_eq!(
+            *h,
+            xxhash_rust::xxh3::xxh3_64_with_seed(key.as_bytes(), 0),
+            "{key}"
+        );
+    }
+    let sorted: Vec<(u64, &str)> = hashes.iter().copied().zip(keys.iter().copied()).collect();
+    assert!(sorted.windows(2).all(|w| w[0] < w[1]), "{sorted:?}");
     for (i, key) in table.iter().zip(&keys) {
         assert_eq!(ix.find(key), Some(EntryIndex(*i as u32)), "{key}");
     }
-    assert_eq!(keys, ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"]);
+    let mut all = keys.clone();
+    all.sort_unstable();
+    assert_eq!(all, ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"]);
+    assert_eq!(table[keys.iter().position(|k| *k == "a1").unwrap()], 10);
     assert_eq!(u("ids_undefined"), 9);
     // The aggregates: the spec's example, verbatim.
     let value: serde_json::Value = serde_json::from_slice(&b[agg..trailer]).unwrap();
