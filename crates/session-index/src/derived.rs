@@ -166,6 +166,20 @@ impl Derived {
         }
     }
 
+    /// Ids inserted into id maps since this state was built or loaded: what the id
+    /// lookups cost in CPU, counted (tests compare it across session sizes).
+    #[cfg(feature = "testing")]
+    pub fn ids_mapped(&self) -> u64 {
+        self.state.ids_mapped()
+    }
+
+    /// The capacities of the records and of the id pool: an append that changes
+    /// them reallocated (copied) what the state holds.
+    #[cfg(feature = "testing")]
+    pub fn capacities(&self) -> (usize, usize) {
+        (self.state.recs.capacity(), self.state.pool.capacity())
+    }
+
     /// Number of indexed frames (header record included).
     pub fn len(&self) -> usize {
         self.state.recs.len()

@@ -61,6 +61,7 @@ mod catalog;
 mod derived;
 mod error;
 mod fields;
+mod ids;
 mod index;
 pub mod kinds;
 mod probe;
@@ -111,7 +112,7 @@ pub fn constants_table() -> String {
 }
 pub use sidecar::{
     HEADER_LEN as SIDECAR_HEADER_LEN, MAGIC as SIDECAR_MAGIC, TRAILER_LEN as SIDECAR_TRAILER_LEN,
-    VERSION as SIDECAR_VERSION, trailer as sidecar_trailer,
+    VERSION as SIDECAR_VERSION, layout_table as sidecar_layout_table, trailer as sidecar_trailer,
 };
 pub use summary::{Modified, SessionSummary, iso};
 pub use tree::{PathToRoot, REPEAT_LIMIT, Tree, TreeNode, TreeReport};

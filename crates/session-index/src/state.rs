@@ -5,12 +5,13 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use session_journal::{FrameInfo, Offset};
 use session_types::{Entry, EntryType, EntryTypeMap, parse_js_date};
 
 use crate::fields::{Fields, Message};
+use crate::ids::Ids;
 use crate::kinds::{ENTRY_KIND, SESSION_HEADER_KIND};
 use crate::probe::{self, FIRST_MESSAGE_MAX_BYTES, Probe, Text};
 
@@ -123,37 +124,13 @@ impl<'a> Key<'a> {
 /// What the header record says, kept as raw JSON values: `None` where the key is
 /// absent (JavaScript's `undefined`), `Some(Null)` where it is `null` — the two differ
 /// to the reference (`new Date(null)` is 1970, a `null` parentSession is listed).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// (The sidecar stores it through its own wire type, `sidecar::wire`.)
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct HeaderInfo {
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
     pub(crate) id: Option<serde_json::Value>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
     pub(crate) cwd: Option<serde_json::Value>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
     pub(crate) parent_session: Option<serde_json::Value>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
     pub(crate) timestamp: Option<serde_json::Value>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
     pub(crate) version: Option<serde_json::Value>,
 }
 
@@ -166,18 +143,18 @@ pub(crate) fn present<'de, D: serde::Deserializer<'de>>(
 }
 
 /// A current label.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LabelState {
     /// The label string, or the label's JSON text when `json` is set.
     pub(crate) label: String,
     pub(crate) entry: u32,
     /// The label is a truthy non-string JSON value (`42`, `{…}`), kept as JSON text.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) json: bool,
 }
 
-/// Everything the replay accumulates besides the per-frame records.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Everything the replay accumulates besides the per-frame records. (An internal
+/// type: the sidecar stores it through its own wire type, `sidecar::wire`.)
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Aggregates {
     pub(crate) header: Option<HeaderInfo>,
     pub(crate) header_entry: Option<u32>,
@@ -185,7 +162,6 @@ pub(crate) struct Aggregates {
     pub(crate) labels: IndexMap<String, LabelState>,
     /// The same for targets that are not strings: canonical JSON text of a number,
     /// boolean or `null`, or `undefined` for a label entry without `targetId`.
-    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub(crate) labels_other: IndexMap<String, LabelState>,
     pub(crate) name: Option<String>,
     pub(crate) name_entry: Option<u32>,
@@ -198,7 +174,6 @@ pub(crate) struct Aggregates {
     /// An excerpt: at most [`FIRST_MESSAGE_MAX_BYTES`] of the text.
     pub(crate) first_message: Option<String>,
     /// Whether the first message is longer than its excerpt.
-    #[serde(default)]
     pub(crate) first_message_truncated: bool,
     pub(crate) reference_would_drop: Option<String>,
     pub(crate) entries: u64,
@@ -256,9 +231,10 @@ pub(crate) struct State {
     pub(crate) roles: Vec<Box<str>>,
     pub(crate) type_codes: HashMap<Box<str>, u16>,
     pub(crate) role_codes: HashMap<Box<str>, u16>,
-    /// id → record index (the last entry with that id), keyed by the pool's strings;
-    /// built on first use, so loading an index for a resume builds no map at all.
-    pub(crate) by_id: std::sync::OnceLock<IdMap>,
+    /// id → record index (the last entry with that id), keyed by the pool's strings:
+    /// a loaded index searches the sidecar's sorted table and maps only what was
+    /// appended since, so a resume builds no map at all.
+    pub(crate) ids: Ids,
     /// Whether every record's `parent_pos` is the reference's resolution. A later
     /// duplicate id, or an id that an earlier entry already named as a missing parent,
     /// makes them stale; lookups then go through the id map until the next load.
@@ -287,119 +263,6 @@ fn intern(table: &mut Vec<Box<str>>, codes: &mut HashMap<Box<str>, u16>, s: &str
     table.push(s.into());
     codes.insert(s.into(), code);
     code
-}
-
-/// The id map: an open-addressing table of record indices whose keys are the ids in
-/// the string pool, so loading an index allocates nothing per entry. Hashing is
-/// std's keyed SipHash (ids come from untrusted files: no collision flooding).
-/// Keys are the reference's ([`Key`]): string and non-string ids are apart, the last
-/// entry without an id is the `undefined` key, and object ids are not in the table.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct IdMap {
-    slots: Vec<u32>,
-    len: usize,
-    hasher: std::hash::RandomState,
-    /// The last entry keyed `undefined`.
-    undefined: Option<u32>,
-}
-
-const EMPTY_SLOT: u32 = u32::MAX;
-
-impl IdMap {
-    fn with_capacity(n: usize) -> Self {
-        let size = (n.max(4) * 2).next_power_of_two();
-        Self {
-            slots: vec![EMPTY_SLOT; size],
-            len: 0,
-            hasher: std::hash::RandomState::new(),
-            undefined: None,
-        }
-    }
-
-    fn home(&self, id: Key<'_>) -> usize {
-        use std::hash::BuildHasher;
-        (self.hasher.hash_one(id) as usize) & (self.slots.len() - 1)
-    }
-
-    /// Every entry record's id, last one winning.
-    fn build(recs: &[Rec], pool: &[u8]) -> Self {
-        let mut m = IdMap::with_capacity(recs.len());
-        for i in 0..recs.len() as u32 {
-            if recs[i as usize].kind == ENTRY_KIND {
-                m.insert(recs, pool, i);
-            }
-        }
-        m
-    }
-
-    fn find(&self, recs: &[Rec], pool: &[u8], id: Key<'_>) -> Option<u32> {
-        match id {
-            Key::Undefined => return self.undefined,
-            // An object is only itself (`NO_POS`: one no record holds).
-            Key::Unique(i) => return (i != NO_POS).then_some(i),
-            Key::Str(_) | Key::Json(_) => {}
-        }
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = self.slots.len() - 1;
-        let mut at = self.home(id);
-        loop {
-            let s = self.slots[at];
-            if s == EMPTY_SLOT {
-                return None;
-            }
-            if id_key(recs, pool, s) == Some(id) {
-                return Some(s);
-            }
-            at = (at + 1) & mask;
-        }
-    }
-
-    /// Maps the id of record `index` to it; `true` if an earlier record had that id.
-    fn insert(&mut self, recs: &[Rec], pool: &[u8], index: u32) -> bool {
-        if (self.len + 1) * 2 > self.slots.len() {
-            let old = std::mem::take(&mut self.slots);
-            let hasher = std::mem::take(&mut self.hasher);
-            let undefined = self.undefined;
-            *self = IdMap::with_capacity(old.len().max(8));
-            self.hasher = hasher;
-            self.undefined = undefined;
-            for s in old.into_iter().filter(|s| *s != EMPTY_SLOT) {
-                self.place(recs, pool, s);
-            }
-        }
-        self.place(recs, pool, index)
-    }
-
-    fn place(&mut self, recs: &[Rec], pool: &[u8], index: u32) -> bool {
-        let id = match id_key(recs, pool, index) {
-            None | Some(Key::Unique(_)) => return false,
-            Some(Key::Undefined) => {
-                // Not a duplicate id: nothing resolves a parent through `undefined`
-                // but the tree, which reads the map afresh.
-                self.undefined = Some(index);
-                return false;
-            }
-            Some(id) => id,
-        };
-        let mask = self.slots.len() - 1;
-        let mut at = self.home(id);
-        loop {
-            let s = self.slots[at];
-            if s == EMPTY_SLOT {
-                self.slots[at] = index;
-                self.len += 1;
-                return false;
-            }
-            if id_key(recs, pool, s) == Some(id) {
-                // `s == index` when a lazily built map already holds this record.
-                self.slots[at] = index;
-                return s != index;
-            }
-            at = (at + 1) & mask;
-        }
-    }
 }
 
 fn span_bytes(pool: &[u8], span: Span) -> Option<&[u8]> {
@@ -431,9 +294,10 @@ pub(crate) fn id_key<'p>(recs: &[Rec], pool: &'p [u8], i: u32) -> Option<Key<'p>
 }
 
 impl State {
-    fn id_map(&self) -> &IdMap {
-        self.by_id
-            .get_or_init(|| IdMap::build(&self.recs, &self.pool))
+    /// Ids inserted into id maps so far.
+    #[cfg(feature = "testing")]
+    pub(crate) fn ids_mapped(&self) -> u64 {
+        self.ids.mapped()
     }
 
     /// The last entry with this id.
@@ -441,9 +305,23 @@ impl State {
         self.find_key(Key::Str(id.as_bytes()))
     }
 
-    /// The last entry whose id is this key (`byId.get(key)`).
+    /// The last entry whose id is this key (`byId.get(key)`), for a single lookup
+    /// (O(log n) at most, building nothing).
     pub(crate) fn find_key(&self, key: Key<'_>) -> Option<u32> {
-        self.id_map().find(&self.recs, &self.pool, key)
+        self.ids.find(&self.recs, &self.pool, key)
+    }
+
+    /// [`find_id`](Self::find_id) for queries that look up every entry: through a
+    /// map of every record, built once.
+    pub(crate) fn find_id_bulk(&self, id: &str) -> Option<u32> {
+        self.find_key_bulk(Key::Str(id.as_bytes()))
+    }
+
+    /// [`find_key`](Self::find_key) for queries that look up every entry.
+    pub(crate) fn find_key_bulk(&self, key: Key<'_>) -> Option<u32> {
+        self.ids
+            .all(&self.recs, &self.pool)
+            .find(&self.recs, &self.pool, key)
     }
 
     /// Record `i`'s id as a key (`None` for records that are not entries).
@@ -481,20 +359,37 @@ impl State {
     /// Resolves record `i`'s parent through the id map as the reference's context
     /// walk does (`current.parentId ? byId.get(current.parentId) : undefined`), a
     /// self-parent excepted.
+    /// Used once `parent_pos` went stale, for every parent a walk or a save asks
+    /// for: through the map of every record.
     pub(crate) fn resolve_parent(&self, i: u32) -> Option<u32> {
         let p = self.parent_key_of(i).filter(|k| k.truthy())?;
         if Some(p) == self.key_of(i) {
             return None;
         }
-        self.find_key(p)
+        self.find_key_bulk(p)
     }
 
     /// Maps the id of record `index` (already pushed) to it; `true` if an earlier
     /// record had that id.
     fn insert_id(&mut self, index: u32) -> bool {
-        self.id_map();
-        let map = self.by_id.get_mut().expect("initialised just above");
-        map.insert(&self.recs, &self.pool, index)
+        self.ids.insert(&self.recs, &self.pool, index)
+    }
+
+    /// After a load: the parents that entries name and no entry has (orphans), so
+    /// an entry appended with such an id makes their `parent_pos` stale as it does
+    /// during a replay. One pass over the records; only orphans are hashed.
+    pub(crate) fn restore_orphans(&mut self) {
+        for i in 0..self.recs.len() as u32 {
+            if self.recs[i as usize].parent_pos != NO_POS {
+                continue;
+            }
+            if let Some(p) = self.parent_key_of(i).filter(|k| k.truthy())
+                && Some(p) != self.key_of(i)
+                && let Some(k) = owned_key(p)
+            {
+                self.unresolved_parents.insert(k);
+            }
+        }
     }
 
     /// An empty index of a journal whose first entry frame starts at `data_start`.

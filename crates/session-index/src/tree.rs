@@ -120,11 +120,13 @@ impl Derived {
         let Some(pid) = s.id_of(parent.0) else {
             return Vec::new();
         };
-        if s.find_id(pid) != Some(parent.0) {
+        if s.find_id_bulk(pid) != Some(parent.0) {
             return Vec::new();
         }
         (0..s.recs.len() as u32)
-            .filter(|i| is_tree_entry(s, *i) && s.find_id(s.id_of(*i).unwrap_or("")) == Some(*i))
+            .filter(|i| {
+                is_tree_entry(s, *i) && s.find_id_bulk(s.id_of(*i).unwrap_or("")) == Some(*i)
+            })
             .filter(|i| s.parent_id_of(*i) == Some(pid) && s.id_of(*i) != Some(pid))
             .map(EntryIndex)
             .collect()
@@ -146,7 +148,7 @@ impl Derived {
                 break;
             }
             path.push(EntryIndex(i));
-            cur = s.parent_id_of(i).and_then(|p| s.find_id(p));
+            cur = s.parent_id_of(i).and_then(|p| s.find_id_bulk(p));
         }
         path.reverse();
         PathToRoot { path, cycle }
@@ -161,7 +163,7 @@ impl Derived {
         let s = &self.state;
         let n = s.recs.len();
         // `nodeMap.get(entry.id)`: the last entry with the key.
-        let node_of = |i: u32| -> Option<u32> { s.key_of(i).and_then(|k| s.find_key(k)) };
+        let node_of = |i: u32| -> Option<u32> { s.key_of(i).and_then(|k| s.find_key_bulk(k)) };
         // Attachments in append order: (parent node, child node).
         let mut roots = Vec::new();
         let mut edges: Vec<(u32, u32)> = Vec::new();
@@ -171,7 +173,7 @@ impl Derived {
             let parent = match s.parent_key_of(i) {
                 None => None,
                 Some(p) if Some(p) == s.key_of(i) && !matches!(p, Key::Unique(_)) => None,
-                Some(p) => s.find_key(p),
+                Some(p) => s.find_key_bulk(p),
             };
             match parent {
                 Some(pi) => {
@@ -251,7 +253,7 @@ impl Derived {
                 cur = s
                     .parent_id_of(i)
                     .filter(|p| Some(*p) != s.id_of(i))
-                    .and_then(|p| s.find_id(p));
+                    .and_then(|p| s.find_id_bulk(p));
             }
             for w in walk {
                 colour[w as usize] = 2;

@@ -3,7 +3,7 @@
 //! (`super::cases`) and may add a note to the report.
 //!
 //! Keys recorded: `open/`, `context/`, `resume/`, `rss/` and `tree/{size}`;
-//! `tree-resident/100k`; `append/{durable,bare-sync,buffered,buffered-cpu,
+//! `resume-open/` and `first-append/{size}` (µs); `tree-resident/100k`; `append/{durable,bare-sync,buffered,buffered-cpu,
 //! buffered-100k,bare-write,batch}` (µs per entry); `list/{2000,10000}`; `import/100k`
 //! and `import/bytes`; `cold/{1k,100k}` and `cold-reference/1k`. Times are in ms unless
 //! the key says otherwise.
@@ -45,6 +45,7 @@ type Measure = fn(&mut Bench<'_>) -> Result<()>;
 /// Our measurements, in the order they run.
 const MEASUREMENTS: &[(&str, Measure)] = &[
     ("resume", resume),
+    ("first append after a resume", first_append),
     ("peak RSS of resume", peak_rss),
     ("durable append", append_durable),
     ("buffered append", append_buffered),
@@ -167,6 +168,66 @@ fn resume(b: &mut Bench<'_>) -> Result<()> {
         b.notes.push(note);
     }
     Ok(())
+}
+
+/// `Store::open` of a copy of each session (journal and fresh sidecar, copied and
+/// synced untimed, so no writeback of the copy lands in the timing) and its first
+/// append (buffered: the append's own work, not a sync): the first append after a
+/// resume checks its new id against every id of the session. Samples
+/// `first-append/{size}` (µs) and `resume-open/{size}` (ms); a note. (This thread's
+/// CPU time from `schedstat` reads 0 at this scale: wall time only.)
+fn first_append(b: &mut Bench<'_>) -> Result<()> {
+    let tmp = b.tmp("tmp-first-append");
+    let msg = b.msgs(1).remove(0);
+    for (size, journal) in &b.native.journals {
+        let (mut open, mut first) = (Vec::new(), Vec::new());
+        for i in 0..=b.opts.reps {
+            let copy = copy_session(&tmp, journal)?;
+            for f in [copy.clone(), session_index::sidecar_path(&copy)] {
+                fs::File::open(&f)?.sync_all()?;
+            }
+            let st = Store::new(Layout::with_root(&tmp).expect("absolute root"));
+            let t = Instant::now();
+            let mut s = st.open(&copy)?;
+            let dt_open = ms_since(t);
+            s.set_durability(Durability::Buffered);
+            let m = msg.clone();
+            let t = Instant::now();
+            s.append_message(m)?;
+            let dt_first = ms_since(t) * 1e3;
+            drop(s);
+            if i > 0 {
+                open.push(dt_open);
+                first.push(dt_first);
+            }
+        }
+        b.samples.put(format!("resume-open/{size}"), open);
+        b.samples.put(format!("first-append/{size}"), first);
+        let note = format!(
+            "- first append after a resume/{size}: {:.1} µs (buffered; `Store::open` before it {:.2} ms)",
+            b.median(&format!("first-append/{size}")),
+            b.median(&format!("resume-open/{size}")),
+        );
+        eprintln!("ours: {note}");
+        b.notes.push(note);
+    }
+    let _ = fs::remove_dir_all(&tmp);
+    Ok(())
+}
+
+/// Copies `journal` and its index sidecar into `<tmp>/sessions/` (a fresh directory).
+fn copy_session(tmp: &Path, journal: &Path) -> Result<PathBuf> {
+    let _ = fs::remove_dir_all(tmp);
+    let dir = tmp.join("sessions");
+    fs::create_dir_all(&dir)?;
+    let name = journal.file_name().context("journal file name")?;
+    let copy = dir.join(name);
+    fs::copy(journal, &copy)?;
+    let side = session_index::sidecar_path(journal);
+    if side.exists() {
+        fs::copy(&side, session_index::sidecar_path(&copy))?;
+    }
+    Ok(copy)
 }
 
 /// The journal's writer open (lock, forward verification of every frame, fdatasync)
@@ -556,16 +617,7 @@ fn append_run_cpu(
 /// Per-append µs of buffered `append_message` over `batch` into a copy of `journal`
 /// (and its index sidecar) under `tmp`; the copy is made untimed.
 fn append_to_copy(tmp: &Path, journal: &Path, batch: Vec<AgentMessage>) -> Result<f64> {
-    let _ = fs::remove_dir_all(tmp);
-    let dir = tmp.join("sessions");
-    fs::create_dir_all(&dir)?;
-    let name = journal.file_name().context("journal file name")?;
-    let copy = dir.join(name);
-    fs::copy(journal, &copy)?;
-    let side = session_index::sidecar_path(journal);
-    if side.exists() {
-        fs::copy(&side, session_index::sidecar_path(&copy))?;
-    }
+    let copy = copy_session(tmp, journal)?;
     let st = Store::new(Layout::with_root(tmp).expect("absolute root"));
     let mut s = st.open(&copy)?;
     s.set_durability(Durability::Buffered);

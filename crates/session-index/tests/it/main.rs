@@ -9,6 +9,7 @@ mod crash;
 mod fields;
 mod format;
 mod fuzz_replay;
+mod ids;
 mod index;
 mod support;
 mod tree;

@@ -51,3 +51,72 @@ fn resume_reads_each_journal_byte_once() {
         assert_eq!(counting.bytes_read(&path), 0, "{n} entries");
     }
 }
+
+/// Entry ids from a script, then from a seeded source (session and journal ids too).
+#[derive(Debug)]
+struct ScriptedIds {
+    script: std::sync::Mutex<std::collections::VecDeque<String>>,
+    next: std::sync::atomic::AtomicU64,
+    rest: session_manager::SeededIds,
+}
+
+impl ScriptedIds {
+    fn push(&self, ids: &[&str]) {
+        let mut s = self.script.lock().expect("script");
+        s.extend(ids.iter().map(|s| (*s).to_owned()));
+    }
+}
+
+impl session_manager::IdSource for ScriptedIds {
+    fn session_id(&self, now_ms: i64) -> String {
+        self.rest.session_id(now_ms)
+    }
+    fn entry_id(&self) -> session_types::EntryId {
+        let scripted = self.script.lock().expect("script").pop_front();
+        session_types::EntryId::new(scripted.unwrap_or_else(|| {
+            let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("{n:08x}")
+        }))
+    }
+    fn journal_id(&self) -> [u8; 16] {
+        self.rest.journal_id()
+    }
+}
+
+/// After a resume, a drawn id that an entry of the covered prefix or one appended
+/// since already has is refused, and the next candidate is taken.
+#[test]
+fn the_first_appends_after_a_resume_skip_ids_of_the_prefix_and_the_tail() {
+    let d = tempfile::tempdir().expect("dir");
+    let ids = Arc::new(ScriptedIds {
+        script: Default::default(),
+        next: Default::default(),
+        rest: session_manager::SeededIds::new(5),
+    });
+    let sources = Sources {
+        ids: ids.clone(),
+        ..Sources::deterministic(T0, 5)
+    };
+    let store = Store::new(Layout::with_root(d.path()).expect("root")).with_sources(sources);
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    for i in 0..3000 {
+        s.append_message(user(&format!("m{i}"))).expect("append");
+    }
+    let path = s.session_file().expect("file").to_path_buf();
+    s.close().expect("close");
+    let mut s = store.open(&path).expect("open");
+    // Entries 00000000..00000bb7 are in the sidecar's table.
+    ids.push(&["00000005", "00000bb7", "tail0001"]);
+    let first = s.append_message(user("first")).expect("append");
+    assert_eq!(first.as_str(), "tail0001");
+    ids.push(&["tail0001", "00000007", "tail0002"]);
+    let second = s.append_message(user("second")).expect("append");
+    assert_eq!(second.as_str(), "tail0002");
+    assert!(ids.script.lock().expect("script").is_empty());
+    s.close().expect("close");
+    // Every id once: the journal reads back with no duplicate.
+    let s = store.open(&path).expect("reopen");
+    let ctx = s.build_session_context().expect("context");
+    assert_eq!(ctx.messages.len(), 3002);
+}
