@@ -41,7 +41,7 @@ fn parent_pos(state: &State, i: u32) -> u32 {
 /// The first 8 bytes of an index sidecar.
 pub const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'I', b'D', b'X', b'\n'];
 /// The sidecar format version this crate writes and reads.
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 /// Fixed header length.
 pub const HEADER_LEN: usize = 104;
 /// Length of one encoded record.

@@ -63,6 +63,14 @@ pub struct SessionSummary {
     /// Set when the reference's listing would throw on this session and drop it (we
     /// list it anyway): the first reason.
     pub reference_would_drop: Option<String>,
+    /// The latest `session_state` entry's state, as written (`active`, `archived`,
+    /// …; `None`: none, or not a string). Not part of the reference's `SessionInfo`.
+    #[serde(default)]
+    pub session_state: Option<String>,
+    /// The latest `agent_status` entry's `status` value, as written (`None`: none,
+    /// or that entry had no `status`). Not part of the reference's `SessionInfo`.
+    #[serde(default)]
+    pub agent_status: Option<serde_json::Value>,
 }
 
 impl SessionSummary {
@@ -98,6 +106,8 @@ impl SessionSummary {
                 .unwrap_or_else(|| "(no messages)".to_owned()),
             first_message_truncated: a.first_message.is_some() && a.first_message_truncated,
             reference_would_drop: a.reference_would_drop.clone(),
+            session_state: a.state.clone(),
+            agent_status: a.agent_status.clone(),
         }
     }
 

@@ -1,22 +1,27 @@
 //! Listing sessions through a per-directory catalog (`<sessions>/.catalog`).
 //!
-//! The catalog holds, per journal file, the journal's id, the length its record
-//! describes, the last frame at that length (offset, seq, body check), and the listing
-//! summary at that length. A listing reads the directory, `stat`s each journal and
-//! reads the catalog. A record whose length equals the journal's length is checked
-//! against the journal itself, in O(1): the journal's id (from its header frame) and
-//! the last frame (verified where the record says it is, with the record's seq and
-//! check). Only then is it used, and no more of the journal is read. Any other journal
-//! is opened through its index (O(1) validation plus the tail), and its record is
-//! replaced when everything the index covers was durable. A missing or damaged
-//! catalog is rebuilt (from the per-session indexes) and the reason reported.
+//! The catalog holds, per journal file, the journal's status when it was recorded
+//! (device, inode, length, change time), the last frame at that length (offset, seq,
+//! body check) and the listing summary at that length; its bytes are in [`wire`]
+//! (`docs/format.md` §3). A listing reads the directory, `lstat`s each journal and
+//! reads the catalog. A record is used as it is when the journal's status equals the
+//! record's and the record is not *racy* (its change time is not within
+//! [`wire::RACY_WINDOW_NS`] of the catalog's stamp, the change time of the catalog's
+//! temporary file taken before the listing that wrote it looked at any journal) —
+//! git's "racily clean" rule: a fresh catalog opens no journal. Otherwise the record
+//! is checked against the journal's content in O(1) (the journal id in its header
+//! frame, the last frame verified where the record says it is, with its seq and
+//! check), and a journal it does not describe is opened through its index (O(1)
+//! validation plus the tail); its record is replaced when everything the index
+//! covers was durable. A missing or damaged catalog is rebuilt (from the per-session
+//! indexes) and the reason reported.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-use session_journal::vfs::{EntryKind, OpenMode, StdVfs, Vfs};
+use serde::Serialize;
+use session_journal::vfs::{ChangeTime, EntryKind, OpenMode, PathStatus, StdVfs, Vfs};
 use session_journal::{JournalId, Offset, Reader, ReaderOptions};
 
 use crate::error::SaveError;
@@ -25,22 +30,21 @@ use crate::summary::SessionSummary;
 
 /// The catalog's file name inside a sessions directory.
 pub const CATALOG_FILE: &str = ".catalog";
-/// The first 8 bytes of a catalog.
-pub(crate) const CATALOG_MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'C', b'A', b'T', b'\n'];
-/// The catalog format version.
-pub(crate) const CATALOG_VERSION: u32 = 3;
+
+pub(crate) mod wire;
 
 /// Options of [`list_sessions`].
 #[derive(Debug, Clone)]
 pub struct ListOptions {
-    /// The file system for directories, journals, indexes and the catalog. (Only the
-    /// journal's modification time is read through std: the `Vfs` has no `stat`.)
+    /// The file system for directories, journals, indexes and the catalog.
     pub vfs: Arc<dyn Vfs>,
     /// Read and write the catalog (default true). Without it every journal is opened.
     pub use_catalog: bool,
     /// Write nothing (default false): a fresh catalog is still used, but stale or
     /// missing records are computed in memory and neither the catalog nor any index
-    /// sidecar is saved. For reading tools that promise not to modify a store.
+    /// sidecar is saved. For reading tools that promise not to modify a store. A
+    /// listing that is allowed to write but cannot (a read-only directory or file
+    /// system) behaves the same and says why in [`ListReport::save_error`].
     pub read_only: bool,
 }
 
@@ -114,11 +118,17 @@ pub enum CatalogStatus {
 pub struct ListReport {
     /// The catalog's fate.
     pub catalog: CatalogStatus,
-    /// Journals opened (0 when the catalog was fresh).
+    /// Journals opened through their index, their records being stale or missing
+    /// (0 when the catalog was fresh).
     pub journals_opened: u64,
+    /// Records checked against their journal's content (its header and last frame):
+    /// racy records, and records whose journal's status changed (0 when the
+    /// catalog was fresh and not racy).
+    pub journals_checked: u64,
     /// Files skipped, with the reason (not a journal, no session header, unreadable).
     pub skipped: Vec<(PathBuf, String)>,
-    /// Why writing the catalog failed, if it did.
+    /// Why the catalog was not written although the listing was allowed to write
+    /// (the directory is read-only, the disk full), if it was not.
     pub save_error: Option<String>,
 }
 
@@ -136,26 +146,23 @@ pub enum ListError {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct CatalogRecord {
-    file: String,
-    journal_id: String,
-    journal_len: u64,
-    /// The last frame the record covers: its offset, seq and body check (hex). It
-    /// ends at `journal_len`.
-    last_offset: u64,
-    last_seq: u64,
-    last_body_check: String,
-    summary: SessionSummary,
-}
+impl wire::RecordV4 {
+    /// Whether this record's status fields are those of `st`: same device, inode,
+    /// length and change time (a file system without change times matches nothing).
+    fn same_status(&self, st: &PathStatus) -> bool {
+        self.dev == st.id.dev
+            && self.ino == st.id.ino
+            && self.len == st.len
+            && self.ctime().is_some()
+            && self.ctime() == st.changed
+    }
 
-impl CatalogRecord {
-    /// Whether the journal at `path` (of length `len`) is the one this record
-    /// describes: same length, same journal id, and the frame at `last_offset`
-    /// verifies with the recorded seq and check and ends at `len`. Reads the journal's
-    /// header and that one frame.
+    /// Whether the journal at `path` is the one this record describes, by content:
+    /// same length, same journal id, and the frame at `last_offset` verifies with
+    /// the recorded seq and check and ends at the length. Reads the journal's header
+    /// and that one frame.
     fn describes(&self, vfs: &Arc<dyn Vfs>, path: &Path, len: u64) -> bool {
-        if self.journal_len != len {
+        if self.len != len {
             return false;
         }
         let Ok(reader) = Reader::open(path, ReaderOptions { vfs: vfs.clone() }) else {
@@ -168,43 +175,83 @@ impl CatalogRecord {
             Ok(info) => {
                 info.seq.0 == self.last_seq
                     && info.end().0 == len
-                    && info.body_check.to_string() == self.last_body_check
+                    && info.body_check.to_string() == self.last_check
             }
             Err(_) => false,
         }
     }
+
+    /// Takes `st`'s status fields.
+    fn restat(&mut self, st: &PathStatus) {
+        self.dev = st.id.dev;
+        self.ino = st.id.ino;
+        self.len = st.len;
+        self.ctime = st.changed.map(|t| (t.secs, t.nanos));
+    }
+
+    /// The record of a journal whose index covers exactly `st.len` bytes.
+    fn of_index(
+        file: String,
+        st: &PathStatus,
+        index: &Index,
+        summary: &SessionSummary,
+    ) -> Option<Self> {
+        let last = index.witness()?;
+        if index.covered_len().0 != st.len || !summary.has_header {
+            return None;
+        }
+        let mut r = wire::RecordV4 {
+            file,
+            dev: 0,
+            ino: 0,
+            len: 0,
+            ctime: None,
+            journal_id: index.journal_id().to_string(),
+            last_offset: last.frame.0,
+            last_seq: last.seq.0,
+            last_check: last.body_check.to_string(),
+            summary: wire::SummaryV4::from_summary(summary),
+        };
+        r.restat(st);
+        Some(r)
+    }
 }
 
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct CatalogBody {
-    records: Vec<CatalogRecord>,
+/// Whether a record whose journal changed at `ctime` is "racy" under a catalog
+/// stamped `stamp`: a change within the same clock tick as the record's status could
+/// leave that status unchanged, so only the journal's content can tell.
+fn racy(ctime: Option<ChangeTime>, stamp: Option<ChangeTime>) -> bool {
+    match (ctime, stamp) {
+        (Some(c), Some(t)) => c.as_nanos() + wire::RACY_WINDOW_NS > t.as_nanos(),
+        _ => true,
+    }
 }
 
-fn encode_catalog(body: &CatalogBody) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&CATALOG_MAGIC);
-    out.extend_from_slice(&CATALOG_VERSION.to_le_bytes());
-    out.extend_from_slice(&serde_json::to_vec(body).unwrap_or_default());
-    let h = blake3::hash(&out);
-    out.extend_from_slice(h.as_bytes());
+/// A catalog's encoding: header, the base records (under `stamp`), then records
+/// as if appended after it (unstamped).
+fn encode_catalog(
+    stamp: Option<ChangeTime>,
+    base: &[wire::RecordV4],
+    appended: &[wire::RecordV4],
+) -> Vec<u8> {
+    let frames = |records: &[wire::RecordV4], out: &mut Vec<u8>| {
+        for r in records {
+            if let Some(f) = wire::frame(r) {
+                out.extend_from_slice(&f);
+            }
+        }
+    };
+    let mut body = Vec::new();
+    frames(base, &mut body);
+    let header = wire::Header {
+        stamp,
+        base_end: (wire::HEADER_LEN + body.len()) as u64,
+    };
+    frames(appended, &mut body);
+    let mut out = Vec::with_capacity(wire::HEADER_LEN + body.len());
+    out.extend_from_slice(&header.encode());
+    out.extend_from_slice(&body);
     out
-}
-
-fn decode_catalog(bytes: &[u8]) -> Result<CatalogBody, String> {
-    if bytes.len() < 12 + 32 || bytes[..8] != CATALOG_MAGIC {
-        return Err("not a catalog (bad magic or too short)".into());
-    }
-    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-    if version != CATALOG_VERSION {
-        return Err(format!(
-            "catalog version {version} unsupported (supported: {CATALOG_VERSION})"
-        ));
-    }
-    let (body, trailer) = bytes.split_at(bytes.len() - 32);
-    if blake3::hash(body).as_bytes() != trailer {
-        return Err("catalog checksum mismatch".into());
-    }
-    serde_json::from_slice(&body[12..]).map_err(|e| format!("catalog body: {e}"))
 }
 
 /// The largest catalog read for a directory of `journals` journals: a record holds
@@ -271,17 +318,29 @@ pub fn forget(vfs: &dyn Vfs, dir: &Path, journal_file: &str) -> Result<(), Forge
             return remove_catalog(vfs, dir, &path).map_err(io("remove"));
         }
     };
-    match decode_catalog(&bytes) {
-        Ok(mut body) => {
-            let before = body.records.len();
-            body.records.retain(|r| r.file != journal_file);
-            if body.records.len() == before {
+    match wire::decode(&bytes) {
+        Ok(d) if d.stopped.is_none() => {
+            let before = d.records.len();
+            let kept: Vec<(wire::RecordV4, bool)> = d
+                .records
+                .into_iter()
+                .filter(|(r, _)| r.file != journal_file)
+                .collect();
+            if kept.len() == before {
                 return Ok(());
             }
-            crate::index::write_atomic(vfs, &path, &encode_catalog(&body))?;
+            // Base records keep their stamp, appended ones stay appended (unstamped).
+            let (base, appended): (Vec<_>, Vec<_>) = kept.into_iter().partition(|(_, b)| *b);
+            let strip = |v: Vec<(wire::RecordV4, bool)>| -> Vec<wire::RecordV4> {
+                v.into_iter().map(|(r, _)| r).collect()
+            };
+            let bytes = encode_catalog(d.header.stamp, &strip(base), &strip(appended));
+            crate::index::write_atomic(vfs, &path, &bytes)?;
             Ok(())
         }
-        Err(_) => remove_catalog(vfs, dir, &path).map_err(io("remove")),
+        // Damaged (another version, a bad record): removed, since it may still
+        // hold the session's text.
+        _ => remove_catalog(vfs, dir, &path).map_err(io("remove")),
     }
 }
 
@@ -303,19 +362,19 @@ fn sort_infos(infos: &mut [SessionInfo]) {
     });
 }
 
-/// Lists the sessions (`*.jsonl` native journals) of one directory, newest first.
-pub fn list_sessions(
-    dir: &Path,
-    options: &ListOptions,
-) -> Result<(Vec<SessionInfo>, ListReport), ListError> {
-    let entries = options
-        .vfs
-        .read_dir(dir)
-        .map_err(|source| ListError::ReadDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    let mut files: Vec<(String, u64, Option<i64>)> = Vec::new();
+/// One journal found in the directory.
+struct Found {
+    name: String,
+    status: PathStatus,
+}
+
+/// The journals of `dir`: regular files named `*.jsonl`, not hidden, sorted by name.
+fn journals_in(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<Found>, ListError> {
+    let entries = vfs.read_dir(dir).map_err(|source| ListError::ReadDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut files = Vec::new();
     for e in entries {
         // Regular files only: a link, a FIFO or a directory named `*.jsonl` is not a
         // session (and is never opened). Non-UTF-8 names are not session names.
@@ -330,77 +389,186 @@ pub fn list_sessions(
         if !name.ends_with(".jsonl") || name.starts_with('.') {
             continue;
         }
-        // `lstat` through the Vfs (never following a link): the length and the mtime
-        // fallback.
-        let Ok(Some(md)) = options.vfs.stat(&dir.join(&name)) else {
+        // `lstat` through the Vfs (never following a link): identity, length and
+        // change time (the record's freshness), and the mtime fallback.
+        let Ok(Some(status)) = vfs.stat(&dir.join(&name)) else {
             continue;
         };
-        if md.kind != EntryKind::File {
+        if status.kind != EntryKind::File {
             continue;
         }
-        files.push((name, md.len, md.modified_ms));
+        files.push(Found { name, status });
     }
-    files.sort();
-    let cat_path = dir.join(CATALOG_FILE);
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(files)
+}
+
+/// The catalog's records by file name (later records win), the stamp of the base
+/// records, and why the catalog must be rewritten whole, if it must.
+struct OldCatalog {
+    records: HashMap<String, (wire::RecordV4, Option<ChangeTime>)>,
+    appended: bool,
+    rebuilt: Option<String>,
+}
+
+fn read_catalog(vfs: &dyn Vfs, path: &Path, journals: usize) -> OldCatalog {
+    let mut old = OldCatalog {
+        records: HashMap::new(),
+        appended: false,
+        rebuilt: None,
+    };
+    let bytes = match read_file(vfs, path, catalog_read_limit(journals)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            old.rebuilt = Some("catalog missing".into());
+            return old;
+        }
+        Err(e) => {
+            old.rebuilt = Some(format!("catalog unreadable: {e}"));
+            return old;
+        }
+    };
+    match wire::decode(&bytes) {
+        Ok(d) => {
+            // Records appended after the base carry no stamp (racy until rewritten).
+            for (r, base) in d.records {
+                old.appended |= !base;
+                let stamp = if base { d.header.stamp } else { None };
+                old.records.insert(r.file.clone(), (r, stamp));
+            }
+            match d.stopped {
+                Some((why, true)) => old.rebuilt = Some(why),
+                // A torn or clobbered append: the records before it still serve.
+                Some((_, false)) => old.appended = true,
+                None => {}
+            }
+        }
+        Err(why) => old.rebuilt = Some(why),
+    }
+    old
+}
+
+/// Where a writing listing's catalog goes: the temporary file, created before any
+/// journal is looked at, and its change time (the new catalog's stamp).
+struct Pending {
+    tmp: PathBuf,
+    file: Box<dyn session_journal::vfs::VfsFile>,
+    stamp: Option<ChangeTime>,
+}
+
+/// Creates the temporary catalog; `Err` says why this listing cannot write.
+fn begin_write(vfs: &dyn Vfs, dir: &Path) -> Result<Pending, String> {
+    let (tmp, file) = vfs
+        .create_temp(dir, ".catalog.save-")
+        .map_err(|e| format!("{}: creating a temporary file failed: {e}", dir.display()))?;
+    let stamp = match vfs.stat(&tmp) {
+        Ok(Some(st)) => st.changed,
+        _ => None,
+    };
+    Ok(Pending { tmp, file, stamp })
+}
+
+/// Writes the catalog through `p` (sync, rename over the catalog, directory sync).
+fn finish_write(vfs: &dyn Vfs, dir: &Path, p: Pending, bytes: &[u8]) -> Result<(), String> {
+    let cat = dir.join(CATALOG_FILE);
+    let written = p
+        .file
+        .write_all_at(0, bytes)
+        .and_then(|()| p.file.sync_data());
+    drop(p.file);
+    if let Err(e) = written.and_then(|()| vfs.rename(&p.tmp, &cat)) {
+        let _ = vfs.remove_file(&p.tmp);
+        return Err(format!(
+            "{}: writing the catalog failed: {e}",
+            cat.display()
+        ));
+    }
+    vfs.sync_dir(dir)
+        .map_err(|e| format!("{}: syncing the directory failed: {e}", dir.display()))
+}
+
+/// Lists the sessions (`*.jsonl` native journals) of one directory, newest first.
+///
+/// Each journal is `lstat`ed; its catalog record is used as it is when the status
+/// matches the record exactly (device, inode, length, change time) and the record is
+/// not racy; otherwise the record is checked against the journal's content (its
+/// header and last frame), and a journal it does not describe is opened through its
+/// index. Unless [`ListOptions::read_only`], the catalog is rewritten when that
+/// changed anything (atomically, `0600`); when the directory cannot be written the
+/// listing is read-only and says why in [`ListReport::save_error`].
+pub fn list_sessions(
+    dir: &Path,
+    options: &ListOptions,
+) -> Result<(Vec<SessionInfo>, ListReport), ListError> {
+    let vfs = options.vfs.as_ref();
+    let files = journals_in(vfs, dir)?;
     let mut report = ListReport {
         catalog: CatalogStatus::Disabled,
         journals_opened: 0,
+        journals_checked: 0,
         skipped: Vec::new(),
         save_error: None,
     };
-    let mut old: HashMap<String, CatalogRecord> = HashMap::new();
-    let mut rebuilt_reason = None;
-    if options.use_catalog {
-        match read_file(
-            options.vfs.as_ref(),
-            &cat_path,
-            catalog_read_limit(files.len()),
-        ) {
-            Ok(bytes) => match decode_catalog(&bytes) {
-                Ok(body) => {
-                    old = body
-                        .records
-                        .into_iter()
-                        .map(|r| (r.file.clone(), r))
-                        .collect();
-                }
-                Err(why) => rebuilt_reason = Some(why),
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                rebuilt_reason = Some("catalog missing".into());
-            }
-            Err(e) => rebuilt_reason = Some(format!("catalog unreadable: {e}")),
+    // The new catalog's stamp is taken before any journal is looked at: a journal
+    // changed after its status was read then has a change time at or after it.
+    let mut pending = None;
+    if options.use_catalog && !options.read_only {
+        match begin_write(vfs, dir) {
+            Ok(p) => pending = Some(p),
+            Err(why) => report.save_error = Some(why),
         }
     }
+    let new_stamp = pending.as_ref().and_then(|p| p.stamp);
+    let cat_path = dir.join(CATALOG_FILE);
+    let mut old = if options.use_catalog {
+        read_catalog(vfs, &cat_path, files.len())
+    } else {
+        OldCatalog {
+            records: HashMap::new(),
+            appended: false,
+            rebuilt: None,
+        }
+    };
     let mut infos = Vec::with_capacity(files.len());
     let mut records = Vec::with_capacity(files.len());
     let mut refreshed = 0u64;
-    let mut changed = old.len() != files.len();
-    for (name, len, mtime) in files {
+    // Whether writing the catalog would change what a later listing does.
+    let mut worth_writing = old.records.len() != files.len() || old.appended;
+    for Found { name, status } in files {
         let path = dir.join(&name);
-        if let Some(rec) = old.remove(&name)
-            && rec.describes(&options.vfs, &path, len)
-        {
-            infos.push(SessionInfo {
-                path,
-                summary: rec.summary.clone(),
-                file_mtime_ms: mtime,
-            });
-            records.push(rec);
-            continue;
+        let mtime = status.modified_ms;
+        if let Some((mut rec, stamp)) = old.records.remove(&name) {
+            let fresh = rec.same_status(&status) && !racy(rec.ctime(), stamp);
+            // A record of another length describes another journal: no check.
+            let check = !fresh && rec.len == status.len;
+            report.journals_checked += u64::from(check);
+            if fresh || (check && rec.describes(&options.vfs, &path, status.len)) {
+                if !fresh {
+                    // Checked by content: its status as of now, under the new stamp,
+                    // spares the next listing the check unless it is still racy.
+                    worth_writing |= !racy(status.changed, new_stamp) || !rec.same_status(&status);
+                    rec.restat(&status);
+                }
+                infos.push(SessionInfo {
+                    path,
+                    summary: rec.summary.clone().into_summary(),
+                    file_mtime_ms: mtime,
+                });
+                records.push(rec);
+                continue;
+            }
         }
-        changed = true;
+        worth_writing = true;
         report.journals_opened += 1;
         let mut open_options = OpenIndexOptions {
             vfs: options.vfs.clone(),
             ..OpenIndexOptions::default()
         };
-        if options.read_only {
+        if options.read_only || pending.is_none() {
             open_options.save = false;
             open_options.sync_journal = false;
         }
-        let opened = Index::open_or_rebuild(&path, open_options);
-        let (index, ir) = match opened {
+        let (index, ir) = match Index::open_or_rebuild(&path, open_options) {
             Ok(x) => x,
             Err(e) => {
                 report.skipped.push((path, e.to_string()));
@@ -419,20 +587,13 @@ pub fn list_sessions(
             IndexStatus::Fresh => Some(index.covered_len().0),
             _ => ir.saved_coverage,
         };
-        if durable == Some(len)
-            && index.covered_len().0 == len
-            && let Some(last) = index.witness()
+        // A record only for what the index covers and knows durable: a catalog
+        // never describes bytes a crash could take back.
+        if durable == Some(status.len)
+            && let Some(rec) = wire::RecordV4::of_index(name, &status, &index, &summary)
         {
             refreshed += 1;
-            records.push(CatalogRecord {
-                file: name,
-                journal_id: index.journal_id().to_string(),
-                journal_len: len,
-                last_offset: last.frame.0,
-                last_seq: last.seq.0,
-                last_body_check: last.body_check.to_string(),
-                summary: summary.clone(),
-            });
+            records.push(rec);
         }
         infos.push(SessionInfo {
             path,
@@ -441,22 +602,84 @@ pub fn list_sessions(
         });
     }
     if options.use_catalog {
-        report.catalog = match rebuilt_reason {
-            Some(reason) => CatalogStatus::Rebuilt { reason },
-            None if refreshed == 0 && !changed => CatalogStatus::Fresh,
+        report.catalog = match old.rebuilt.take() {
+            Some(reason) => {
+                worth_writing = true;
+                CatalogStatus::Rebuilt { reason }
+            }
+            None if refreshed == 0 && report.journals_opened == 0 => CatalogStatus::Fresh,
             None => CatalogStatus::Updated { refreshed },
         };
-        if !options.read_only
-            && (changed || matches!(report.catalog, CatalogStatus::Rebuilt { .. }))
-        {
-            let bytes = encode_catalog(&CatalogBody { records });
-            if let Err(e) = crate::index::write_atomic(options.vfs.as_ref(), &cat_path, &bytes) {
-                report.save_error = Some(e.to_string());
+    }
+    if let Some(p) = pending {
+        if worth_writing {
+            let bytes = encode_catalog(p.stamp, &records, &[]);
+            if let Err(e) = finish_write(vfs, dir, p, &bytes) {
+                report.save_error = Some(e);
             }
+        } else {
+            drop(p.file);
+            let _ = vfs.remove_file(&p.tmp);
         }
     }
     sort_infos(&mut infos);
     Ok((infos, report))
+}
+
+/// Records the journal at `journal`, which `index` covers exactly, in its
+/// directory's catalog: one record appended to the end of the file, O(1) in the
+/// number of sessions (for a session just closed). The appended record carries no
+/// stamp, so listings check it against the journal's content until one of them
+/// rewrites the catalog. Nothing is done (`Ok(false)`) without a catalog, with one
+/// this version cannot read, when the index does not cover the whole journal, or
+/// when the catalog's appended records already outweigh its base (the next listing
+/// rewrites it). Concurrent appends can clobber each other: a record that does not
+/// check is ignored with everything after it, which costs the next listing a look
+/// at those journals, never an answer.
+pub fn note(vfs: &dyn Vfs, journal: &Path, index: &Index) -> Result<bool, SaveError> {
+    let io = |op: &'static str, p: &Path| {
+        let p = p.to_path_buf();
+        move |source| SaveError::Io {
+            path: p,
+            op,
+            source,
+        }
+    };
+    let (Some(dir), Some(name)) = (
+        journal.parent(),
+        journal.file_name().and_then(|n| n.to_str()),
+    ) else {
+        return Ok(false);
+    };
+    let Some(status) = vfs.stat(journal).map_err(io("stat", journal))? else {
+        return Ok(false);
+    };
+    let summary = index.summary();
+    let Some(rec) = wire::RecordV4::of_index(name.to_owned(), &status, index, &summary) else {
+        return Ok(false);
+    };
+    let Some(framed) = wire::frame(&rec) else {
+        return Ok(false);
+    };
+    let cat = dir.join(CATALOG_FILE);
+    let f = match vfs.open(&cat, OpenMode::ReadWrite) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(io("open", &cat)(e)),
+    };
+    let len = f.len().map_err(io("stat", &cat))?;
+    let mut head = [0u8; wire::HEADER_LEN];
+    if f.read_exact_at(0, &mut head).is_err() {
+        return Ok(false);
+    }
+    let Ok(header) = wire::Header::decode(&head, len) else {
+        return Ok(false);
+    };
+    if len - header.base_end > header.base_end + (1 << 20) {
+        return Ok(false);
+    }
+    f.write_all_at(len, &framed).map_err(io("write", &cat))?;
+    Ok(true)
 }
 
 /// Lists the sessions of every immediate subdirectory of `root` (the reference's
