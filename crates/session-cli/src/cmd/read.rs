@@ -1,5 +1,7 @@
-//! The reading commands: `list`, `show`, `tree`, `context`. None of them writes
-//! anything: indexes are opened without saving their sidecars.
+//! The reading commands: `list`, `show`, `tree`, `context`. Only `list` writes, and
+//! only derived data: it refreshes the sessions directory's listing catalog when the
+//! directory can be written (else it lists read-only). The others open indexes
+//! without saving their sidecars.
 
 use std::path::{Path, PathBuf};
 
@@ -14,28 +16,29 @@ use crate::location::{Location, SessionView, session_id_of};
 use crate::out::Out;
 use crate::render;
 
-/// One listed session: its `SessionInfo` JSON and its modification time (ms).
+/// One listed session: its `SessionInfo` JSON (the reference's shape), its cwd, and
+/// what the human listing adds: the lifecycle state and the agent status line.
 struct Listed {
     json: Value,
     cwd: String,
+    state: Option<String>,
+    status: Option<String>,
 }
 
 /// Journals that could not be listed, and why.
 type Skipped = Vec<(PathBuf, String)>;
 
 /// Lists sessions (newest activity first; ties keep file-name order) through the
-/// store's listing catalog in read-only mode: a fresh catalog answers without
-/// opening a journal; stale records are computed in memory; nothing is written.
+/// store's listing catalog: a fresh catalog answers without opening a journal;
+/// stale records are recomputed and the catalog rewritten (atomically, `0600`) —
+/// or, where the directory cannot be written, computed in memory with nothing
+/// written.
 fn listed(store: &Location, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
     let dir = store.sessions_dir();
     if !dir.is_dir() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let options = session_index::ListOptions {
-        read_only: true,
-        ..session_index::ListOptions::default()
-    };
-    let (infos, report) = session_index::list_sessions(dir, &options)
+    let (infos, report) = session_index::list_sessions(dir, &session_index::ListOptions::default())
         .map_err(|e| anyhow::anyhow!("listing {}: {e}", dir.display()))?;
     let rows = infos
         .into_iter()
@@ -43,9 +46,20 @@ fn listed(store: &Location, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
         .map(|info| Listed {
             json: info.to_json(),
             cwd: info.summary.cwd.clone(),
+            state: info.session_state().map(str::to_owned),
+            status: info.agent_status().map(status_line),
         })
         .collect();
     Ok((rows, report.skipped))
+}
+
+/// An agent status as one line: its `summary`, and its `taskState` in brackets.
+fn status_line(status: &Value) -> String {
+    let summary = status.get("summary").and_then(Value::as_str).unwrap_or("");
+    match status.get("taskState").and_then(Value::as_str) {
+        Some(t) => format!("[{t}] {}", render::preview(summary, 60)),
+        None => render::preview(summary, 60),
+    }
 }
 
 /// `bcs list`.
@@ -102,8 +116,17 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
             .get("modified")
             .and_then(Value::as_str)
             .unwrap_or("-");
+        // State and status only where a session has them, so a listing without
+        // them reads as before.
+        let mut extra = String::new();
+        if let Some(state) = &r.state {
+            extra.push_str(&format!("  ({state})"));
+        }
+        if let Some(status) = &r.status {
+            extra.push_str(&format!("  status: {status}"));
+        }
         out.line(&format!(
-            "{modified}  {id}  {:>3} msgs  {}  {title}",
+            "{modified}  {id}  {:>3} msgs  {}  {title}{extra}",
             r.json
                 .get("messageCount")
                 .and_then(Value::as_u64)

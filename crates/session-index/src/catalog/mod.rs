@@ -84,6 +84,19 @@ impl SessionInfo {
         self.summary.modified_ms(self.file_mtime_ms)
     }
 
+    /// The latest `session_state` entry's state (`active`, `archived`, …), if any.
+    /// Not in the reference's `SessionInfo` (nor in [`to_json`](Self::to_json)).
+    pub fn session_state(&self) -> Option<&str> {
+        self.summary.session_state.as_deref()
+    }
+
+    /// The latest `agent_status` entry's `status` value, as written (`summary`,
+    /// `taskState`, …), if any. Not in the reference's `SessionInfo` (nor in
+    /// [`to_json`](Self::to_json)).
+    pub fn agent_status(&self) -> Option<&serde_json::Value> {
+        self.summary.agent_status.as_ref()
+    }
+
     /// The reference's JSON rendering of this `SessionInfo` (without `allMessagesText`).
     /// It is also how a `SessionInfo` serializes.
     pub fn to_json(&self) -> serde_json::Value {

@@ -398,3 +398,43 @@ fn the_latest_agent_status_and_session_state_are_listed() {
     let json = infos[0].to_json();
     assert!(json.get("agentStatus").is_none() && json.get("agent_status").is_none());
 }
+
+/// A listing allowed to write, on a read-only file system or directory: the same
+/// answers, nothing written, and the report says why.
+#[test]
+fn a_listing_that_cannot_write_lists_read_only() {
+    let fs = store(4);
+    settle(&fs);
+    // s01 grows: its record is stale, and would be rewritten.
+    let path = dir().join("s01.jsonl");
+    let mut w = writer(fs.clone(), &path);
+    let line = r#"{"type":"session_info","id":"n","parentId":"u","timestamp":"2026-01-01T00:00:02.000Z","name":"grown"}"#;
+    w.append(
+        session_index::kinds::ENTRY,
+        line.as_bytes(),
+        Durability::Durable,
+    )
+    .unwrap();
+    w.close().unwrap();
+    let files: Vec<(PathBuf, Vec<u8>)> = fs
+        .list()
+        .into_iter()
+        .map(|p| (p.clone(), fs.read_raw(&p).unwrap()))
+        .collect();
+    let ro = Arc::new(session_testkit::ReadOnlyVfs::new(fs.clone()));
+    let opts = ListOptions {
+        vfs: ro,
+        ..ListOptions::default()
+    };
+    let (infos, report) = session_index::list_sessions(dir(), &opts).unwrap();
+    assert_eq!(infos, truth(&fs));
+    assert_eq!(report.journals_opened, 1);
+    let why = report.save_error.expect("says why nothing was written");
+    assert!(why.contains("Read-only file system"), "{why}");
+    let after: Vec<(PathBuf, Vec<u8>)> = fs
+        .list()
+        .into_iter()
+        .map(|p| (p.clone(), fs.read_raw(&p).unwrap()))
+        .collect();
+    assert_eq!(after, files, "nothing written");
+}
