@@ -11,19 +11,12 @@ use session_context::ContextOptions;
 use session_journal::vfs::{StdVfs, Vfs as _};
 use session_types::EntryType;
 
+use session_index::SessionInfo;
+
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
 use crate::location::{Location, SessionView, session_id_of};
 use crate::out::Out;
 use crate::render;
-
-/// One listed session: its `SessionInfo` JSON (the reference's shape), its cwd, and
-/// what the human listing adds: the lifecycle state and the agent status line.
-struct Listed {
-    json: Value,
-    cwd: String,
-    state: Option<String>,
-    status: Option<String>,
-}
 
 /// Journals that could not be listed, and why.
 type Skipped = Vec<(PathBuf, String)>;
@@ -33,7 +26,7 @@ type Skipped = Vec<(PathBuf, String)>;
 /// stale records are recomputed and the catalog rewritten (atomically, `0600`) —
 /// or, where the directory cannot be written, computed in memory with nothing
 /// written.
-fn listed(store: &Location, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
+fn listed(store: &Location, _out: &Out) -> Result<(Vec<SessionInfo>, Skipped)> {
     let dir = store.sessions_dir();
     if !dir.is_dir() {
         return Ok((Vec::new(), Vec::new()));
@@ -43,12 +36,6 @@ fn listed(store: &Location, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
     let rows = infos
         .into_iter()
         .filter(|info| info.summary.has_header)
-        .map(|info| Listed {
-            json: info.to_json(),
-            cwd: info.summary.cwd.clone(),
-            state: info.session_state().map(str::to_owned),
-            status: info.agent_status().map(status_line),
-        })
         .collect();
     Ok((rows, report.skipped))
 }
@@ -73,25 +60,40 @@ pub(crate) fn list(store: &Location, args: &ListArgs, out: &mut Out) -> Result<(
         })
     };
     let (rows, skipped) = listed(store, out)?;
-    let rows: Vec<Listed> = rows
+    let rows: Vec<SessionInfo> = rows
         .into_iter()
-        .filter(|r| filter.as_deref().is_none_or(|f| Path::new(&r.cwd) == f))
+        .filter(|r| {
+            filter
+                .as_deref()
+                .is_none_or(|f| Path::new(&r.summary.cwd) == f)
+        })
         .collect();
     for (path, why) in &skipped {
         out.warn(&format!("skipping {}: {why}", path.display()));
     }
     if args.json {
-        let arr: Vec<Value> = rows.into_iter().map(|r| r.json).collect();
-        return out.json(&Value::Array(arr));
+        // Each `SessionInfo` serializes as the reference's shape, written without
+        // building a JSON value per session.
+        out.json_sessions(&rows)?;
+        // The process ends here: freeing thousands of summaries one by one would
+        // cost a tenth of a large listing, for memory the exit returns anyway.
+        std::mem::forget(rows);
+        return Ok(());
     }
     list_human(&rows, out)
 }
 
-fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
+fn list_human(rows: &[SessionInfo], out: &mut Out) -> Result<()> {
     if rows.is_empty() {
         return out.line("no sessions");
     }
-    for r in rows {
+    for info in rows {
+        let json = info.to_json();
+        let r = Listed {
+            json,
+            state: info.session_state().map(str::to_owned),
+            status: info.agent_status().map(status_line),
+        };
         let s = |k: &str| {
             r.json
                 .get(k)
@@ -135,6 +137,14 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
         ))?;
     }
     Ok(())
+}
+
+/// One row of the human listing: the reference's `SessionInfo` JSON, and what the
+/// human listing adds: the lifecycle state and the agent status line.
+struct Listed {
+    json: Value,
+    state: Option<String>,
+    status: Option<String>,
 }
 
 /// `bcs list --all` rendering for the demo.

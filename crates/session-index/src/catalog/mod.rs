@@ -16,7 +16,6 @@
 //! covers was durable. A missing or damaged catalog is rebuilt (from the per-session
 //! indexes) and the reason reported.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -71,10 +70,16 @@ pub struct SessionInfo {
     pub file_mtime_ms: Option<i64>,
 }
 
-/// Serializes as [`SessionInfo::to_json`]: the reference's `SessionInfo` shape.
+/// Serializes as [`SessionInfo::to_json`]: the reference's `SessionInfo` shape
+/// (written straight from the fields, no JSON value built).
 impl Serialize for SessionInfo {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+        crate::summary::ReferenceJson {
+            summary: &self.summary,
+            path: &self.path.to_string_lossy(),
+            file_mtime_ms: self.file_mtime_ms,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -378,16 +383,18 @@ fn sort_infos(infos: &mut [SessionInfo]) {
 /// One journal found in the directory.
 struct Found {
     name: String,
+    path: PathBuf,
     status: PathStatus,
 }
 
-/// The journals of `dir`: regular files named `*.jsonl`, not hidden, sorted by name.
-fn journals_in(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<Found>, ListError> {
+/// The names in `dir` that can be journals: regular files named `*.jsonl`, not
+/// hidden, as the directory lists them.
+fn journal_names(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<String>, ListError> {
     let entries = vfs.read_dir(dir).map_err(|source| ListError::ReadDir {
         path: dir.to_path_buf(),
         source,
     })?;
-    let mut files = Vec::new();
+    let mut names = Vec::new();
     for e in entries {
         // Regular files only: a link, a FIFO or a directory named `*.jsonl` is not a
         // session (and is never opened). Non-UTF-8 names are not session names.
@@ -402,31 +409,42 @@ fn journals_in(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<Found>, ListError> {
         if !name.ends_with(".jsonl") || name.starts_with('.') {
             continue;
         }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// The journals among `names` in `dir`, sorted by name, with their status.
+fn journals_in(vfs: &dyn Vfs, dir: &Path, names: Vec<String>) -> Vec<Found> {
+    let mut files = Vec::with_capacity(names.len());
+    for name in names {
         // `lstat` through the Vfs (never following a link): identity, length and
         // change time (the record's freshness), and the mtime fallback.
-        let Ok(Some(status)) = vfs.stat(&dir.join(&name)) else {
+        let path = dir.join(&name);
+        let Ok(Some(status)) = vfs.stat(&path) else {
             continue;
         };
         if status.kind != EntryKind::File {
             continue;
         }
-        files.push(Found { name, status });
+        files.push(Found { name, path, status });
     }
     files.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(files)
+    files
 }
 
-/// The catalog's records by file name (later records win), the stamp of the base
-/// records, and why the catalog must be rewritten whole, if it must.
+/// The catalog's records sorted by file name, one per file (a later record replaces
+/// an earlier one), each with its stamp (`None` for appended records); whether any
+/// was appended; and why the catalog must be rewritten whole, if it must.
 struct OldCatalog {
-    records: HashMap<String, (wire::RecordV4, Option<ChangeTime>)>,
+    records: Vec<(wire::RecordV4, Option<ChangeTime>)>,
     appended: bool,
     rebuilt: Option<String>,
 }
 
 fn read_catalog(vfs: &dyn Vfs, path: &Path, journals: usize) -> OldCatalog {
     let mut old = OldCatalog {
-        records: HashMap::new(),
+        records: Vec::new(),
         appended: false,
         rebuilt: None,
     };
@@ -447,7 +465,7 @@ fn read_catalog(vfs: &dyn Vfs, path: &Path, journals: usize) -> OldCatalog {
             for (r, base) in d.records {
                 old.appended |= !base;
                 let stamp = if base { d.header.stamp } else { None };
-                old.records.insert(r.file.clone(), (r, stamp));
+                old.records.push((r, stamp));
             }
             match d.stopped {
                 Some((why, true)) => old.rebuilt = Some(why),
@@ -458,6 +476,17 @@ fn read_catalog(vfs: &dyn Vfs, path: &Path, journals: usize) -> OldCatalog {
         }
         Err(why) => old.rebuilt = Some(why),
     }
+    // Base records are written in file order: the sort only moves appended ones.
+    // It is stable, so of two records of one file the later one comes last, and
+    // `dedup_by` keeps it (swapped into the place it keeps).
+    old.records.sort_by(|a, b| a.0.file.cmp(&b.0.file));
+    old.records.dedup_by(|later, kept| {
+        let same = later.0.file == kept.0.file;
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
     old
 }
 
@@ -514,7 +543,7 @@ pub fn list_sessions(
     options: &ListOptions,
 ) -> Result<(Vec<SessionInfo>, ListReport), ListError> {
     let vfs = options.vfs.as_ref();
-    let files = journals_in(vfs, dir)?;
+    let names = journal_names(vfs, dir)?;
     let mut report = ListReport {
         catalog: CatalogStatus::Disabled,
         journals_opened: 0,
@@ -533,24 +562,50 @@ pub fn list_sessions(
     }
     let new_stamp = pending.as_ref().and_then(|p| p.stamp);
     let cat_path = dir.join(CATALOG_FILE);
-    let mut old = if options.use_catalog {
-        read_catalog(vfs, &cat_path, files.len())
-    } else {
-        OldCatalog {
-            records: HashMap::new(),
-            appended: false,
-            rebuilt: None,
-        }
-    };
+    // The journals' statuses and the catalog's records are independent: read them
+    // side by side (each is about a quarter of a fresh listing).
+    let journals = names.len();
+    let (files, mut old) = std::thread::scope(|scope| {
+        let catalog = options
+            .use_catalog
+            .then(|| scope.spawn(|| read_catalog(vfs, &cat_path, journals)));
+        let files = journals_in(vfs, dir, names);
+        let old = match catalog.map(|c| c.join()) {
+            Some(Ok(old)) => old,
+            Some(Err(_)) => OldCatalog {
+                records: Vec::new(),
+                appended: false,
+                rebuilt: Some("reading the catalog failed (its reader panicked)".into()),
+            },
+            None => OldCatalog {
+                records: Vec::new(),
+                appended: false,
+                rebuilt: None,
+            },
+        };
+        (files, old)
+    });
+    // Records and files are both sorted by name: one merge pass pairs them.
+    let mut old_records = std::mem::take(&mut old.records).into_iter().peekable();
     let mut infos = Vec::with_capacity(files.len());
-    let mut records = Vec::with_capacity(files.len());
+    // The records of the new catalog, each with the listing entry holding its
+    // summary (moved there, not cloned: it is put back only if the catalog is
+    // written).
+    let mut records: Vec<(wire::RecordV4, usize)> = Vec::with_capacity(files.len());
     let mut refreshed = 0u64;
-    // Whether writing the catalog would change what a later listing does.
-    let mut worth_writing = old.records.len() != files.len() || old.appended;
-    for Found { name, status } in files {
-        let path = dir.join(&name);
+    // Whether writing the catalog would change what a later listing does (a
+    // journal that gets no record, such as one without a session header, does not
+    // make it worth rewriting every time).
+    let mut worth_writing = old.appended;
+    for Found { name, path, status } in files {
         let mtime = status.modified_ms;
-        if let Some((mut rec, stamp)) = old.records.remove(&name) {
+        // Records of files before this one name journals that are gone.
+        while old_records.next_if(|(r, _)| r.file < name).is_some() {
+            worth_writing = true;
+        }
+        let mine = old_records.next_if(|(r, _)| r.file == name);
+        let had_record = mine.is_some();
+        if let Some((mut rec, stamp)) = mine {
             let fresh = rec.same_status(&status) && !racy(rec.ctime(), stamp);
             // A record of another length describes another journal: no check.
             let check = !fresh && rec.len == status.len;
@@ -562,16 +617,18 @@ pub fn list_sessions(
                     worth_writing |= !racy(status.changed, new_stamp) || !rec.same_status(&status);
                     rec.restat(&status);
                 }
+                let summary = std::mem::take(&mut rec.summary).into_summary();
+                records.push((rec, infos.len()));
                 infos.push(SessionInfo {
                     path,
-                    summary: rec.summary.clone().into_summary(),
+                    summary,
                     file_mtime_ms: mtime,
                 });
-                records.push(rec);
                 continue;
             }
         }
-        worth_writing = true;
+        // Its record, if it had one, is replaced or dropped.
+        worth_writing |= had_record;
         report.journals_opened += 1;
         let mut open_options = OpenIndexOptions {
             vfs: options.vfs.clone(),
@@ -606,7 +663,8 @@ pub fn list_sessions(
             && let Some(rec) = wire::RecordV4::of_index(name, &status, &index, &summary)
         {
             refreshed += 1;
-            records.push(rec);
+            worth_writing = true;
+            records.push((rec, infos.len()));
         }
         infos.push(SessionInfo {
             path,
@@ -614,6 +672,8 @@ pub fn list_sessions(
             file_mtime_ms: mtime,
         });
     }
+    // Records of journals no longer in the directory are dropped.
+    worth_writing |= old_records.next().is_some();
     if options.use_catalog {
         report.catalog = match old.rebuilt.take() {
             Some(reason) => {
@@ -626,6 +686,13 @@ pub fn list_sessions(
     }
     if let Some(p) = pending {
         if worth_writing {
+            let records: Vec<wire::RecordV4> = records
+                .into_iter()
+                .map(|(mut rec, i)| {
+                    rec.summary = wire::SummaryV4::from_summary(&infos[i].summary);
+                    rec
+                })
+                .collect();
             let bytes = encode_catalog(p.stamp, &records, &[]);
             if let Err(e) = finish_write(vfs, dir, p, &bytes) {
                 report.save_error = Some(e);

@@ -201,7 +201,7 @@ impl RecordV4 {
 }
 
 /// The listing summary as the catalog stores it (version 4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct SummaryV4 {
     /// `header.id` as written, any JSON value; absent when the header has none.
     #[serde(

@@ -438,3 +438,19 @@ fn a_listing_that_cannot_write_lists_read_only() {
         .collect();
     assert_eq!(after, files, "nothing written");
 }
+
+/// A journal that gets no record (no session header: a crash inside create) does not
+/// make every listing rewrite the catalog.
+#[test]
+fn a_journal_without_a_record_does_not_rewrite_the_catalog_each_time() {
+    let fs = store(3);
+    let headerless = dir().join("torn.jsonl");
+    crate::support::write(fs.clone(), &headerless, "");
+    settle(&fs);
+    let cat = dir().join(CATALOG_FILE);
+    let id = fs.stat(&cat).unwrap().unwrap().id;
+    let (infos, report, _) = list(&fs, false);
+    assert_eq!(infos.len(), 3);
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(fs.stat(&cat).unwrap().unwrap().id, id, "catalog rewritten");
+}
