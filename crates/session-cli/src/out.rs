@@ -47,6 +47,15 @@ impl Out {
         json_line(&mut self.stdout, v).context("cannot write to stdout")
     }
 
+    /// [`json`](Self::json) of a listing: an array of the reference's `SessionInfo`,
+    /// written as it is serialized (no JSON value built per session).
+    pub(crate) fn json_sessions(&mut self, rows: &[session_index::SessionInfo]) -> Result<()> {
+        buffered_line(&mut self.stdout, |w| {
+            session_types::js::stringify::to_writer(w, rows)
+        })
+        .context("cannot write to stdout")
+    }
+
     /// Standard output as a writer, for streams of raw bytes.
     pub(crate) fn writer(&mut self) -> &mut dyn Write {
         &mut self.stdout
@@ -66,8 +75,20 @@ impl Out {
 /// Writes `v` compactly on one line as the reference's `JSON.stringify` would:
 /// numbers as JavaScript doubles (`1.0` → `1`, `-0` → `0`, `1e21` → `1e+21`).
 pub(crate) fn json_line(out: &mut dyn Write, v: &Value) -> std::io::Result<()> {
-    session_types::js::stringify::to_writer(&mut *out, v).map_err(std::io::Error::other)?;
-    out.write_all(b"\n")
+    buffered_line(out, |w| session_types::js::stringify::to_writer(w, v))
+}
+
+/// What `write` writes, then a newline, through a 64 KiB buffer: stdout's own is a
+/// line buffer of 1 KiB, so a listing of thousands of sessions would otherwise be
+/// thousands of `write` calls.
+fn buffered_line(
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> serde_json::Result<()>,
+) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+    write(&mut w).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")?;
+    w.flush()
 }
 
 /// `s` with line breaks replaced by spaces, so every message is one line.

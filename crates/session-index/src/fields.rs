@@ -17,7 +17,7 @@ use session_types::{AgentMessage, ContentBlock, Entry, Extra, UserContent};
 use crate::probe::{self, Excerpt, MessageProbe, Probe, Text};
 
 /// The top-level keys [`Probe`] reads.
-const ENTRY_KEYS: [&str; 9] = [
+const ENTRY_KEYS: [&str; 10] = [
     "type",
     "id",
     "parentId",
@@ -27,6 +27,7 @@ const ENTRY_KEYS: [&str; 9] = [
     "label", // tidy: not an entry type (the `label` key)
     "name",
     "state",
+    "status",
 ];
 
 /// The message keys [`MessageProbe`] reads.
@@ -75,6 +76,8 @@ pub(crate) struct Fields<'a> {
     pub(crate) name: Option<Cow<'a, str>>,
     /// `state`, if a string.
     pub(crate) state: Option<Cow<'a, str>>,
+    /// `status`, as JSON text (an `agent_status` entry's value).
+    pub(crate) status: Option<&'a RawValue>,
     /// `message`.
     pub(crate) message: Message<'a>,
 }
@@ -198,6 +201,7 @@ impl<'a> Fields<'a> {
             label: probe::as_str(p.label).filter(|l| !l.is_empty() && !probe::is_falsy(p.label)),
             name: probe::as_str(p.name),
             state: probe::as_str(p.state),
+            status: p.status,
             message,
         }
     }
@@ -219,8 +223,10 @@ impl<'a> Fields<'a> {
             Entry::Label(e) => (&e.base, &e.extra),
             Entry::SessionInfo(e) => (&e.base, &e.extra),
             Entry::SessionState(e) => (&e.base, &e.extra),
-            Entry::AgentStatus(e) => (&e.base, &e.extra),
             Entry::GitState(e) => (&e.base, &e.extra),
+            // An agent status is read from its text: its value is kept as JSON, and
+            // only the text says exactly which.
+            Entry::AgentStatus(_) => return None,
             // Unknown entries are arbitrary JSON (and future variants unknown here).
             _ => return None,
         };

@@ -26,9 +26,11 @@
 //!   parsing, [`Index::observe_entry`]) and [`Index::save`] keep it current while
 //!   appending; [`Index::load`] reads one verified frame, parsed.
 //! - [`list_sessions`] / [`list_all`] — listing through the per-directory catalog;
-//!   a fresh catalog reads no journal through (each record is checked against its
-//!   journal's id and last frame, O(1) bytes); [`forget`] drops a deleted session's
-//!   record.
+//!   a fresh catalog opens no journal (a record is used when the journal's `lstat`
+//!   — device, inode, length, change time — matches it and is not racy; otherwise
+//!   it is checked against the journal's id and last frame, O(1) bytes); [`note`]
+//!   appends a closed session's record (O(1)); [`forget`] drops a deleted
+//!   session's record.
 //!
 //! Test support (a counting `Vfs`, a writer of native journals from legacy JSONL text,
 //! a simulated file system) is in the `session-testkit` crate, not here.
@@ -72,8 +74,15 @@ mod tree;
 
 pub use catalog::{
     CATALOG_FILE, CatalogStatus, ForgetError, ListError, ListOptions, ListReport, SessionInfo,
-    forget, list_all, list_sessions,
+    forget, list_all, list_sessions, note,
 };
+
+/// A catalog record with every field set, as the JSON text `docs/format.md` §3
+/// reproduces verbatim (a test ties the two: renaming or adding a field of the
+/// catalog's wire format without the spec fails it).
+pub fn catalog_record_example() -> String {
+    catalog::wire::example_record()
+}
 pub use derived::{Counts, Derived, EntryIndex, EntryInfo};
 pub use error::{IndexError, LoadError, ObserveError, SaveError};
 pub use index::{
@@ -102,8 +111,18 @@ pub fn constants_table() -> String {
         ("sidecar_record_len", sidecar::REC_LEN.to_string()),
         ("sidecar_trailer_len", sidecar::TRAILER_LEN.to_string()),
         ("catalog_file", format!("{CATALOG_FILE:?}")),
-        ("catalog_magic", hex(&catalog::CATALOG_MAGIC)),
-        ("catalog_version", catalog::CATALOG_VERSION.to_string()),
+        ("catalog_magic", hex(&catalog::wire::MAGIC)),
+        ("catalog_version", catalog::wire::VERSION.to_string()),
+        ("catalog_header_len", catalog::wire::HEADER_LEN.to_string()),
+        (
+            "catalog_frame_prefix",
+            catalog::wire::FRAME_PREFIX_LEN.to_string(),
+        ),
+        ("catalog_record_max", catalog::wire::RECORD_MAX.to_string()),
+        (
+            "catalog_racy_window",
+            format!("{} ns", catalog::wire::RACY_WINDOW_NS),
+        ),
         ("first_message_max", FIRST_MESSAGE_MAX_BYTES.to_string()),
     ];
     rows.iter()

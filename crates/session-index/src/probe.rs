@@ -31,6 +31,8 @@ pub(crate) struct Probe<'a> {
     pub(crate) name: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     pub(crate) state: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    pub(crate) status: Option<&'a RawValue>,
 }
 
 /// The fields of a stored message the listing summary reads.

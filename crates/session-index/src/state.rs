@@ -167,6 +167,8 @@ pub(crate) struct Aggregates {
     pub(crate) name_entry: Option<u32>,
     pub(crate) state: Option<String>,
     pub(crate) state_entry: Option<u32>,
+    /// The latest `agent_status` entry's `status` value.
+    pub(crate) agent_status: Option<serde_json::Value>,
     /// target id → latest `child_usage_attributed` entry index.
     pub(crate) usage_latest: IndexMap<String, u32>,
     pub(crate) message_count: u64,
@@ -197,6 +199,8 @@ enum Observe {
     Name,
     /// Sets the lifecycle state.
     State,
+    /// Sets the agent status.
+    Status,
     /// Remembers the latest attribution to its target.
     UsageTarget,
     /// Nothing (unknown types too).
@@ -218,7 +222,7 @@ const OBSERVE: EntryTypeMap<Observe> = EntryTypeMap {
     label: Observe::Label,
     session_info: Observe::Name,
     session_state: Observe::State,
-    agent_status: Observe::Nothing,
+    agent_status: Observe::Status,
     git_state: Observe::Nothing,
 };
 
@@ -784,6 +788,11 @@ impl State {
             Observe::State => {
                 self.agg.state = f.state.map(Cow::into_owned);
                 self.agg.state_entry = Some(index);
+            }
+            Observe::Status => {
+                self.agg.agent_status = f
+                    .status
+                    .and_then(|r| serde_json::from_str::<serde_json::Value>(r.get()).ok());
             }
             Observe::UsageTarget => {
                 if let Some(target) = f.target_id {

@@ -63,6 +63,14 @@ pub struct SessionSummary {
     /// Set when the reference's listing would throw on this session and drop it (we
     /// list it anyway): the first reason.
     pub reference_would_drop: Option<String>,
+    /// The latest `session_state` entry's state, as written (`active`, `archived`,
+    /// …; `None`: none, or not a string). Not part of the reference's `SessionInfo`.
+    #[serde(default)]
+    pub session_state: Option<String>,
+    /// The latest `agent_status` entry's `status` value, as written (`None`: none,
+    /// or that entry had no `status`). Not part of the reference's `SessionInfo`.
+    #[serde(default)]
+    pub agent_status: Option<serde_json::Value>,
 }
 
 impl SessionSummary {
@@ -98,6 +106,8 @@ impl SessionSummary {
                 .unwrap_or_else(|| "(no messages)".to_owned()),
             first_message_truncated: a.first_message.is_some() && a.first_message_truncated,
             reference_would_drop: a.reference_would_drop.clone(),
+            session_state: a.state.clone(),
+            agent_status: a.agent_status.clone(),
         }
     }
 
@@ -113,23 +123,47 @@ impl SessionSummary {
     /// strings (`null` for Invalid Date), `name` and `parentSessionPath` omitted when
     /// absent.
     pub fn to_json(&self, path: &str, file_mtime_ms: Option<i64>) -> serde_json::Value {
-        let mut m = serde_json::Map::new();
-        m.insert("path".into(), path.into());
-        if let Some(id) = &self.id {
-            m.insert("id".into(), id.clone());
+        serde_json::to_value(ReferenceJson {
+            summary: self,
+            path,
+            file_mtime_ms,
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// A summary serialized as the reference's `SessionInfo` (see
+/// [`SessionSummary::to_json`]) straight from its fields: a listing of thousands of
+/// sessions is written without building a JSON value per session.
+pub(crate) struct ReferenceJson<'a> {
+    pub(crate) summary: &'a SessionSummary,
+    pub(crate) path: &'a str,
+    pub(crate) file_mtime_ms: Option<i64>,
+}
+
+impl Serialize for ReferenceJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let s = self.summary;
+        let iso = |ms: Option<i64>| ms.map(Timestamp::from_unix_ms);
+        let mut m = serializer.serialize_map(None)?;
+        m.serialize_entry("path", self.path)?;
+        if let Some(id) = &s.id {
+            m.serialize_entry("id", id)?;
         }
-        m.insert("cwd".into(), self.cwd.clone().into());
-        if let Some(n) = &self.name {
-            m.insert("name".into(), n.clone().into());
+        m.serialize_entry("cwd", &s.cwd)?;
+        if let Some(n) = &s.name {
+            m.serialize_entry("name", n)?;
         }
-        if let Some(p) = &self.parent_session_path {
-            m.insert("parentSessionPath".into(), p.clone());
+        if let Some(p) = &s.parent_session_path {
+            m.serialize_entry("parentSessionPath", p)?;
         }
-        m.insert("created".into(), iso(self.created));
-        m.insert("modified".into(), iso(self.modified_ms(file_mtime_ms)));
-        m.insert("messageCount".into(), self.message_count.into());
-        m.insert("firstMessage".into(), self.first_message.clone().into());
-        serde_json::Value::Object(m)
+        m.serialize_entry("created", &iso(s.created).as_ref().map(Timestamp::as_str))?;
+        let modified = iso(s.modified_ms(self.file_mtime_ms));
+        m.serialize_entry("modified", &modified.as_ref().map(Timestamp::as_str))?;
+        m.serialize_entry("messageCount", &s.message_count)?;
+        m.serialize_entry("firstMessage", &s.first_message)?;
+        m.end()
     }
 }
 

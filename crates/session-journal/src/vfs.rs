@@ -93,6 +93,28 @@ pub struct PathStatus {
     /// Its modification time in Unix milliseconds, where the file system keeps one
     /// (a hint for ordering only: nothing is decided by it).
     pub modified_ms: Option<i64>,
+    /// Its status change time (`st_ctime`), where the file system keeps one. Unlike
+    /// the modification time it cannot be set by a caller (`utimes`): the kernel sets
+    /// it to its own clock on every write, truncation, rename and link change, so a
+    /// derived file can tell "unchanged since I looked" from it (`docs/format.md` §3).
+    pub changed: Option<ChangeTime>,
+}
+
+/// A status change time: seconds and nanoseconds since the Unix epoch, in the file
+/// system's own clock and granularity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChangeTime {
+    /// Whole seconds (negative before 1970).
+    pub secs: i64,
+    /// Nanoseconds, `0..1_000_000_000`.
+    pub nanos: u32,
+}
+
+impl ChangeTime {
+    /// The time in nanoseconds since the epoch.
+    pub fn as_nanos(self) -> i128 {
+        i128::from(self.secs) * 1_000_000_000 + i128::from(self.nanos)
+    }
 }
 
 /// One entry of [`Vfs::read_dir`].
@@ -504,11 +526,27 @@ impl Vfs for StdVfs {
             .ok()
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .and_then(|d| i64::try_from(d.as_millis()).ok());
+        #[cfg(unix)]
+        let changed = {
+            use std::os::unix::fs::MetadataExt;
+            u32::try_from(m.ctime_nsec())
+                .ok()
+                .filter(|n| *n < 1_000_000_000)
+                .map(|nanos| ChangeTime {
+                    secs: m.ctime(),
+                    nanos,
+                })
+        };
+        // Windows has a change time but std does not expose it: nothing is fresh by
+        // its status there (every record is checked by content).
+        #[cfg(not(unix))]
+        let changed = None;
         Ok(Some(PathStatus {
             id,
             kind: entry_kind(m.file_type()),
             len: m.len(),
             modified_ms,
+            changed,
         }))
     }
 

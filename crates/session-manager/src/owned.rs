@@ -62,6 +62,9 @@ pub struct OwnedSession {
     pub(crate) durability: Durability,
     pub(crate) unsaved: u32,
     pub(crate) repaired: Option<TailRepair>,
+    /// The journal bytes the index covered when the session was opened: closing a
+    /// session that grew records it in the listing catalog.
+    pub(crate) opened_len: u64,
 }
 
 /// A torn tail that opening the session cut: the bytes of an append that was never
@@ -207,9 +210,15 @@ impl OwnedSession {
         Ok(())
     }
 
-    /// Syncs, saves the index and releases the lock.
+    /// Syncs, saves the index, records the session in its directory's listing
+    /// catalog when it grew (one record appended, O(1) in the number of sessions;
+    /// best effort: the catalog is derived) and releases the lock.
     pub fn close(mut self) -> Result<(), AppendError> {
-        self.sync()
+        self.sync()?;
+        if self.index.covered_len().0 != self.opened_len {
+            let _ = session_index::note(self.store.vfs.as_ref(), &self.path, &self.index);
+        }
+        Ok(())
     }
 
     // ----- leaf -----

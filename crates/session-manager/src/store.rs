@@ -251,11 +251,13 @@ impl Store {
             .and_then(|l| index.info(l))
             .and_then(|i| i.id)
             .map(EntryId::new);
+        let opened_len = index.covered_len().0;
         Ok(OwnedSession {
             store: self.clone(),
             path,
             writer,
             reader,
+            opened_len,
             index,
             header,
             leaf,

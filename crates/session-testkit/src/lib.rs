@@ -13,6 +13,8 @@
 //!   generator behind it.
 //! - [`count`] — [`CountingVfs`], a `Vfs` wrapper counting opens and bytes read per
 //!   file, so tests assert I/O bounds.
+//! - [`readonly`] — [`ReadOnlyVfs`], a `Vfs` that reads through another and refuses
+//!   every write with `EROFS` (a read-only file system or directory).
 //! - [`fuzz`] — the journal decoder's fuzz harness, shared by `fuzz/` and the replay
 //!   of its committed findings.
 //! - [`golden`] — the golden native journals (`cargo xtask fixtures` writes them) and
@@ -47,6 +49,8 @@ pub mod count;
 pub mod fuzz;
 pub mod golden;
 pub mod legacy;
+pub mod readonly;
 pub mod sim;
 
 pub use count::CountingVfs;
+pub use readonly::ReadOnlyVfs;

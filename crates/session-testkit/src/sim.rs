@@ -53,7 +53,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use session_journal::vfs::{
-    DirEntry, EntryKind, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile,
+    ChangeTime, DirEntry, EntryKind, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile,
 };
 
 /// A small deterministic PRNG (SplitMix64), for crash decisions and for tests.
@@ -118,6 +118,8 @@ struct Inode {
     current: Vec<u8>,
     durable: Vec<u8>,
     pending: Vec<Pending>,
+    /// The status change time (`st_ctime`), in ns of the simulated clock.
+    changed: i128,
 }
 
 #[derive(Debug, Clone)]
@@ -187,6 +189,37 @@ struct State {
     sync_countdown: Option<u32>,
     write_budget: Option<u64>,
     stats: SimStats,
+    /// The simulated clock (ns since the epoch) that stamps change times.
+    clock: SimClock,
+}
+
+/// The clock of change times: every change of an inode (creation, write, truncation,
+/// rename, link, unlink) is stamped with `now`, then `now` moves on by `step`.
+#[derive(Debug, Clone, Copy)]
+struct SimClock {
+    now: i128,
+    step: i128,
+}
+
+impl Default for SimClock {
+    fn default() -> Self {
+        Self {
+            // 2025-06-15T00:00:00Z, one millisecond a change.
+            now: 1_749_945_600 * 1_000_000_000,
+            step: 1_000_000,
+        }
+    }
+}
+
+impl State {
+    /// Stamps `ino`'s change time with the clock (a change of the inode).
+    fn touch(&mut self, ino: u64) {
+        let now = self.clock.now;
+        self.clock.now += self.clock.step;
+        if let Some(node) = self.inodes.get_mut(&ino) {
+            node.changed = now;
+        }
+    }
 }
 
 /// An in-memory [`Vfs`] with crash semantics and error injection. Cloning shares the
@@ -254,6 +287,20 @@ impl SimFs {
         s.write_budget = None;
     }
 
+    /// Sets how far the change-time clock moves after each change (default 1 ms);
+    /// zero freezes it, as a coarse file-system clock stands still within a tick, so
+    /// changes get equal change times.
+    pub fn set_clock_step(&self, step: std::time::Duration) {
+        self.lock_state().clock.step = step.as_nanos().try_into().unwrap_or(i128::MAX);
+    }
+
+    /// Moves the change-time clock forward by `by`.
+    pub fn advance_clock(&self, by: std::time::Duration) {
+        let by: i128 = by.as_nanos().try_into().unwrap_or(i128::MAX);
+        let mut s = self.lock_state();
+        s.clock.now = s.clock.now.saturating_add(by);
+    }
+
     /// I/O counters since creation.
     pub fn stats(&self) -> SimStats {
         self.lock_state().stats
@@ -288,8 +335,10 @@ impl SimFs {
                 current: bytes.to_vec(),
                 durable: bytes.to_vec(),
                 pending: Vec::new(),
+                changed: 0,
             },
         );
+        s.touch(ino);
     }
 
     /// The paths of all files, sorted.
@@ -339,6 +388,7 @@ impl SimFs {
                     current: image.clone(),
                     durable: image,
                     pending: Vec::new(),
+                    changed: inode.changed,
                 },
             );
         }
@@ -447,6 +497,7 @@ impl Vfs for SimFs {
                 let ino = s.next_ino;
                 s.next_ino += 1;
                 s.inodes.insert(ino, Inode::default());
+                s.touch(ino);
                 s.names.insert(path.to_path_buf(), ino);
                 s.dir_log.push(DirOp::Link(path.to_path_buf(), ino));
                 Ok(Box::new(self.file_handle(&mut s, ino)))
@@ -489,7 +540,10 @@ impl Vfs for SimFs {
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut s = self.lock_state();
         let ino = s.names.remove(from).ok_or_else(|| not_found(from))?;
-        s.names.insert(to.to_path_buf(), ino);
+        s.touch(ino);
+        if let Some(old) = s.names.insert(to.to_path_buf(), ino) {
+            s.touch(old);
+        }
         s.dir_log
             .push(DirOp::Rename(from.to_path_buf(), to.to_path_buf()));
         Ok(())
@@ -497,7 +551,8 @@ impl Vfs for SimFs {
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         let mut s = self.lock_state();
-        s.names.remove(path).ok_or_else(|| not_found(path))?;
+        let ino = s.names.remove(path).ok_or_else(|| not_found(path))?;
+        s.touch(ino);
         s.dir_log.push(DirOp::Unlink(path.to_path_buf()));
         Ok(())
     }
@@ -524,18 +579,22 @@ impl Vfs for SimFs {
             return Ok(None);
         };
         let s = self.lock_state();
-        let (kind, len) = match s.names.get(path) {
-            Some(ino) => (
-                EntryKind::File,
-                s.inodes.get(ino).map_or(0, |i| i.current.len() as u64),
-            ),
-            None => (EntryKind::Dir, 0),
+        let (kind, len, changed) = match s.names.get(path).and_then(|ino| s.inodes.get(ino)) {
+            Some(i) => (EntryKind::File, i.current.len() as u64, Some(i.changed)),
+            None => (EntryKind::Dir, 0, None),
         };
+        let changed = changed.and_then(|ns| {
+            Some(ChangeTime {
+                secs: i64::try_from(ns.div_euclid(1_000_000_000)).ok()?,
+                nanos: u32::try_from(ns.rem_euclid(1_000_000_000)).ok()?,
+            })
+        });
         Ok(Some(PathStatus {
             id,
             kind,
             len,
             modified_ms: None,
+            changed,
         }))
     }
 
@@ -552,6 +611,7 @@ impl Vfs for SimFs {
             return Err(not_found(&parent_dir(new)));
         }
         s.names.insert(new.to_path_buf(), ino);
+        s.touch(ino);
         s.dir_log.push(DirOp::Link(new.to_path_buf(), ino));
         Ok(())
     }
@@ -685,6 +745,7 @@ impl VfsFile for SimFile {
             let node = inode(s, self.ino)?;
             write_into(&mut node.current, offset, &data);
             node.pending.push(Pending::Write { offset, data });
+            s.touch(self.ino);
             s.stats.bytes_written += fits as u64;
             if fail {
                 Err(io::Error::new(
@@ -706,6 +767,7 @@ impl VfsFile for SimFile {
             let node = inode(s, self.ino)?;
             node.current.resize(len as usize, 0);
             node.pending.push(Pending::SetLen(len));
+            s.touch(self.ino);
             Ok(())
         })
     }

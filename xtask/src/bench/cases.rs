@@ -157,6 +157,35 @@ pub(crate) fn cases() -> Vec<Case> {
         )
         .target(Target::AtMost(150.0)),
     );
+    c.push(
+        Case::new(
+            "bcs list --all --json, whole process (reference: listAll in-process)",
+            "2,000 sessions",
+            Ms,
+            local("cold-list/2000"),
+            node("list/2000"),
+        )
+        .target(Target::Better(40.0)),
+    );
+    c.push(
+        Case::new(
+            "bcs list --all --json, whole process (reference: listAll in-process)",
+            "10,000 sessions",
+            Ms,
+            local("cold-list/10000"),
+            node("list/10000"),
+        )
+        .target(Target::AtMost(60.0)),
+    );
+    for (label, size) in [("2000", "2,000 sessions"), ("10000", "10,000 sessions")] {
+        c.push(Case::new(
+            "bcs list --all --json, whole process, CPU time (user + system)",
+            size,
+            Ms,
+            local(&format!("cold-list-cpu/{label}")),
+            Figure::None,
+        ));
+    }
     for size in SIZES {
         let key = format!("tree/{size}");
         c.push(
@@ -387,6 +416,10 @@ mod tests {
             ("tree-resident/100k", 33.0),
             ("list/2000", 4.0),
             ("list/10000", 20.0),
+            ("cold-list/2000", 6.0),
+            ("cold-list/10000", 25.0),
+            ("cold-list-cpu/2000", 3.0),
+            ("cold-list-cpu/10000", 12.0),
             ("import/100k", 700.0),
             ("cold/1k", 3.0),
             ("cold/100k", 9.0),
@@ -428,6 +461,10 @@ mod tests {
 | peak RSS of resume (fresh process) | 100k | 30.0 MiB | 300 MiB | 10× | ≤ 64.0 MiB | yes |
 | list_all | 2,000 sessions | 8.00 ms | 600 ms | 75× | ≥ 30× better | yes |
 | list_all | 10,000 sessions | 40.0 ms | 3000 ms | 75× | ≤ 150 ms | yes |
+| bcs list --all --json, whole process (reference: listAll in-process) | 2,000 sessions | 12.0 ms | 600 ms | 50× | ≥ 40× better | yes |
+| bcs list --all --json, whole process (reference: listAll in-process) | 10,000 sessions | 50.0 ms | 3000 ms | 60× | ≤ 60.0 ms | yes |
+| bcs list --all --json, whole process, CPU time (user + system) | 2,000 sessions | 6.00 ms | — | — | — |  |
+| bcs list --all --json, whole process, CPU time (user + system) | 10,000 sessions | 24.0 ms | — | — | — |  |
 | tree (index, getTree order + labels) | 1k | 0.200 ms | 10.0 ms | 50× | — |  |
 | tree (index, getTree order + labels) | 10k | 0.400 ms | 20.0 ms | 50× | — |  |
 | tree (index, getTree order + labels) | 100k | 0.600 ms | 30.0 ms | 50× | ≥ 3× better | yes |

@@ -50,6 +50,29 @@ pub(crate) struct Options {
     only: Vec<String>,
 }
 
+/// The groups of the reference's script (`reference.mjs`), each named as the
+/// measurements of ours it compares with are (`list` for `list_all` and `bcs list`).
+const REFERENCE_GROUPS: [&str; 4] = ["resume", "tree", "list", "append"];
+
+impl Options {
+    /// The reference's groups to time, comma-separated: all of them, or with
+    /// `--only` those whose name contains or is contained in one of its words.
+    pub(crate) fn reference_groups(&self) -> String {
+        REFERENCE_GROUPS
+            .iter()
+            .filter(|g| {
+                self.only.is_empty()
+                    || self
+                        .only
+                        .iter()
+                        .any(|o| g.contains(o.as_str()) || o.contains(*g))
+            })
+            .copied()
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
 /// Named samples (a key such as `resume/100k` → the values of each rep).
 #[derive(Debug, Default)]
 pub(crate) struct Samples(BTreeMap<String, Vec<f64>>);
@@ -97,7 +120,8 @@ cargo xtask bench [options]: medians of our operations vs the reference on gener
   --no-reference    our figures only (also when node is missing)
   --peer-data DIR   an existing copy of the reference's data (default /work/peer/data)
   --only A[,B]      only our measurements whose names contain A or B (e.g. owner,
-                    list_all); rows of the others stay empty
+                    list); rows of the others stay empty, and the reference times
+                    only its groups (resume, tree, list, append) named alike
 
 Prints the results table and the machine and writes both to target/bench-results.md.
 A debug build re-runs itself as a release build. For profiling and probes:
@@ -229,5 +253,11 @@ mod tests {
             parse_options(&a).unwrap_or_else(|e| panic!("{option}: {e}"));
         }
         assert!(parse_options(&args(&["--help"])).is_err());
+        let only = parse_options(&args(&["--only", "list_all"])).expect("--only list_all");
+        assert_eq!(only.reference_groups(), "list");
+        let only = parse_options(&args(&["--only", "owner"])).expect("--only owner");
+        assert_eq!(only.reference_groups(), "");
+        let all = parse_options(&args(&[])).expect("defaults");
+        assert_eq!(all.reference_groups(), REFERENCE_GROUPS.join(","));
     }
 }

@@ -1,13 +1,16 @@
 // The reference side of `cargo xtask bench` (xtask/src/bench/reference.rs runs it with
 // node --expose-gc, the reference installed in target/peer, and TZ as set).
 //
-//   node --expose-gc reference.mjs main LIB BIG AGENT2000 AGENT10000 REPS BIG_REPS N_APPEND
+//   node --expose-gc reference.mjs main LIB BIG AGENT2000 AGENT10000 REPS BIG_REPS N_APPEND [GROUPS]
 //     times everything that runs in-process and prints one JSON object of samples (ms
 //     unless said otherwise): open/, context/, resume/ (their sum per rep) and tree/
 //     for each of 1k, 10k, 100k (BIG_REPS reps at 100k); list/2000 and list/10000
 //     (and listCount/*, the number listed); append/persisted (µs per entry of
 //     N_APPEND persisted appendMessage calls on a new session) and
-//     append/persisted-cpu (process CPU µs per entry). Progress goes to stderr.
+//     append/persisted-cpu (process CPU µs per entry). GROUPS (comma-separated,
+//     default all) selects: resume and tree (the first two), list, append
+//     (`cargo xtask bench --only` passes the groups its words name). Progress
+//     goes to stderr.
 //   node reference.mjs rss LIB FILE
 //     the fresh-process probe: open FILE, build its context, print this process's
 //     peak RSS ({"vmHwmKiB", "maxRssKiB", "messages"}).
@@ -30,8 +33,10 @@ if (mode === "rss") {
 	process.stdout.write(JSON.stringify({ vmHwmKiB: hwm, maxRssKiB: process.resourceUsage().maxRSS, messages: ctx.messages.length }));
 	process.exit(0);
 }
-const [bigDir, agent2000, agent10000, repsArg, bigRepsArg, nAppendArg] = rest;
+const [bigDir, agent2000, agent10000, repsArg, bigRepsArg, nAppendArg, groupsArg] = rest;
 const REPS = Number(repsArg), BIG = Number(bigRepsArg), NAPPEND = Number(nAppendArg);
+const GROUPS = (groupsArg ?? "resume,tree,list,append").split(",");
+const runs = (g) => GROUPS.includes(g);
 const out = {};
 const put = (k, v) => { out[k] = v; process.stderr.write(`reference: ${k} ${JSON.stringify(v.map((x) => +x.toFixed(3)))}\n`); };
 async function reps(n, fn, { setup } = {}) {
@@ -46,7 +51,7 @@ async function reps(n, fn, { setup } = {}) {
 	}
 	return s;
 }
-for (const size of ["1k", "10k", "100k"]) {
+for (const size of runs("resume") || runs("tree") ? ["1k", "10k", "100k"] : []) {
 	const p = join(bigDir, `${size}.jsonl`);
 	const n = size === "100k" ? BIG : REPS;
 	const open = [], ctx = [];
@@ -66,7 +71,7 @@ for (const size of ["1k", "10k", "100k"]) {
 	put(`resume/${size}`, open.map((o, i) => o + ctx[i]));
 	put(`tree/${size}`, await reps(REPS, () => sm.getTree()));
 }
-for (const [label, dir] of [["2000", agent2000], ["10000", agent10000]]) {
+for (const [label, dir] of runs("list") ? [["2000", agent2000], ["10000", agent10000]] : []) {
 	let count = 0;
 	const s = await reps(REPS, async () => {
 		process.env.PI_CODING_AGENT_DIR = dir;
@@ -75,7 +80,7 @@ for (const [label, dir] of [["2000", agent2000], ["10000", agent10000]]) {
 	put(`list/${label}`, s);
 	out[`listCount/${label}`] = count;
 }
-{
+if (runs("append")) {
 	const src = SM.open(join(bigDir, "1k.jsonl"));
 	const payloads = src.getEntries().filter((e) => e.type === "message" && ["user", "assistant", "toolResult"].includes(e.message.role)).map((e) => e.message);
 	const tmp = mkdtempSync(join(tmpdir(), "xtask-bench-ref-"));

@@ -34,6 +34,7 @@ pub(crate) fn measure(root: &Path, data: &Data, opts: &Options) -> Result<Sample
         .arg(opts.reps.to_string())
         .arg(opts.big_reps.to_string())
         .arg("2000")
+        .arg(opts.reference_groups())
         .current_dir(&peer)
         .stderr(Stdio::inherit())
         .output()
@@ -43,7 +44,8 @@ pub(crate) fn measure(root: &Path, data: &Data, opts: &Options) -> Result<Sample
     }
     let v: Value = serde_json::from_slice(&out.stdout)?;
     let mut samples = Samples::from_json(&v);
-    for size in SIZES {
+    let resume = opts.reference_groups().split(',').any(|g| g == "resume");
+    for size in SIZES.iter().filter(|_| resume) {
         let out = Command::new("node")
             .arg(&script)
             .arg("rss")

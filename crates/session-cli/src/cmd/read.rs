@@ -1,5 +1,7 @@
-//! The reading commands: `list`, `show`, `tree`, `context`. None of them writes
-//! anything: indexes are opened without saving their sidecars.
+//! The reading commands: `list`, `show`, `tree`, `context`. Only `list` writes, and
+//! only derived data: it refreshes the sessions directory's listing catalog when the
+//! directory can be written (else it lists read-only). The others open indexes
+//! without saving their sidecars.
 
 use std::path::{Path, PathBuf};
 
@@ -9,43 +11,42 @@ use session_context::ContextOptions;
 use session_journal::vfs::{StdVfs, Vfs as _};
 use session_types::EntryType;
 
+use session_index::SessionInfo;
+
 use crate::cli::{ContextArgs, ListArgs, SessionJson};
 use crate::location::{Location, SessionView, session_id_of};
 use crate::out::Out;
 use crate::render;
 
-/// One listed session: its `SessionInfo` JSON and its modification time (ms).
-struct Listed {
-    json: Value,
-    cwd: String,
-}
-
 /// Journals that could not be listed, and why.
 type Skipped = Vec<(PathBuf, String)>;
 
 /// Lists sessions (newest activity first; ties keep file-name order) through the
-/// store's listing catalog in read-only mode: a fresh catalog answers without
-/// opening a journal; stale records are computed in memory; nothing is written.
-fn listed(store: &Location, _out: &Out) -> Result<(Vec<Listed>, Skipped)> {
+/// store's listing catalog: a fresh catalog answers without opening a journal;
+/// stale records are recomputed and the catalog rewritten (atomically, `0600`) —
+/// or, where the directory cannot be written, computed in memory with nothing
+/// written.
+fn listed(store: &Location, _out: &Out) -> Result<(Vec<SessionInfo>, Skipped)> {
     let dir = store.sessions_dir();
     if !dir.is_dir() {
         return Ok((Vec::new(), Vec::new()));
     }
-    let options = session_index::ListOptions {
-        read_only: true,
-        ..session_index::ListOptions::default()
-    };
-    let (infos, report) = session_index::list_sessions(dir, &options)
+    let (infos, report) = session_index::list_sessions(dir, &session_index::ListOptions::default())
         .map_err(|e| anyhow::anyhow!("listing {}: {e}", dir.display()))?;
     let rows = infos
         .into_iter()
         .filter(|info| info.summary.has_header)
-        .map(|info| Listed {
-            json: info.to_json(),
-            cwd: info.summary.cwd.clone(),
-        })
         .collect();
     Ok((rows, report.skipped))
+}
+
+/// An agent status as one line: its `summary`, and its `taskState` in brackets.
+fn status_line(status: &Value) -> String {
+    let summary = status.get("summary").and_then(Value::as_str).unwrap_or("");
+    match status.get("taskState").and_then(Value::as_str) {
+        Some(t) => format!("[{t}] {}", render::preview(summary, 60)),
+        None => render::preview(summary, 60),
+    }
 }
 
 /// `bcs list`.
@@ -59,25 +60,40 @@ pub(crate) fn list(store: &Location, args: &ListArgs, out: &mut Out) -> Result<(
         })
     };
     let (rows, skipped) = listed(store, out)?;
-    let rows: Vec<Listed> = rows
+    let rows: Vec<SessionInfo> = rows
         .into_iter()
-        .filter(|r| filter.as_deref().is_none_or(|f| Path::new(&r.cwd) == f))
+        .filter(|r| {
+            filter
+                .as_deref()
+                .is_none_or(|f| Path::new(&r.summary.cwd) == f)
+        })
         .collect();
     for (path, why) in &skipped {
         out.warn(&format!("skipping {}: {why}", path.display()));
     }
     if args.json {
-        let arr: Vec<Value> = rows.into_iter().map(|r| r.json).collect();
-        return out.json(&Value::Array(arr));
+        // Each `SessionInfo` serializes as the reference's shape, written without
+        // building a JSON value per session.
+        out.json_sessions(&rows)?;
+        // The process ends here: freeing thousands of summaries one by one would
+        // cost a tenth of a large listing, for memory the exit returns anyway.
+        std::mem::forget(rows);
+        return Ok(());
     }
     list_human(&rows, out)
 }
 
-fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
+fn list_human(rows: &[SessionInfo], out: &mut Out) -> Result<()> {
     if rows.is_empty() {
         return out.line("no sessions");
     }
-    for r in rows {
+    for info in rows {
+        let json = info.to_json();
+        let r = Listed {
+            json,
+            state: info.session_state().map(str::to_owned),
+            status: info.agent_status().map(status_line),
+        };
         let s = |k: &str| {
             r.json
                 .get(k)
@@ -102,8 +118,17 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
             .get("modified")
             .and_then(Value::as_str)
             .unwrap_or("-");
+        // State and status only where a session has them, so a listing without
+        // them reads as before.
+        let mut extra = String::new();
+        if let Some(state) = &r.state {
+            extra.push_str(&format!("  ({state})"));
+        }
+        if let Some(status) = &r.status {
+            extra.push_str(&format!("  status: {status}"));
+        }
         out.line(&format!(
-            "{modified}  {id}  {:>3} msgs  {}  {title}",
+            "{modified}  {id}  {:>3} msgs  {}  {title}{extra}",
             r.json
                 .get("messageCount")
                 .and_then(Value::as_u64)
@@ -112,6 +137,14 @@ fn list_human(rows: &[Listed], out: &mut Out) -> Result<()> {
         ))?;
     }
     Ok(())
+}
+
+/// One row of the human listing: the reference's `SessionInfo` JSON, and what the
+/// human listing adds: the lifecycle state and the agent status line.
+struct Listed {
+    json: Value,
+    state: Option<String>,
+    status: Option<String>,
 }
 
 /// `bcs list --all` rendering for the demo.

@@ -716,6 +716,32 @@ fn a_read_only_file_system_reads_and_refuses_writes() {
     assert_eq!(bcs_at(&home, &["export", "s1"], "").stdout, before);
 }
 
+/// `bcs list` refreshes the catalog where it can write and lists read-only where
+/// it cannot: on a read-only file system it lists the same sessions, exits 0 and
+/// writes nothing; once writable again it writes the catalog.
+#[test]
+fn list_falls_back_to_read_only_on_a_read_only_file_system() {
+    let Some(fs) = Tmpfs::mount("4m") else { return };
+    let home = fs.path().join("home");
+    for id in ["s1", "s2"] {
+        bcs_at(&home, &["new", "--id", id, "--cwd", "/w"], "").ok();
+        bcs_at(&home, &["append", id], &format!("{USER}\n")).ok();
+    }
+    let want = bcs_at(&home, &["list", "--all", "--json"], "")
+        .ok()
+        .to_owned();
+    let cat = home.join("sessions/.catalog");
+    assert!(cat.is_file());
+    std::fs::remove_file(&cat).expect("rm catalog");
+    fs.remount("ro");
+    let r = bcs_at(&home, &["list", "--all", "--json"], "");
+    assert_eq!(r.ok(), want);
+    assert!(!cat.exists(), "nothing written on a read-only file system");
+    fs.remount("rw");
+    assert_eq!(bcs_at(&home, &["list", "--all", "--json"], "").ok(), want);
+    assert!(cat.is_file(), "written once writable");
+}
+
 /// A journal under a file name that is not UTF-8 (so never a session id) is not
 /// listed under a mangled name; `verify --all` reports it with its real path.
 #[test]

@@ -106,8 +106,6 @@ fn reading_commands_modify_nothing() {
     }
     let before = snapshot_dir(&b.sessions());
     for args in [
-        vec!["list", "--all"],
-        vec!["list", "--all", "--json"],
         vec!["show", &rich],
         vec!["tree", &rich, "--json"],
         vec!["context", &rich, "--json"],
@@ -117,6 +115,55 @@ fn reading_commands_modify_nothing() {
         let _ = b.run(&args);
     }
     assert_eq!(snapshot_dir(&b.sessions()), before);
+}
+
+/// `bcs list` refreshes the listing catalog (derived data only: the journals are
+/// untouched), privately, and lists the same from it afterwards; an agent status
+/// and a lifecycle state show in the human listing, never in `--json` (the
+/// reference's `SessionInfo` shape).
+#[test]
+fn list_refreshes_the_catalog_and_shows_state_and_status() {
+    let (b, rich, _) = store();
+    let journals = |d: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+        snapshot_dir(d)
+            .into_iter()
+            .filter(|(p, _)| p.ends_with(".jsonl") && !p.contains("/."))
+            .collect()
+    };
+    let before = journals(&b.sessions());
+    let cat = b.sessions().join(".catalog");
+    let _ = std::fs::remove_file(&cat);
+    let first = b.run(&["list", "--all", "--json"]).ok().to_owned();
+    assert!(cat.is_file(), "bcs list wrote the catalog");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&cat)
+            .expect("catalog")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    assert_eq!(journals(&b.sessions()), before);
+    assert_eq!(b.run(&["list", "--all", "--json"]).ok(), first);
+    let entries = [
+        r#"{"type":"session_state","state":"archived"}"#,
+        r#"{"type":"agent_status","status":{"summary":"waiting for review","taskState":"blocked"}}"#,
+    ];
+    b.run_stdin(
+        &["append", &rich],
+        &format!("{}\n{}\n", entries[0], entries[1]),
+    )
+    .ok();
+    let human = b.run(&["list", "--all"]).ok().to_owned();
+    let line = human.lines().find(|l| l.contains(&rich)).expect("listed");
+    assert!(
+        line.ends_with("  (archived)  status: [blocked] waiting for review"),
+        "{line}"
+    );
+    let json = b.run(&["list", "--all", "--json"]).json();
+    let text = json.to_string();
+    assert!(!text.contains("archived") && !text.contains("waiting for review"));
 }
 
 /// `--json` numbers are spelled as the reference's `JSON.stringify` spells them:

@@ -34,7 +34,7 @@ pub(crate) use encode::encode;
 /// The first 8 bytes of an index sidecar.
 pub const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'I', b'D', b'X', b'\n'];
 /// The sidecar format version this crate writes and reads (older ones are rebuilt).
-pub const VERSION: u32 = 8;
+pub const VERSION: u32 = 9;
 /// Fixed header length.
 pub const HEADER_LEN: usize = 120;
 /// Length of one encoded record.

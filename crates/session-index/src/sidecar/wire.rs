@@ -24,6 +24,9 @@ pub(super) struct AggregatesWire {
     name_entry: Option<u32>,
     state: Option<String>,
     state_entry: Option<u32>,
+    /// The latest `agent_status` entry's `status` value (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agent_status: Option<serde_json::Value>,
     /// Target id, record of its latest `child_usage_attributed`: in first-seen order.
     usage_latest: Vec<(String, u32)>,
     message_count: u64,
@@ -136,6 +139,7 @@ impl AggregatesWire {
             name_entry,
             state,
             state_entry,
+            agent_status,
             usage_latest,
             message_count,
             last_activity,
@@ -174,6 +178,7 @@ impl AggregatesWire {
             name_entry: *name_entry,
             state: state.clone(),
             state_entry: *state_entry,
+            agent_status: agent_status.clone(),
             usage_latest: usage_latest.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             message_count: *message_count,
             last_activity: *last_activity,
@@ -223,6 +228,7 @@ impl AggregatesWire {
             name_entry: self.name_entry,
             state: self.state,
             state_entry: self.state_entry,
+            agent_status: self.agent_status,
             usage_latest: self.usage_latest.into_iter().collect(),
             message_count: self.message_count,
             last_activity: self.last_activity,

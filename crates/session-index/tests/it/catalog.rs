@@ -34,11 +34,14 @@ fn a_fresh_catalog_lists_without_opening_a_journal_and_a_deleted_one_is_rebuilt(
             .iter()
             .all(|r| r.catalog == CatalogStatus::Fresh && r.journals_opened == 0)
     );
-    // Each journal is validated against its record (its header and its last frame,
-    // O(1) bytes), but not read through: one open each.
+    // A journal changed within a second of the catalog's stamp (racy: here, those
+    // copied last) is checked against its record (its header and its last frame,
+    // O(1) bytes), but not read through: one open each; the others are not opened.
     let journals = second.len() as u64;
-    assert_eq!(counting.opens_matching(".jsonl"), journals);
-    assert!(counting.bytes_read_matching(".jsonl") <= 16 * 1024 * journals);
+    let checked: u64 = reports.iter().map(|r| r.journals_checked).sum();
+    assert!(checked <= journals);
+    assert_eq!(counting.opens_matching(".jsonl"), checked);
+    assert!(counting.bytes_read_matching(".jsonl") <= 16 * 1024 * checked);
     assert_eq!(counting.opens_matching(".idx"), 0);
     assert_eq!(second, first);
     assert_listing_matches(tmp.path(), &second);
@@ -181,8 +184,9 @@ fn a_read_only_listing_writes_nothing_and_uses_a_fresh_catalog() {
     let (fresh, report) = session_index::list_sessions(&dir, &ro).unwrap();
     assert_eq!(fresh, cold);
     assert_eq!(report.journals_opened, 0);
-    // Each journal is opened once, to check its record against it, and no index.
-    assert_eq!(counting.opens_matching(".jsonl"), fresh.len() as u64);
+    // A racy journal is opened once, to check its record against it; no index.
+    assert_eq!(counting.opens_matching(".jsonl"), report.journals_checked);
+    assert!(report.journals_checked <= fresh.len() as u64);
     assert_eq!(counting.opens_matching(".idx"), 0);
 }
 

@@ -126,6 +126,8 @@ const SESSION: &str = concat!(
     "\n",
     r#"{"type":"custom","id":"a1","parentId":"a8","timestamp":"2026-01-01T00:00:10.000Z"}"#,
     "\n",
+    r#"{"type":"agent_status","id":"a9","parentId":"a8","timestamp":"2026-01-01T00:00:11.000Z","status":{"summary":"tests pass"}}"#,
+    "\n",
 );
 
 fn saved() -> (Index, Vec<u8>) {
@@ -253,7 +255,7 @@ fn a_saved_sidecar_reads_by_the_spec() {
     }
     let mut all = keys.clone();
     all.sort_unstable();
-    assert_eq!(all, ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"]);
+    assert_eq!(all, ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"]);
     assert_eq!(table[keys.iter().position(|k| *k == "a1").unwrap()], 10);
     assert_eq!(u("ids_undefined"), 9);
     // The aggregates: the spec's example, verbatim.
@@ -265,5 +267,22 @@ fn a_saved_sidecar_reads_by_the_spec() {
     assert!(
         doc().contains(&example),
         "docs/format.md §3 must contain this example of the aggregates:\n{example}"
+    );
+}
+
+/// `docs/format.md` §3 reproduces a catalog record with every field, as the catalog's
+/// wire types write it: renaming or adding a field changes the format, and this test
+/// fails until the spec (and the catalog version) follow.
+#[test]
+fn format_doc_shows_the_catalog_record() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/format.md"),
+    )
+    .expect("docs/format.md");
+    let record = session_index::catalog_record_example();
+    let block = format!("```json\n{record}\n```");
+    assert!(
+        doc.contains(&block),
+        "docs/format.md §3 must contain:\n{block}"
     );
 }

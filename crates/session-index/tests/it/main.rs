@@ -8,6 +8,7 @@ mod conformance;
 mod crash;
 mod fields;
 mod format;
+mod freshness;
 mod fuzz_replay;
 mod ids;
 mod index;

@@ -205,6 +205,7 @@ impl session_journal::vfs::Vfs for PrefixFs {
                 kind: session_journal::vfs::EntryKind::File,
                 len: self.len.load(std::sync::atomic::Ordering::Relaxed) as u64,
                 modified_ms: None,
+                changed: None,
             }),
         )
     }

@@ -5,6 +5,7 @@ mod agree;
 mod conformance;
 mod errors;
 mod layout;
+mod listing;
 mod owned;
 mod process;
 mod reference_bb;

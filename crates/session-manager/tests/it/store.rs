@@ -182,13 +182,14 @@ fn continue_recent_picks_the_latest_activity_from_summaries_only() {
     counting.reset();
     let recent = store.list("/p", &mut ()).expect("list");
     assert_eq!(recent[0].path, paths[1]);
-    // Each catalog record is checked against its journal (header and last frame);
-    // no journal is read through to choose.
+    // A catalog record written within a second of its journal's last change (racy)
+    // is checked against the journal (header and last frame); no journal is read
+    // through to choose.
     assert!(
         counting.bytes_read_matching(".jsonl") <= 4 * 16 * 1024,
         "journals read through to choose"
     );
-    assert_eq!(counting.opens_matching(".jsonl"), 4);
+    assert!(counting.opens_matching(".jsonl") <= 4);
     counting.reset();
     let s = store.continue_recent("/p").expect("continue");
     assert_eq!(s.session_file(), Some(paths[1].as_path()));
