@@ -48,7 +48,8 @@ pub(crate) enum Command {
     Demo,
     /// Run the session owner: serve the store's sessions to clients over JSON-RPC
     /// (`docs/rpc.md`) on the Unix socket `<home>/owner/owner.sock` (its path is printed
-    /// first), or to one client on stdin/stdout with `--stdio`.
+    /// first), or to one client on stdin/stdout with `--stdio`. When another owner
+    /// already serves the home, exit with status 3.
     Serve(ServeArgs),
 }
 
@@ -58,6 +59,27 @@ pub(crate) struct ServeArgs {
     /// Serve one client on stdin and stdout (until stdin ends) instead of the socket.
     #[arg(long)]
     pub(crate) stdio: bool,
+    /// Exit after this long with no client and no open session: a number with a unit
+    /// (`ms`, `s`, `m`; plain seconds without one); 0 never exits.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub(crate) idle_timeout: std::time::Duration,
+}
+
+/// `250ms`, `30s`, `5m`, or plain seconds.
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let (digits, unit) = text.split_at(
+        text.find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(text.len()),
+    );
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (e.g. 300, 30s, 250ms, 5m)"))?;
+    match unit {
+        "" | "s" => Ok(std::time::Duration::from_secs(n)),
+        "ms" => Ok(std::time::Duration::from_millis(n)),
+        "m" => Ok(std::time::Duration::from_secs(n.saturating_mul(60))),
+        _ => Err(format!("{text:?}: the unit must be ms, s or m")),
+    }
 }
 
 /// A session argument alone.

@@ -59,11 +59,19 @@ use out::{Out, one_line};
 pub(crate) enum Failure {
     /// Reported; just exit 1.
     Quiet,
+    /// `bcs serve` lost the election: another owner serves the home. Reported; exit 3.
+    AnotherOwner,
 }
+
+/// The exit status of `bcs serve` when another owner already serves the home.
+pub(crate) const EXIT_ANOTHER_OWNER: u8 = 3;
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("failed")
+        match self {
+            Failure::Quiet => f.write_str("failed"),
+            Failure::AnotherOwner => f.write_str("another owner serves this home"),
+        }
     }
 }
 
@@ -108,10 +116,14 @@ pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
             Err(_) => ExitCode::FAILURE,
         },
         Err(e) => {
-            if e.downcast_ref::<Failure>().is_none() && !is_broken_pipe(&e) {
+            let failure = e.downcast_ref::<Failure>();
+            if failure.is_none() && !is_broken_pipe(&e) {
                 eprintln!("bcs: {}", one_line(&error_line(&e)));
             }
-            ExitCode::FAILURE
+            match failure {
+                Some(Failure::AnotherOwner) => ExitCode::from(EXIT_ANOTHER_OWNER),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }

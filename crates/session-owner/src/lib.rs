@@ -46,6 +46,8 @@ pub mod socket;
 
 use std::io;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use session_manager::Store;
 use session_protocol::LineLimits;
@@ -67,6 +69,10 @@ pub struct OwnerOptions {
     pub outgoing_queue: usize,
     /// The incoming line size limit and nesting bound.
     pub line_limits: LineLimits,
+    /// How long [`socket::serve`] waits with no connection and no open session
+    /// before it removes the socket and returns (`None`: never). Default `None`;
+    /// `bcs serve` sets 5 minutes unless told otherwise.
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Default for OwnerOptions {
@@ -77,6 +83,7 @@ impl Default for OwnerOptions {
             connection_in_flight: 64,
             outgoing_queue: 64,
             line_limits: LineLimits::default(),
+            idle_timeout: None,
         }
     }
 }
@@ -93,6 +100,12 @@ impl OwnerOptions {
         self.line_limits = limits;
         self
     }
+
+    /// These options with this idle timeout (`None`: never exit when idle).
+    pub fn with_idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
 }
 
 /// The owner of a store's open sessions.
@@ -100,6 +113,22 @@ pub struct Owner {
     store: Store,
     options: OwnerOptions,
     registry: registry::Registry,
+    /// Connections being served.
+    connections: AtomicUsize,
+    /// Woken when a connection ends (the idle clock may start).
+    activity: tokio::sync::Notify,
+    /// `accept` errors met so far (each retried after a pause).
+    accept_errors: AtomicU64,
+}
+
+/// Counts a connection while it lives.
+struct Connection(Arc<Owner>);
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+        self.0.activity.notify_waiters();
+    }
 }
 
 impl std::fmt::Debug for Owner {
@@ -118,7 +147,25 @@ impl Owner {
             store,
             options,
             registry: registry::Registry::default(),
+            connections: AtomicUsize::new(0),
+            activity: tokio::sync::Notify::new(),
+            accept_errors: AtomicU64::new(0),
         })
+    }
+
+    fn connection(self: &Arc<Self>) -> Connection {
+        self.connections.fetch_add(1, Ordering::AcqRel);
+        Connection(self.clone())
+    }
+
+    /// No connection is served and no session is open.
+    async fn is_idle(&self) -> bool {
+        self.connections.load(Ordering::Acquire) == 0 && self.registry.len().await == 0
+    }
+
+    /// How many `accept` errors the socket met (each was retried after a pause).
+    pub fn accept_errors(&self) -> u64 {
+        self.accept_errors.load(Ordering::Relaxed)
     }
 
     /// The store.
@@ -133,6 +180,7 @@ impl Owner {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let _connection = self.connection();
         conn::serve(self.clone(), reader, writer).await
     }
 

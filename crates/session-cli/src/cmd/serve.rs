@@ -3,19 +3,24 @@
 use anyhow::{Context, Result};
 use session_owner::{Owner, OwnerOptions, serve_stdio, socket};
 
+use crate::Failure;
 use crate::cli::ServeArgs;
 use crate::location::Location;
 use crate::out::Out;
 
-/// `bcs serve [--stdio]`.
+/// `bcs serve [--stdio] [--idle-timeout D]`. On the socket: prints the socket's path
+/// once it accepts, serves until idle for the timeout (never with 0), and exits 3
+/// (`bcs: …another owner (pid N) is serving this home`) when another owner holds
+/// the home's election lock.
 pub(crate) fn run(store: &Location, args: &ServeArgs, out: &mut Out) -> Result<()> {
     let layout = store.layout().clone();
+    let idle = (!args.idle_timeout.is_zero()).then_some(args.idle_timeout);
     let owner = Owner::new(
         session_manager::Store::new(layout.clone()),
-        OwnerOptions::default(),
+        OwnerOptions::default().with_idle_timeout(idle),
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_io()
+        .enable_all()
         .build()
         .context("starting the async runtime")?;
     if args.stdio {
@@ -25,9 +30,18 @@ pub(crate) fn run(store: &Location, args: &ServeArgs, out: &mut Out) -> Result<(
             .context("serving stdio");
     }
     runtime.block_on(async {
-        let bound = socket::bind(layout.root())
-            .await
-            .with_context(|| format!("{}: binding the owner's socket", layout.root().display()))?;
+        let bound = match socket::bind(layout.root()).await {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+                eprintln!("bcs: {e}");
+                return Err(Failure::AnotherOwner.into());
+            }
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("{}: binding the owner's socket", layout.root().display())
+                });
+            }
+        };
         out.line(&bound.path().display().to_string())?;
         out.flush()?;
         socket::serve(owner, bound)

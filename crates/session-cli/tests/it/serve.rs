@@ -1,7 +1,7 @@
 //! `bcs serve`: the owner on stdio and on the socket, driven as a process.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
 
@@ -114,4 +114,128 @@ fn serve_prints_its_socket_and_answers_on_it() {
 
     child.kill().expect("kill our bcs serve");
     child.wait().expect("reap");
+}
+
+/// Waits for `child` to exit, at most `secs` seconds (a watcher thread waits; this
+/// thread waits on its answer, no polling).
+fn wait_for(child: std::process::Child, secs: u64) -> std::process::Output {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let pid = child.id();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(out) => out.expect("wait"),
+        Err(_) => {
+            // Ours, by its pid: end it so the test reports instead of hanging.
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("bcs serve (pid {pid}) did not exit within {secs} s");
+        }
+    }
+}
+
+/// A client on the owner's socket: `initialize` answered.
+fn initialized(path: &std::path::Path) -> (impl Write, impl BufRead) {
+    let stream = std::os::unix::net::UnixStream::connect(path).expect("connect");
+    let mut r = BufReader::new(stream.try_clone().expect("clone"));
+    let mut w = stream;
+    let a = call(
+        &mut w,
+        &mut r,
+        &request(
+            1,
+            "initialize",
+            json!({"protocolVersion":{"major":1,"minor":0}}),
+        ),
+    );
+    assert!(a["result"].is_object(), "{a}");
+    (w, r)
+}
+
+#[test]
+fn of_eight_owners_started_at_once_one_serves_and_the_others_exit_3() {
+    let bcs = Bcs::new();
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            bcs.cmd(&["serve", "--idle-timeout", "0"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn bcs serve")
+        })
+        .collect();
+    // The losers exit by themselves; the winner prints its socket and serves.
+    let mut winner = None;
+    let mut losers = 0;
+    for mut child in children {
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut first = String::new();
+        out.read_line(&mut first).expect("read");
+        if first.is_empty() {
+            let done = wait_for(child, 60);
+            let stderr = String::from_utf8_lossy(&done.stderr);
+            assert_eq!(done.status.code(), Some(3), "{stderr}");
+            assert!(
+                stderr.starts_with("bcs: ") && stderr.contains("another owner (pid "),
+                "{stderr}"
+            );
+            losers += 1;
+        } else {
+            assert_eq!(
+                first.trim_end(),
+                bcs.home().join("owner/owner.sock").to_string_lossy()
+            );
+            assert!(winner.is_none(), "two owners serve");
+            winner = Some(child);
+        }
+    }
+    assert_eq!(losers, 7);
+    let mut winner = winner.expect("one owner serves");
+    let path = bcs.home().join("owner/owner.sock");
+    let clients: Vec<_> = (0..8).map(|_| initialized(&path)).collect();
+    drop(clients);
+    winner.kill().expect("kill our bcs serve");
+    winner.wait().expect("reap");
+}
+
+#[test]
+fn serve_exits_when_idle_and_removes_its_socket() {
+    let bcs = Bcs::new();
+    let mut child = bcs
+        .cmd(&["serve", "--idle-timeout", "200ms"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bcs serve");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut path = String::new();
+    out.read_line(&mut path).expect("the socket path");
+    let path = std::path::PathBuf::from(path.trim_end());
+    // A client may or may not come in time; either way the owner ends when idle.
+    if let Ok(stream) = std::os::unix::net::UnixStream::connect(&path) {
+        drop(stream);
+    }
+    let done = wait_for(child, 120);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(!path.exists(), "the socket is removed");
+    // The next owner starts (the lock was released).
+    let mut next = bcs
+        .cmd(&["serve", "--idle-timeout", "1ms"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bcs serve");
+    let mut line = String::new();
+    BufReader::new(next.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read");
+    assert_eq!(line.trim_end(), path.to_string_lossy());
+    assert!(wait_for(next, 120).status.success());
 }
