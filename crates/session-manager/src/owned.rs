@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use session_context::{ContextOptions, SessionContext};
 use session_import::Retention;
 use session_index::{EntryIndex, Index, kinds};
-use session_journal::{Durability, NewFrame, Reader, Writer};
+use session_journal::{Capture, Durability, NewFrame, Reader, Writer};
 use session_types::{Entry, EntryBase, EntryId, SessionHeader};
 
 use crate::append::{append_methods, base, complete_entry, fresh_id};
@@ -54,7 +55,13 @@ pub fn index_save_interval(entries: usize) -> u32 {
 pub struct OwnedSession {
     pub(crate) store: Store,
     pub(crate) path: PathBuf,
-    pub(crate) writer: Writer,
+    /// Behind a mutex only so that [`sync_journal_shared`](Self::sync_journal_shared)
+    /// can sync through `&self` while reads go on; every other use is `&mut self`
+    /// (`get_mut`, no locking).
+    pub(crate) writer: Mutex<Writer>,
+    /// What the writer has written so far (its `capture()`), kept beside it so that
+    /// reads never take the writer's mutex (which a shared sync holds).
+    pub(crate) captured: Capture,
     pub(crate) reader: Reader,
     pub(crate) index: Index,
     pub(crate) header: SessionHeader,
@@ -144,7 +151,11 @@ impl OwnedSession {
     ) -> Result<EntryId, AppendError> {
         // The entry is serialized once, straight into the frame buffer, and the index
         // takes its fields from the typed entry rather than parsing that text again.
-        let (appended, payload) = self.writer.append_encoded(
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let written = writer.append_encoded(
             kinds::ENTRY,
             kinds::id_tag(id.as_str()),
             self.durability,
@@ -154,10 +165,16 @@ impl OwnedSession {
                     buf.clear();
                 }
             },
-        )?;
-        self.index
-            .observe_entry(&appended, payload, entry)
-            .map_err(AppendError::from)?;
+        );
+        let observed = match written {
+            Ok((appended, payload)) => self
+                .index
+                .observe_entry(&appended, payload, entry)
+                .map_err(AppendError::from),
+            Err(e) => Err(AppendError::from(e)),
+        };
+        self.captured = self.writer_mut().capture();
+        observed?;
         self.leaf = Some(id.clone());
         self.unsaved += 1;
         if self.unsaved.is_multiple_of(INDEX_SAVE_EVERY) {
@@ -166,7 +183,7 @@ impl OwnedSession {
             } else if self.durability != Durability::Durable {
                 // Best effort, as the save: a failed sync poisons the writer, and the
                 // next append reports it.
-                let _ = self.writer.sync();
+                let _ = self.writer_mut().sync();
             }
         }
         Ok(id)
@@ -178,9 +195,20 @@ impl OwnedSession {
         if self.unsaved == 0 {
             return;
         }
-        if self.writer.sync().is_ok() && self.index.save(self.writer.durable_capture()).is_ok() {
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if writer.sync().is_ok() && self.index.save(writer.durable_capture()).is_ok() {
             self.unsaved = 0;
         }
+    }
+
+    /// The writer (never contended with `&mut self`).
+    fn writer_mut(&mut self) -> &mut Writer {
+        self.writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// How appends travel: [`Durability::Durable`] (the default: synced before the
@@ -196,7 +224,7 @@ impl OwnedSession {
     /// [`sync`](Self::sync) and close). What a group commit needs: the cost of making a
     /// batch durable must not grow with the session.
     pub fn sync_journal(&mut self) -> Result<(), AppendError> {
-        self.writer.sync()?;
+        self.writer_mut().sync()?;
         if self.unsaved >= index_save_interval(self.index.len()) {
             self.save_index();
         }
@@ -205,9 +233,28 @@ impl OwnedSession {
 
     /// Makes every append so far durable and saves the index.
     pub fn sync(&mut self) -> Result<(), AppendError> {
-        self.writer.sync()?;
+        self.writer_mut().sync()?;
         self.save_index();
         Ok(())
+    }
+
+    /// Makes every append so far durable through a shared reference (one
+    /// `fdatasync`), so that reads (`&self`) go on while it runs: what lets an owner
+    /// answer reads during a group commit's sync. It saves no index; a later
+    /// [`sync_journal`](Self::sync_journal) costs no second `fdatasync` and saves the
+    /// index when due. A failure poisons the writer, as every sync does.
+    pub fn sync_journal_shared(&self) -> Result<(), AppendError> {
+        self.writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sync()?;
+        Ok(())
+    }
+
+    /// The id of the last entry appended (in journal order; not the leaf, which
+    /// `branch` moves), `None` before any entry.
+    pub fn last_entry_id(&self) -> Option<&str> {
+        self.index.leaf().and_then(|l| self.index.id_of(l))
     }
 
     /// Syncs, saves the index, records the session in its directory's listing
@@ -268,7 +315,7 @@ impl OwnedSession {
     /// (`*_in` methods) never see later appends.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
-            capture: self.writer.capture(),
+            capture: self.captured,
             frames: u32::try_from(self.index.len()).unwrap_or(u32::MAX),
         }
     }
@@ -603,7 +650,13 @@ impl OwnedSession {
         if frames.is_empty() {
             return Ok(());
         }
-        let done = self.writer.append_batch(&frames, Durability::Durable)?;
+        let writer = self
+            .writer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        let done = writer.append_batch(&frames, Durability::Durable);
+        self.captured = writer.capture();
+        let done = done?;
         for (a, p) in done.iter().zip(payloads) {
             self.index
                 .observe(kinds::ENTRY, a, p)

@@ -255,7 +255,8 @@ impl Store {
         Ok(OwnedSession {
             store: self.clone(),
             path,
-            writer,
+            captured: writer.capture(),
+            writer: std::sync::Mutex::new(writer),
             reader,
             opened_len,
             index,

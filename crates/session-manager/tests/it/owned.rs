@@ -864,3 +864,39 @@ fn listings_and_contexts_serialize_as_the_reference_shapes_them() {
     assert_eq!(v, infos[0].to_json());
     assert_eq!(v["firstMessage"], "hello");
 }
+
+/// `sync_journal_shared` syncs through `&self`, so reads go on beside it on other
+/// threads (an owner answers reads during a group commit's sync); the `sync_journal`
+/// after it costs no second sync. `last_entry_id` is the last appended entry, which
+/// `branch_to` does not move.
+#[test]
+fn a_shared_sync_lets_reads_go_on_and_costs_one_sync() {
+    let fs = session_testkit::sim::SimFs::new();
+    let store = session_manager::Store::new(
+        session_manager::Layout::with_root("/sim").expect("absolute root"),
+    )
+    .with_sources(session_manager::Sources::deterministic(
+        crate::support::T0,
+        7,
+    ))
+    .with_vfs(std::sync::Arc::new(fs.clone()));
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    let a = s.append_message(user("one")).expect("append");
+    let b = s.append_message(user("two")).expect("append");
+    let before = fs.stats().syncs;
+    let session = &s;
+    let read = std::thread::scope(|scope| {
+        let reader = scope.spawn(move || session.read_entries(ReadLimits::default()));
+        session.sync_journal_shared().expect("shared sync");
+        reader.join().expect("the reader")
+    })
+    .expect("read beside the sync");
+    assert_eq!(read.len(), 2);
+    assert_eq!(fs.stats().syncs, before + 1, "one sync");
+    s.sync_journal().expect("sync journal");
+    assert_eq!(fs.stats().syncs, before + 1, "nothing left to sync");
+    s.branch_to(Some(a.as_str())).expect("branch");
+    assert_eq!(s.last_entry_id(), Some(b.as_str()));
+    assert_eq!(s.get_leaf_id(), Some(&a));
+}
