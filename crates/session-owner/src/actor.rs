@@ -1,40 +1,106 @@
-//! One actor per open session: a task that alone touches the session's
-//! `OwnedSession`, fed by a bounded queue.
+//! One actor per open session: the task that alone writes the session, fed by a
+//! bounded queue; reads go beside it.
 //!
-//! Group commit: the actor takes everything queued (up to `max_batch` commands),
-//! performs them in order on tokio's blocking pool with the journal in buffered mode,
-//! syncs once if any of them asked for durability, and only then answers each, in
-//! order. Appends that arrive together therefore share one sync, and none is
-//! acknowledged as durable before it is.
+//! The session sits in a [`Shared`] cell behind a read-write lock. The actor takes
+//! everything queued (up to `max_batch` commands) and, on tokio's blocking pool:
+//!
+//! 1. under the write lock, performs the writes in order with the journal in
+//!    buffered mode (each append is written when performed);
+//! 2. if any of them asked for durability, syncs once under the *read* lock
+//!    ([`OwnedSession::sync_journal_shared`]), so reads go on during the sync;
+//! 3. answers each command in order, and notifies the session's followers of each
+//!    acknowledged append (and the store's followers of names, states and statuses).
+//!
+//! Appends that arrive together therefore share one sync, and none is acknowledged
+//! as durable before it is. Reads ([`read`]) do not enter the queue: the connection
+//! runs them on the blocking pool under the read lock, through a capture of the
+//! session as it is then. They never wait for a sync, only for a batch's writes.
+
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use serde::Serialize;
 use serde_json::json;
 use serde_json::value::RawValue;
 use session_manager::{
-    ContextOptions, DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, Durability, NodeEntry,
-    OwnedSession,
+    ContextOptions, DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, Durability, EntryId,
+    NodeEntry, OwnedSession,
 };
 use session_protocol::{self as p, Error, Request};
-use tokio::sync::{mpsc, oneshot};
+use session_types::Entry;
+use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use crate::errors::{append_error, open_error, read_error};
+use crate::outbox::{Follower, Followers, Outbox, Topic};
 
 /// What a call answers: the result's JSON, or an error.
 pub(crate) type Reply = Result<Box<RawValue>, Error>;
 
+/// An open session, shared by its actor (writes) and the connections (reads).
+#[derive(Debug)]
+pub(crate) struct Shared {
+    /// The session; `None` once closed.
+    session: RwLock<Option<OwnedSession>>,
+    /// Its id, for errors and notifications.
+    pub(crate) session_id: String,
+    /// Reads of this session running now (past the bound: `overloaded`).
+    pub(crate) reads: Arc<Semaphore>,
+}
+
+impl Shared {
+    fn write(&self) -> RwLockWriteGuard<'_, Option<OwnedSession>> {
+        // A panic inside the library while writing poisons the lock; the actor then
+        // ends and takes the session out (see `run`), so readers see `None`.
+        self.session.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn read_guard(&self) -> RwLockReadGuard<'_, Option<OwnedSession>> {
+        self.session.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs a read (`session/read*`, `session/get*`, `buildSessionContext`) on the
+    /// session as it is now; called on the blocking pool.
+    pub(crate) fn read(&self, request: Request) -> Reply {
+        match self.read_guard().as_ref() {
+            Some(s) => read(s, request),
+            None => Err(gone(&self.session_id)),
+        }
+    }
+
+    /// The session as `store/open` answers it now (for a client joining it).
+    pub(crate) fn describe(&self) -> Reply {
+        match self.read_guard().as_ref() {
+            Some(s) => ok(&opened(s)),
+            None => Err(gone(&self.session_id)),
+        }
+    }
+
+    /// Takes the session out (closing it is the caller's).
+    fn take(&self) -> Option<OwnedSession> {
+        self.write().take()
+    }
+}
+
 /// What the actor is asked to do.
 pub(crate) enum Command {
-    /// A `session/*` request.
+    /// A `session/*` write: an append, `session/branch`, `session/sync`.
     Call {
         request: Box<Request>,
         reply: oneshot::Sender<Reply>,
     },
-    /// The session as `store/open` answers it (for a client joining an open session).
-    Describe { reply: oneshot::Sender<Reply> },
     /// `createBranchedSession(leaf)`: a new session, for the registry to adopt.
     Branched {
         leaf: String,
         reply: oneshot::Sender<Result<OwnedSession, Error>>,
+    },
+    /// `session/follow`: `outbox` gets a notification for each append after this.
+    Follow {
+        outbox: Arc<Outbox>,
+        reply: oneshot::Sender<Reply>,
+    },
+    /// `session/unfollow` (answered when `reply` is given) or a connection's end.
+    Unfollow {
+        outbox: u64,
+        reply: Option<oneshot::Sender<Reply>>,
     },
     /// Sync and release the session; nothing after this is performed.
     Close {
@@ -42,84 +108,191 @@ pub(crate) enum Command {
     },
 }
 
-/// Starts the actor of `session` and returns its queue.
-pub(crate) fn spawn(
-    session: OwnedSession,
-    queue: usize,
-    max_batch: usize,
-) -> mpsc::Sender<Command> {
-    let (tx, rx) = mpsc::channel(queue.max(1));
-    tokio::spawn(run(session, rx, max_batch.max(1)));
-    tx
+/// The bounds and the store's followers an actor needs.
+pub(crate) struct Setup {
+    pub(crate) queue: usize,
+    pub(crate) max_batch: usize,
+    pub(crate) max_reads: usize,
+    pub(crate) store: Arc<Followers>,
 }
 
-async fn run(session: OwnedSession, mut rx: mpsc::Receiver<Command>, max_batch: usize) {
-    let mut slot = Some(session);
+/// Starts the actor of `session`; returns its queue and the shared cell.
+pub(crate) fn spawn(session: OwnedSession, setup: Setup) -> (mpsc::Sender<Command>, Arc<Shared>) {
+    let (tx, rx) = mpsc::channel(setup.queue.max(1));
+    let shared = Arc::new(Shared {
+        session_id: session.session_id().to_owned(),
+        session: RwLock::new(Some(session)),
+        reads: Arc::new(Semaphore::new(setup.max_reads.max(1))),
+    });
+    tokio::spawn(run(shared.clone(), rx, setup.max_batch.max(1), setup.store));
+    (tx, shared)
+}
+
+async fn run(
+    shared: Arc<Shared>,
+    mut rx: mpsc::Receiver<Command>,
+    max_batch: usize,
+    store: Arc<Followers>,
+) {
+    let mut followers: Vec<Follower> = Vec::new();
     loop {
         let mut batch = Vec::new();
         if rx.recv_many(&mut batch, max_batch).await == 0 {
             break; // every sender is gone
         }
-        let Some(s) = slot.take() else { break };
-        match tokio::task::spawn_blocking(move || process(s, batch)).await {
-            Ok(Some(s)) => slot = Some(s),
-            // Closed on request, or the library panicked: the session is gone (its
-            // lock went with it) and the queue's remaining senders see it closed.
-            Ok(None) | Err(_) => return,
+        let (cell, store) = (shared.clone(), store.clone());
+        let mut mine = std::mem::take(&mut followers);
+        let done = tokio::task::spawn_blocking(move || {
+            let open = process(&cell, batch, &mut mine, &store);
+            (open, mine)
+        })
+        .await;
+        match done {
+            Ok((true, mine)) => followers = mine,
+            // Closed on request: the session is gone and its lock with it.
+            Ok((false, _)) => return,
+            // The library panicked: let the session go (its lock with it); the
+            // queue's remaining senders see it closed.
+            Err(_) => {
+                let cell = shared.clone();
+                let _ = tokio::task::spawn_blocking(move || drop(cell.take())).await;
+                return;
+            }
         }
     }
-    if let Some(s) = slot {
-        let _ = tokio::task::spawn_blocking(move || s.close()).await;
-    }
+    let cell = shared.clone();
+    let _ = tokio::task::spawn_blocking(move || cell.take().map(OwnedSession::close)).await;
 }
 
-/// Performs one batch: every command in order, one sync if any asked for it, then
-/// every answer in order. Returns the session unless the batch closed it.
-pub(crate) fn process(mut s: OwnedSession, batch: Vec<Command>) -> Option<OwnedSession> {
-    // Every append is written at once and synced by the batch that carries it.
-    s.set_durability(Durability::Buffered);
+/// A notification to send once its append is acknowledged.
+struct Note {
+    /// The append's answer (in the batch's list).
+    answer: usize,
+    /// `session/appended`, and the followers at the time of the append.
+    session: Option<(String, Vec<Follower>)>,
+    /// `store/changed`.
+    store: Option<String>,
+}
+
+/// Performs one batch: the writes in order, one sync if any asked for it, then the
+/// answers and notifications in order. Returns whether the session is still open.
+pub(crate) fn process(
+    shared: &Shared,
+    batch: Vec<Command>,
+    followers: &mut Vec<Follower>,
+    store: &Followers,
+) -> bool {
     let mut answers: Vec<(oneshot::Sender<Reply>, Reply, bool)> = Vec::with_capacity(batch.len());
     let mut branched = Vec::new();
+    let mut notes = Vec::new();
     let mut close = None;
     let mut sync = false;
-    for command in batch {
-        match command {
-            _ if close.is_some() => {
-                let closed = Error::SessionNotOpen {
-                    session_id: s.session_id().to_owned(),
-                };
-                match command {
-                    Command::Call { reply, .. } | Command::Describe { reply } => {
-                        answers.push((reply, Err(closed), false));
+    {
+        let mut guard = shared.write();
+        let Some(s) = guard.as_mut() else {
+            drop(guard);
+            refuse_all(batch, &shared.session_id);
+            return false;
+        };
+        // Every append is written at once and synced by the batch that carries it.
+        s.set_durability(Durability::Buffered);
+        for command in batch {
+            match command {
+                _ if close.is_some() => {
+                    let closed = Error::SessionNotOpen {
+                        session_id: s.session_id().to_owned(),
+                    };
+                    match command {
+                        Command::Call { reply, .. } | Command::Follow { reply, .. } => {
+                            answers.push((reply, Err(closed), false));
+                        }
+                        Command::Unfollow { reply, .. } => {
+                            if let Some(reply) = reply {
+                                answers.push((reply, Err(closed), false));
+                            }
+                        }
+                        Command::Branched { reply, .. } => branched.push((reply, Err(closed))),
+                        Command::Close { .. } => {}
                     }
-                    Command::Branched { reply, .. } => branched.push((reply, Err(closed))),
-                    Command::Close { .. } => {}
+                }
+                Command::Call { request, reply } => {
+                    let changes_store = may_change_store(&request);
+                    let (r, durable, appended) = apply(s, *request);
+                    if let Some(id) = appended {
+                        let note = note(s, &id, followers, changes_store && !store.is_empty());
+                        notes.push(Note {
+                            answer: answers.len(),
+                            ..note
+                        });
+                    }
+                    sync |= durable && r.is_ok();
+                    answers.push((reply, r, durable));
+                }
+                Command::Branched { leaf, reply } => {
+                    let r = s
+                        .create_branched_session(&leaf)
+                        .map_err(|e| open_error("session/createBranchedSession", e));
+                    branched.push((reply, r));
+                }
+                Command::Follow { outbox, reply } => {
+                    if !followers.iter().any(|f| f.id == outbox.id) {
+                        followers.push(Follower::of(&outbox));
+                    }
+                    let followed = p::Followed {
+                        last_entry_id: s.last_entry_id().map(str::to_owned),
+                    };
+                    answers.push((reply, ok(&followed), false));
+                }
+                Command::Unfollow { outbox, reply } => {
+                    followers.retain(|f| f.id != outbox);
+                    if let Some(reply) = reply {
+                        answers.push((reply, ok(&p::Empty {}), false));
+                    }
+                }
+                Command::Close { done } => close = Some(done),
+            }
+        }
+    }
+    if sync {
+        // Under the read lock: reads go on while the journal syncs.
+        let synced = shared
+            .read_guard()
+            .as_ref()
+            .map(OwnedSession::sync_journal_shared);
+        match synced {
+            Some(Ok(())) => {
+                // No second sync: this saves the index when it is due.
+                if let Some(s) = shared.write().as_mut() {
+                    let _ = s.sync_journal();
                 }
             }
-            Command::Call { request, reply } => {
-                let (r, durable) = apply(&mut s, *request);
-                sync |= durable && r.is_ok();
-                answers.push((reply, r, durable));
+            Some(Err(e)) => {
+                // Nothing that asked for durability is acknowledged as durable.
+                let e = append_error(e);
+                for (_, r, durable) in &mut answers {
+                    if *durable && r.is_ok() {
+                        *r = Err(e.clone());
+                    }
+                }
             }
-            Command::Describe { reply } => answers.push((reply, ok(&opened(&s)), false)),
-            Command::Branched { leaf, reply } => {
-                let r = s
-                    .create_branched_session(&leaf)
-                    .map_err(|e| open_error("session/createBranchedSession", e));
-                branched.push((reply, r));
-            }
-            Command::Close { done } => close = Some(done),
+            None => {}
         }
     }
-    if sync && let Err(e) = s.sync_journal() {
-        // Nothing that asked for durability is acknowledged as durable.
-        let e = append_error(e);
-        for (_, r, durable) in &mut answers {
-            if *durable && r.is_ok() {
-                *r = Err(e.clone());
+    let session_topic = Topic::Session(shared.session_id.clone());
+    for note in notes {
+        if !answers.get(note.answer).is_some_and(|(_, r, _)| r.is_ok()) {
+            continue; // not acknowledged: not announced
+        }
+        if let Some((line, to)) = note.session {
+            for f in to {
+                f.notify(&session_topic, line.clone());
             }
         }
+        if let Some(line) = note.store {
+            store.notify(&Topic::Store, line);
+        }
     }
+    followers.retain(|f| !f.is_gone());
     for (reply, r, _) in answers {
         let _ = reply.send(r); // a caller that went away does not need its answer
     }
@@ -127,12 +300,102 @@ pub(crate) fn process(mut s: OwnedSession, batch: Vec<Command>) -> Option<OwnedS
         let _ = reply.send(r); // unclaimed, the new session is closed on drop
     }
     match close {
-        None => Some(s),
+        None => true,
         Some(done) => {
-            let _ = done.send(s.close().map_err(append_error));
-            None
+            let closed = shared.take().map(OwnedSession::close);
+            let _ = done.send(closed.unwrap_or(Ok(())).map_err(append_error));
+            false
         }
     }
+}
+
+/// Answers every command of a batch that met a closed session.
+fn refuse_all(batch: Vec<Command>, session_id: &str) {
+    for command in batch {
+        match command {
+            Command::Call { reply, .. }
+            | Command::Follow { reply, .. }
+            | Command::Unfollow {
+                reply: Some(reply), ..
+            } => {
+                let _ = reply.send(Err(gone(session_id)));
+            }
+            Command::Branched { reply, .. } => {
+                let _ = reply.send(Err(gone(session_id)));
+            }
+            Command::Close { done } => {
+                let _ = done.send(Ok(()));
+            }
+            Command::Unfollow { reply: None, .. } => {}
+        }
+    }
+}
+
+/// Whether a write may change what the agents view shows (name, state, status).
+fn may_change_store(request: &Request) -> bool {
+    match request {
+        Request::AppendSessionInfo(_)
+        | Request::AppendSessionState(_)
+        | Request::AppendAgentStatus(_) => true,
+        Request::AppendEntry(q) => matches!(
+            q.entry,
+            Entry::SessionInfo(_) | Entry::SessionState(_) | Entry::AgentStatus(_)
+        ),
+        _ => false,
+    }
+}
+
+/// The notifications an append makes: the entry, read back once, for the session's
+/// followers; the change, for the store's.
+fn note(s: &OwnedSession, id: &EntryId, followers: &[Follower], for_store: bool) -> Note {
+    let mut out = Note {
+        answer: 0,
+        session: None,
+        store: None,
+    };
+    if followers.is_empty() && !for_store {
+        return out;
+    }
+    let Ok(entry) = s.read_entry(id.as_str(), session_manager::ReadLimits::default()) else {
+        return out; // read back what was just written: cannot fail but on I/O errors
+    };
+    if for_store {
+        let change = match &entry {
+            Entry::SessionInfo(_) => Some(p::StoreChange::Renamed {
+                name: s.session_name().map(str::to_owned),
+            }),
+            Entry::SessionState(e) => Some(p::StoreChange::State {
+                state: e.state.clone(),
+            }),
+            Entry::AgentStatus(e) => Some(p::StoreChange::AgentStatus {
+                status: e.status.clone(),
+            }),
+            _ => None,
+        };
+        out.store = change.map(|change| store_line(s, change));
+    }
+    if !followers.is_empty() {
+        let line = p::encode_notification(&p::Notification::Appended(Box::new(p::AppendedParams {
+            session_id: s.session_id().to_owned(),
+            entry,
+        })));
+        out.session = Some((line, followers.to_vec()));
+    }
+    out
+}
+
+/// A `store/changed` line about `s`.
+pub(crate) fn store_line(s: &OwnedSession, change: p::StoreChange) -> String {
+    store_change_line(s.session_id(), &opened(s).session_file, change)
+}
+
+/// A `store/changed` line.
+pub(crate) fn store_change_line(session_id: &str, file: &str, change: p::StoreChange) -> String {
+    p::encode_notification(&p::Notification::StoreChanged(p::StoreChangedParams {
+        session_id: session_id.to_owned(),
+        session_file: file.to_owned(),
+        change,
+    }))
 }
 
 /// The answer to `store/open` for this session now.
@@ -148,19 +411,36 @@ pub(crate) fn opened(s: &OwnedSession) -> p::SessionOpened {
     }
 }
 
+pub(crate) fn gone(session_id: &str) -> Error {
+    Error::Internal {
+        detail: format!("session {session_id} is no longer served (its actor ended)"),
+    }
+}
+
 pub(crate) fn ok<T: Serialize + ?Sized>(value: &T) -> Reply {
     serde_json::value::to_raw_value(value).map_err(|e| Error::Internal {
         detail: format!("serializing a result: {e}"),
     })
 }
 
-fn appended(r: Result<session_manager::EntryId, session_manager::AppendError>) -> Reply {
-    r.map_err(append_error)
-        .and_then(|entry_id| ok(&p::Appended { entry_id }))
-}
+/// An append's answer, and the new entry's id when it succeeded.
+type Written = (Reply, bool, Option<EntryId>);
 
-fn durable(d: Option<p::Durability>) -> bool {
-    d.unwrap_or_default() == p::Durability::Durable
+fn appended(
+    r: Result<EntryId, session_manager::AppendError>,
+    durability: Option<p::Durability>,
+) -> Written {
+    let durable = durability.unwrap_or_default() == p::Durability::Durable;
+    match r {
+        Ok(entry_id) => (
+            ok(&p::Appended {
+                entry_id: entry_id.clone(),
+            }),
+            durable,
+            Some(entry_id),
+        ),
+        Err(e) => (Err(append_error(e)), durable, None),
+    }
 }
 
 fn limits(l: Option<p::ReadLimits>) -> session_manager::ReadLimits {
@@ -171,176 +451,183 @@ fn limits(l: Option<p::ReadLimits>) -> session_manager::ReadLimits {
     }
 }
 
-/// Performs one `session/*` request; the flag says whether its answer waits for the
-/// batch's sync.
-fn apply(s: &mut OwnedSession, request: Request) -> (Reply, bool) {
+/// Whether a `session/*` request only reads (served beside the actor, never queued).
+pub(crate) fn is_read(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::ReadLeafEntry(_)
+            | Request::ReadEntry(_)
+            | Request::ReadLabel(_)
+            | Request::ReadBranch(_)
+            | Request::ReadBranches(_)
+            | Request::ReadEntries(_)
+            | Request::ReadTree(_)
+            | Request::ReadEntryRetention(_)
+            | Request::BuildSessionContext(_)
+            | Request::GetHeader(_)
+            | Request::GetMetadata(_)
+            | Request::GetArtifactDir(_)
+    )
+}
+
+/// Performs one `session/*` write: its answer, whether the answer waits for the
+/// batch's sync, and the appended entry's id.
+fn apply(s: &mut OwnedSession, request: Request) -> Written {
     use Request as R;
-    let read = |r: Result<Box<RawValue>, Error>| (r, false);
     match request {
-        R::AppendMessage(q) => (appended(s.append_message(q.message)), durable(q.durability)),
-        R::AppendThinkingLevelChange(q) => (
-            appended(s.append_thinking_level_change(&q.thinking_level)),
-            durable(q.durability),
+        R::AppendMessage(q) => appended(s.append_message(q.message), q.durability),
+        R::AppendThinkingLevelChange(q) => appended(
+            s.append_thinking_level_change(&q.thinking_level),
+            q.durability,
         ),
-        R::AppendServiceTierChange(q) => (
-            appended(s.append_service_tier_change(&q.service_tier)),
-            durable(q.durability),
+        R::AppendServiceTierChange(q) => {
+            appended(s.append_service_tier_change(&q.service_tier), q.durability)
+        }
+        R::AppendModelChange(q) => appended(
+            s.append_model_change(&q.provider, &q.model_id),
+            q.durability,
         ),
-        R::AppendModelChange(q) => (
-            appended(s.append_model_change(&q.provider, &q.model_id)),
-            durable(q.durability),
-        ),
-        R::AppendCompaction(q) => (
-            appended(s.append_compaction(
+        R::AppendCompaction(q) => appended(
+            s.append_compaction(
                 &q.summary,
                 &q.first_kept_entry_id,
                 q.tokens_before,
                 q.details,
                 q.from_hook,
-            )),
-            durable(q.durability),
+            ),
+            q.durability,
         ),
-        R::AppendCustomEntry(q) => (
-            appended(s.append_custom_entry(&q.custom_type, q.data)),
-            durable(q.durability),
+        R::AppendCustomEntry(q) => {
+            appended(s.append_custom_entry(&q.custom_type, q.data), q.durability)
+        }
+        R::AppendChildUsageAttribution(q) => appended(
+            s.append_child_usage_attribution(&q.target_id, q.child_usage, q.aggregate_usage),
+            q.durability,
         ),
-        R::AppendChildUsageAttribution(q) => (
-            appended(s.append_child_usage_attribution(
-                &q.target_id,
-                q.child_usage,
-                q.aggregate_usage,
-            )),
-            durable(q.durability),
+        R::AppendSessionInfo(q) => appended(s.append_session_info(&q.name), q.durability),
+        R::AppendSessionState(q) => appended(s.append_session_state(q.state), q.durability),
+        R::AppendAgentStatus(q) => appended(s.append_agent_status(q.status), q.durability),
+        R::AppendGitState(q) => appended(s.append_git_state(q.git), q.durability),
+        R::AppendCustomMessageEntry(q) => appended(
+            s.append_custom_message_entry(&q.custom_type, q.content, q.display, q.details),
+            q.durability,
         ),
-        R::AppendSessionInfo(q) => (
-            appended(s.append_session_info(&q.name)),
-            durable(q.durability),
+        R::AppendLabelChange(q) => appended(
+            s.append_label_change(&q.target_id, q.label.as_deref()),
+            q.durability,
         ),
-        R::AppendSessionState(q) => (
-            appended(s.append_session_state(q.state)),
-            durable(q.durability),
-        ),
-        R::AppendAgentStatus(q) => (
-            appended(s.append_agent_status(q.status)),
-            durable(q.durability),
-        ),
-        R::AppendGitState(q) => (appended(s.append_git_state(q.git)), durable(q.durability)),
-        R::AppendCustomMessageEntry(q) => (
-            appended(s.append_custom_message_entry(
-                &q.custom_type,
-                q.content,
-                q.display,
-                q.details,
-            )),
-            durable(q.durability),
-        ),
-        R::AppendLabelChange(q) => (
-            appended(s.append_label_change(&q.target_id, q.label.as_deref())),
-            durable(q.durability),
-        ),
-        R::AppendEntry(q) => (appended(s.append_entry(q.entry)), durable(q.durability)),
-        R::BranchWithSummary(q) => (
-            appended(s.branch_with_summary(
+        R::AppendEntry(q) => appended(s.append_entry(q.entry), q.durability),
+        R::BranchWithSummary(q) => appended(
+            s.branch_with_summary(
                 q.from_id.as_ref().map(|i| i.as_str()),
                 &q.summary,
                 q.details,
                 q.from_hook,
-            )),
-            durable(q.durability),
+            ),
+            q.durability,
         ),
-        R::Branch(q) => read(
+        R::Branch(q) => (
             s.branch_to(q.entry_id.as_ref().map(|i| i.as_str()))
                 .map_err(append_error)
                 .and_then(|()| ok(&p::Empty {})),
+            false,
+            None,
         ),
-        R::SessionSync(_) => (ok(&p::Empty {}), true),
-        R::ReadLeafEntry(q) => read(
-            s.read_leaf_entry(limits(q.limits))
-                .map_err(read_error)
-                .and_then(|entry| ok(&p::MaybeEntry { entry })),
+        R::SessionSync(_) => (ok(&p::Empty {}), true, None),
+        // A read sent to the actor (`is_read` sends none) is answered all the same.
+        other if is_read(&other) => (read(s, other), false, None),
+        other => (
+            Err(Error::MethodNotFound {
+                method: other.method().as_str().to_owned(),
+            }),
+            false,
+            None,
         ),
-        R::ReadEntry(q) => read(
-            s.read_entry(&q.entry_id, limits(q.limits))
-                .map_err(read_error)
-                .and_then(|entry| ok(&p::OneEntry { entry })),
-        ),
-        R::ReadLabel(q) => read(
-            s.read_label(&q.entry_id, limits(q.limits))
-                .map_err(read_error)
-                .and_then(|label| ok(&p::Label { label })),
-        ),
-        R::ReadBranch(q) => read(
-            s.read_branch(q.from_id.as_deref(), limits(q.limits))
-                .map_err(read_error)
-                .and_then(|entries| ok(&p::Entries { entries })),
-        ),
+    }
+}
+
+/// Performs one read of `s` as it is now: through a capture of what is written, so
+/// nothing appended later is seen and no sync is waited for.
+pub(crate) fn read(s: &OwnedSession, request: Request) -> Reply {
+    use Request as R;
+    match request {
+        R::ReadLeafEntry(q) => s
+            .read_leaf_entry(limits(q.limits))
+            .map_err(read_error)
+            .and_then(|entry| ok(&p::MaybeEntry { entry })),
+        R::ReadEntry(q) => s
+            .read_entry(&q.entry_id, limits(q.limits))
+            .map_err(read_error)
+            .and_then(|entry| ok(&p::OneEntry { entry })),
+        R::ReadLabel(q) => s
+            .read_label(&q.entry_id, limits(q.limits))
+            .map_err(read_error)
+            .and_then(|label| ok(&p::Label { label })),
+        R::ReadBranch(q) => s
+            .read_branch(q.from_id.as_deref(), limits(q.limits))
+            .map_err(read_error)
+            .and_then(|entries| ok(&p::Entries { entries })),
         R::ReadBranches(q) => {
             let ids: Vec<&str> = q.leaf_ids.iter().map(String::as_str).collect();
-            read(
-                s.read_branches(&ids, limits(q.limits))
-                    .map_err(read_error)
-                    .and_then(|branches| ok(&p::Branches { branches })),
-            )
+            s.read_branches(&ids, limits(q.limits))
+                .map_err(read_error)
+                .and_then(|branches| ok(&p::Branches { branches }))
         }
-        R::ReadEntries(q) => read(
-            s.read_entries(limits(q.limits))
-                .map_err(read_error)
-                .and_then(|entries| ok(&p::Entries { entries })),
-        ),
-        R::ReadTree(q) => read(
-            s.read_tree(limits(q.limits))
-                .map_err(read_error)
-                .and_then(|t| ok(&tree(t))),
-        ),
-        R::ReadEntryRetention(q) => read(
-            s.read_entry_retention(&q.entry_id)
-                .map_err(read_error)
-                .and_then(|r| {
-                    let retention = r.map(|r| {
-                        let mut v = json!({
-                            "path": r.path.to_string_lossy(),
-                            "blake3": r.blake3,
-                            "line": r.line,
-                            "sourceVersion": r.source_version,
-                            "changed": r.changed,
-                        });
-                        if let Some(id) = r.original_session_id {
-                            v["originalSessionId"] = id.into();
-                        }
-                        v
+        R::ReadEntries(q) => s
+            .read_entries(limits(q.limits))
+            .map_err(read_error)
+            .and_then(|entries| ok(&p::Entries { entries })),
+        R::ReadTree(q) => s
+            .read_tree(limits(q.limits))
+            .map_err(read_error)
+            .and_then(|t| ok(&tree(t))),
+        R::ReadEntryRetention(q) => s
+            .read_entry_retention(&q.entry_id)
+            .map_err(read_error)
+            .and_then(|r| {
+                let retention = r.map(|r| {
+                    let mut v = json!({
+                        "path": r.path.to_string_lossy(),
+                        "blake3": r.blake3,
+                        "line": r.line,
+                        "sourceVersion": r.source_version,
+                        "changed": r.changed,
                     });
-                    ok(&p::RetentionResult { retention })
-                }),
-        ),
-        R::BuildSessionContext(q) => read(
-            s.build_session_context_with(limits(q.limits), &ContextOptions::default())
-                .map_err(read_error)
-                // `to_json` is the reference's shape plus `serviceTier`: the
-                // protocol's `SessionContext`, built by the library's one rule.
-                .and_then(|c| ok(&c.to_json())),
-        ),
-        R::GetHeader(_) => read(ok(&p::HeaderResult {
+                    if let Some(id) = r.original_session_id {
+                        v["originalSessionId"] = id.into();
+                    }
+                    v
+                });
+                ok(&p::RetentionResult { retention })
+            }),
+        R::BuildSessionContext(q) => s
+            .build_session_context_with(limits(q.limits), &ContextOptions::default())
+            .map_err(read_error)
+            // `to_json` is the reference's shape plus `serviceTier`: the protocol's
+            // `SessionContext`, built by the library's one rule.
+            .and_then(|c| ok(&c.to_json())),
+        R::GetHeader(_) => ok(&p::HeaderResult {
             header: s.header().clone(),
-        })),
-        R::GetMetadata(_) => read(ok(&p::Metadata {
+        }),
+        R::GetMetadata(_) => ok(&p::Metadata {
             session_id: s.session_id().to_owned(),
             session_file: opened(s).session_file,
             session_dir: s.session_dir().to_string_lossy().into_owned(),
             cwd: s.cwd().to_owned(),
             session_name: s.session_name().map(str::to_owned),
             leaf_id: s.get_leaf_id().cloned(),
-        })),
-        R::GetArtifactDir(_) => read(match s.session_artifact_dir() {
+        }),
+        R::GetArtifactDir(_) => match s.session_artifact_dir() {
             Ok(path) => ok(&p::PathResult {
                 path: path.to_string_lossy().into_owned(),
             }),
             Err(e) => Err(Error::Store {
                 detail: format!("session {}: artifact directory: {e}", s.session_id()),
             }),
-        }),
-        other => read(Err(Error::MethodNotFound {
+        },
+        other => Err(Error::MethodNotFound {
             method: other.method().as_str().to_owned(),
-        })),
+        }),
     }
 }
 
@@ -400,7 +687,13 @@ mod tests {
         let id = s.session_id().to_owned();
         let (batch, answers): (Vec<_>, Vec<_>) = (0..n).map(|_| append(&id, durability)).unzip();
         let before = fs.stats().syncs;
-        let s = process(s, batch).expect("still open");
+        let shared = cell(s);
+        assert!(process(
+            &shared,
+            batch,
+            &mut Vec::new(),
+            &Followers::default()
+        ));
         let after = fs.stats().syncs;
         for mut a in answers {
             assert!(
@@ -408,8 +701,16 @@ mod tests {
                 "every append is acknowledged"
             );
         }
-        drop(s);
+        drop(shared);
         after - before
+    }
+
+    fn cell(s: OwnedSession) -> Shared {
+        Shared {
+            session_id: s.session_id().to_owned(),
+            session: RwLock::new(Some(s)),
+            reads: Arc::new(Semaphore::new(1)),
+        }
     }
 
     #[test]
@@ -431,7 +732,7 @@ mod tests {
         let (d, durable) = append(&id, p::Durability::Durable);
         let (b, buffered) = append(&id, p::Durability::Buffered);
         fs.fail_sync_after(1);
-        let _ = process(s, vec![b, d]);
+        let _ = process(&cell(s), vec![b, d], &mut Vec::new(), &Followers::default());
         let (mut durable, mut buffered) = (durable, buffered);
         assert!(
             matches!(buffered.try_recv(), Ok(Ok(_))),

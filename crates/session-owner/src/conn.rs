@@ -22,9 +22,10 @@ use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use crate::Owner;
-use crate::actor::{Command, Reply, ok};
+use crate::actor::{Command, Reply, gone, is_read, ok, store_change_line};
 use crate::errors::open_error;
 use crate::lines::{Line, LineReader};
+use crate::outbox::{Lag, Outbox, Topic};
 use crate::registry::Handle;
 
 #[derive(Default)]
@@ -36,7 +37,7 @@ struct State {
 
 struct Conn {
     owner: Arc<Owner>,
-    out: mpsc::Sender<String>,
+    out: Arc<Outbox>,
     state: Mutex<State>,
     permits: Arc<Semaphore>,
 }
@@ -48,8 +49,9 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out, rx) = mpsc::channel(owner.options.outgoing_queue.max(1));
-    let writing = tokio::spawn(write_lines(writer, rx));
+    let (tx, rx) = mpsc::channel(owner.options.outgoing_queue.max(1));
+    let out = Arc::new(Outbox::new(tx));
+    let writing = tokio::spawn(write_lines(writer, rx, out.lag()));
     let conn = Arc::new(Conn {
         permits: Arc::new(Semaphore::new(owner.options.connection_in_flight.max(1))),
         owner,
@@ -57,25 +59,41 @@ where
         state: Mutex::new(State::default()),
     });
     let read = conn.clone().read_loop(reader).await;
+    conn.owner.registry.store_followers.remove(conn.out.id);
     let handles: Vec<Handle> = conn.state().sessions.drain().map(|(_, h)| h).collect();
     for h in handles {
-        let _ = conn.owner.registry.release(h).await;
+        let _ = conn.unfollow_and_release(h).await;
     }
     drop(conn);
     let written = writing.await.unwrap_or(Ok(()));
     read.and(written)
 }
 
+/// Writes the queued lines; when the queue is empty, first the `lagged` notices of
+/// the topics whose notifications were dropped (see `outbox`).
 async fn write_lines<W: AsyncWrite + Unpin>(
     w: W,
     mut rx: mpsc::Receiver<String>,
+    lag: Arc<Lag>,
 ) -> io::Result<()> {
     let mut w = BufWriter::new(w);
-    while let Some(line) = rx.recv().await {
-        w.write_all(line.as_bytes()).await?;
-        w.write_all(b"\n").await?;
+    loop {
         if rx.is_empty() {
+            for line in lag.take_lagged() {
+                w.write_all(line.as_bytes()).await?;
+                w.write_all(b"\n").await?;
+            }
             w.flush().await?;
+        }
+        tokio::select! {
+            line = rx.recv() => match line {
+                Some(line) => {
+                    w.write_all(line.as_bytes()).await?;
+                    w.write_all(b"\n").await?;
+                }
+                None => break,
+            },
+            () = lag.woken() => {}
         }
     }
     w.flush().await?;
@@ -102,9 +120,12 @@ fn target(request: &Request) -> Option<&str> {
         R::AppendEntry(q) => &q.session_id,
         R::Branch(q) => &q.session_id,
         R::BranchWithSummary(q) => &q.session_id,
-        R::SessionSync(q) | R::GetHeader(q) | R::GetMetadata(q) | R::GetArtifactDir(q) => {
-            &q.session_id
-        }
+        R::SessionSync(q)
+        | R::SessionFollow(q)
+        | R::SessionUnfollow(q)
+        | R::GetHeader(q)
+        | R::GetMetadata(q)
+        | R::GetArtifactDir(q) => &q.session_id,
         R::ReadLeafEntry(q) | R::ReadEntries(q) | R::ReadTree(q) | R::BuildSessionContext(q) => {
             &q.session_id
         }
@@ -146,9 +167,19 @@ impl Conn {
         }
     }
 
+    /// Lets go of a session: no longer following it, then one reference less.
+    async fn unfollow_and_release(&self, h: Handle) -> Result<(), Error> {
+        let unfollow = Command::Unfollow {
+            outbox: self.out.id,
+            reply: None,
+        };
+        let _ = h.tx.send(unfollow).await; // a gone actor has no followers
+        self.owner.registry.release(h).await
+    }
+
     /// Sends a line; `false` when the writer is gone.
     async fn send(&self, line: String) -> bool {
-        self.out.send(line).await.is_ok()
+        self.out.send(line).await
     }
 
     async fn answer(&self, id: &RequestId, reply: Reply) -> bool {
@@ -208,6 +239,17 @@ impl Conn {
             let session_id = session_id.to_owned();
             return self.session_call(id, session_id, request).await;
         }
+        match &request {
+            Request::StoreFollow(_) => {
+                self.owner.registry.store_followers.add(&self.out);
+                return self.answer(&id, ok(&p::Empty {})).await;
+            }
+            Request::StoreUnfollow(_) => {
+                self.owner.registry.store_followers.remove(self.out.id);
+                return self.answer(&id, ok(&p::Empty {})).await;
+            }
+            _ => {}
+        }
         let Some(permit) = self.permit().await else {
             return false;
         };
@@ -219,7 +261,7 @@ impl Conn {
                         None => Err(Error::SessionNotOpen {
                             session_id: q.session_id,
                         }),
-                        Some(h) => match self.owner.registry.release(h).await {
+                        Some(h) => match self.unfollow_and_release(h).await {
                             Ok(()) => ok(&p::Empty {}),
                             Err(e) => Err(e),
                         },
@@ -272,8 +314,8 @@ impl Conn {
         session_id: String,
         request: Request,
     ) -> bool {
-        let tx = self.state().sessions.get(&session_id).map(|h| h.tx.clone());
-        let Some(tx) = tx else {
+        let handle = self.state().sessions.get(&session_id).cloned();
+        let Some(handle) = handle else {
             return self
                 .answer(&id, Err(Error::SessionNotOpen { session_id }))
                 .await;
@@ -281,11 +323,41 @@ impl Conn {
         let Some(permit) = self.permit().await else {
             return false;
         };
+        if is_read(&request) {
+            // Beside the actor: never behind queued writes or a sync.
+            let Ok(reading) = handle.shared.reads.clone().try_acquire_owned() else {
+                let e = Error::Overloaded {
+                    queue: format!("session {session_id} reads"),
+                };
+                return self.answer(&id, Err(e)).await;
+            };
+            tokio::spawn(async move {
+                let shared = handle.shared;
+                let reply = tokio::task::spawn_blocking(move || shared.read(request))
+                    .await
+                    .unwrap_or_else(|_| Err(gone(&session_id)));
+                drop(reading);
+                self.answer(&id, reply).await;
+                drop(permit);
+            });
+            return true;
+        }
         let (reply, answer) = oneshot::channel();
-        match tx.try_send(Command::Call {
-            request: Box::new(request),
-            reply,
-        }) {
+        let command = match request {
+            Request::SessionFollow(_) => Command::Follow {
+                outbox: self.out.clone(),
+                reply,
+            },
+            Request::SessionUnfollow(_) => Command::Unfollow {
+                outbox: self.out.id,
+                reply: Some(reply),
+            },
+            request => Command::Call {
+                request: Box::new(request),
+                reply,
+            },
+        };
+        match handle.tx.try_send(command) {
             Ok(()) => {
                 tokio::spawn(async move {
                     let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
@@ -320,6 +392,36 @@ impl Conn {
     /// `session/createBranchedSession`, `session/setSessionFile`): a handle
     /// registered on this connection, and the session as it is now.
     async fn open(&self, request: Request) -> Reply {
+        let creates = matches!(
+            request,
+            Request::StoreCreate(_)
+                | Request::StoreForkFrom(_)
+                | Request::SessionNewSession(_)
+                | Request::SessionCreateBranchedSession(_)
+        );
+        let reply = self.open_inner(request).await;
+        // `store/continueRecent` may create too; its answer does not say, so it is
+        // not announced (the next listing shows the session).
+        if creates && let Ok(raw) = &reply {
+            self.announce_created(raw);
+        }
+        reply
+    }
+
+    /// `store/changed` `created` for an answer that opened a new session.
+    fn announce_created(&self, raw: &RawValue) {
+        let followers = &self.owner.registry.store_followers;
+        if followers.is_empty() {
+            return;
+        }
+        if let Ok(o) = parse::<p::SessionOpened>(raw) {
+            let change = p::StoreChange::Created { cwd: o.header.cwd };
+            let line = store_change_line(&o.session_id, &o.session_file, change);
+            followers.notify(&Topic::Store, line);
+        }
+    }
+
+    async fn open_inner(&self, request: Request) -> Reply {
         let method = request.method().as_str();
         let owner = &self.owner;
         let store = owner.store.clone();
@@ -490,12 +592,27 @@ impl Conn {
     async fn store_call(&self, request: Request) -> Reply {
         let method = request.method().as_str();
         let store = self.owner.store.clone();
+        let followers = self.owner.registry.store_followers.clone();
         blocking(method, move || match request {
             Request::StoreDelete(q) => {
                 // An open session is refused by its lock (held by this owner).
                 let report = store
                     .delete_id(&q.session_id)
                     .map_err(|e| open_error(method, e))?;
+                if !followers.is_empty() {
+                    let id =
+                        SafeSessionId::new(&q.session_id).map_err(|e| Error::InvalidParams {
+                            method: method.to_owned(),
+                            detail: e.to_string(),
+                        })?;
+                    let file = store.layout().journal_path(&id);
+                    let line = store_change_line(
+                        &q.session_id,
+                        &file.to_string_lossy(),
+                        p::StoreChange::Deleted,
+                    );
+                    followers.notify(&Topic::Store, line);
+                }
                 ok(&p::Deleted {
                     removed: report
                         .removed
@@ -508,6 +625,12 @@ impl Conn {
                 let o = store
                     .import(Path::new(&q.path))
                     .map_err(|e| open_error(method, e))?;
+                if !o.already_imported && !followers.is_empty() {
+                    let change = p::StoreChange::Created { cwd: None };
+                    let line =
+                        store_change_line(&o.session_id, &o.journal.to_string_lossy(), change);
+                    followers.notify(&Topic::Store, line);
+                }
                 ok(&p::Imported {
                     session_id: o.session_id,
                     session_file: o.journal.to_string_lossy().into_owned(),
@@ -571,7 +694,7 @@ impl Conn {
 
 /// Sends a listing's progress as `store/listProgress` notifications.
 struct Progress {
-    out: Option<mpsc::Sender<String>>,
+    out: Option<Arc<Outbox>>,
     request_id: RequestId,
 }
 
@@ -583,7 +706,7 @@ impl session_manager::ListObserver for Progress {
                 loaded: loaded as u64,
                 total: total as u64,
             });
-            let _ = out.try_send(p::encode_notification(&note));
+            out.try_send(p::encode_notification(&note));
         }
     }
 }
@@ -634,18 +757,11 @@ fn parse<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, Error> {
     })
 }
 
+/// The session as `store/open` answers it now: a read, beside the actor (opening a
+/// shared session never waits for its sync).
 async fn describe(handle: &Handle) -> Result<Box<RawValue>, Error> {
-    let (reply, answer) = oneshot::channel();
-    handle
-        .tx
-        .send(Command::Describe { reply })
+    let shared = handle.shared.clone();
+    tokio::task::spawn_blocking(move || shared.describe())
         .await
-        .map_err(|_| gone("(opening)"))?;
-    answer.await.unwrap_or_else(|_| Err(gone("(opening)")))
-}
-
-fn gone(session_id: &str) -> Error {
-    Error::Internal {
-        detail: format!("session {session_id} is no longer served (its actor ended)"),
-    }
+        .unwrap_or_else(|_| Err(gone("(opening)")))
 }

@@ -41,6 +41,7 @@ mod actor;
 mod conn;
 mod errors;
 mod lines;
+mod outbox;
 mod registry;
 pub mod socket;
 
@@ -65,7 +66,9 @@ pub struct OwnerOptions {
     /// Requests of one connection awaiting their answer; past this the connection
     /// is not read until one is answered. Default 64.
     pub connection_in_flight: usize,
-    /// Answers queued for one connection's writer. Default 64.
+    /// Lines (answers and notifications) queued for one connection's writer; a
+    /// notification that finds it full is dropped and its follower told it lagged.
+    /// Default 64.
     pub outgoing_queue: usize,
     /// The incoming line size limit and nesting bound.
     pub line_limits: LineLimits,
@@ -98,6 +101,12 @@ impl OwnerOptions {
     /// These options with these line limits.
     pub fn with_line_limits(mut self, limits: LineLimits) -> Self {
         self.line_limits = limits;
+        self
+    }
+
+    /// These options with an outgoing queue of `n` lines per connection.
+    pub fn with_outgoing_queue(mut self, n: usize) -> Self {
+        self.outgoing_queue = n;
         self
     }
 

@@ -9,31 +9,38 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use session_manager::OwnedSession;
 use session_protocol::Error;
 use tokio::sync::{Mutex, mpsc, oneshot};
 
 use crate::OwnerOptions;
-use crate::actor::{self, Command};
+use crate::actor::{self, Command, Shared};
+use crate::outbox::Followers;
 
 /// A connection's handle on an open session.
 #[derive(Clone)]
 pub(crate) struct Handle {
     /// The journal path: the registry's key.
     pub(crate) key: PathBuf,
-    /// The actor's queue.
+    /// The actor's queue (writes).
     pub(crate) tx: mpsc::Sender<Command>,
+    /// The session itself (reads).
+    pub(crate) shared: Arc<Shared>,
 }
 
 struct Slot {
     tx: mpsc::Sender<Command>,
+    shared: Arc<Shared>,
     refs: usize,
 }
 
 #[derive(Default)]
 pub(crate) struct Registry {
     slots: Mutex<HashMap<PathBuf, Slot>>,
+    /// The connections following the store (`store/follow`).
+    pub(crate) store_followers: Arc<Followers>,
 }
 
 impl Registry {
@@ -56,6 +63,7 @@ impl Registry {
             return Ok(Handle {
                 key,
                 tx: slot.tx.clone(),
+                shared: slot.shared.clone(),
             });
         }
         let session = tokio::task::spawn_blocking(open)
@@ -83,15 +91,24 @@ impl Registry {
         session: OwnedSession,
         options: &OwnerOptions,
     ) -> Handle {
-        let tx = actor::spawn(session, options.session_queue, options.max_batch);
+        let (tx, shared) = actor::spawn(
+            session,
+            actor::Setup {
+                queue: options.session_queue,
+                max_batch: options.max_batch,
+                max_reads: options.session_queue,
+                store: self.store_followers.clone(),
+            },
+        );
         slots.insert(
             key.clone(),
             Slot {
                 tx: tx.clone(),
+                shared: shared.clone(),
                 refs: 1,
             },
         );
-        Handle { key, tx }
+        Handle { key, tx, shared }
     }
 
     /// Drops one reference; the last one closes the session (synced, lock released)

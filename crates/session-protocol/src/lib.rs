@@ -56,6 +56,9 @@ pub use envelope::{
 pub use error::{Error, ErrorObject, LimitKind, code};
 pub use line::{LineError, LineLimits, MAX_DEPTH, MAX_LINE_BYTES, check_line};
 pub use methods::*;
-pub use notification::{Direction, InitializedParams, ListProgressParams, Notification};
+pub use notification::{
+    AppendedParams, Direction, InitializedParams, ListProgressParams, Notification,
+    SessionLaggedParams, StoreChange, StoreChangedParams, StoreLaggedParams,
+};
 pub use types::*;
 pub use version::{PROTOCOL_VERSION, ProtocolVersion};

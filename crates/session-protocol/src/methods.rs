@@ -147,6 +147,11 @@ params! {
 }
 
 params! {
+    /// `store/follow` and `store/unfollow`: no params.
+    StoreFollowParams {}
+}
+
+params! {
     /// `store/delete`: removes a session's journal, derived files and artifacts.
     DeleteParams {
         /// The session id.
@@ -667,11 +672,21 @@ methods! {
     StoreImport = "store/import" (ImportParams) -> Imported;
     /// `store/export`
     StoreExport = "store/export" (ExportParams) -> Exported;
+    /// `store/follow`: `store/changed` notifications for sessions created, renamed,
+    /// deleted, and their state and agent status (the agents view).
+    StoreFollow = "store/follow" (StoreFollowParams) -> Empty;
+    /// `store/unfollow`
+    StoreUnfollow = "store/unfollow" (StoreFollowParams) -> Empty;
     /// `session/close`: this connection no longer uses the session (the owner closes
     /// it when no connection does).
     SessionClose = "session/close" (SessionParams) -> Empty;
     /// `session/sync`: makes every buffered append so far durable.
     SessionSync = "session/sync" (SessionParams) -> Empty;
+    /// `session/follow`: a `session/appended` notification for each entry appended
+    /// to the session after this, by any client.
+    SessionFollow = "session/follow" (SessionParams) -> Followed;
+    /// `session/unfollow`
+    SessionUnfollow = "session/unfollow" (SessionParams) -> Empty;
     /// `session/newSession`
     SessionNewSession = "session/newSession" (NewSessionParams) -> SessionOpened;
     /// `session/setSessionFile`

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use session_types::{AgentStatus, Entry, SessionState};
 
 use crate::envelope::RequestId;
 use crate::error::Error;
@@ -28,6 +29,83 @@ pub struct ListProgressParams {
     /// Sessions in all.
     pub total: u64,
 }
+
+/// `session/appended` (owner → follower): an entry appended to a followed session,
+/// once acknowledged (durable when asked durable), in journal order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppendedParams {
+    /// The followed session.
+    pub session_id: String,
+    /// The entry as stored.
+    pub entry: Entry,
+}
+
+/// `session/lagged` (owner → follower): notifications of this session were dropped
+/// because the follower read too slowly; re-read (`session/readEntries`) after the
+/// last entry seen. Notifications resume after this one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionLaggedParams {
+    /// The followed session.
+    pub session_id: String,
+}
+
+/// What happened to a session, for `store/changed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum StoreChange {
+    /// A session was created (`store/create`, `store/forkFrom`, `store/import`,
+    /// `session/newSession`, `session/createBranchedSession`).
+    Created {
+        /// Its working directory (absent for an import, whose header is not read).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+    },
+    /// A `session_info` entry named (or, with `null`, unnamed) the session.
+    Renamed {
+        /// The name now.
+        name: Option<String>,
+    },
+    /// The session was deleted (`store/delete`).
+    Deleted,
+    /// A `session_state` entry: the lifecycle state now.
+    #[serde(rename = "sessionState")]
+    State {
+        /// The state.
+        state: SessionState,
+    },
+    /// An `agent_status` entry: the agent's status now.
+    AgentStatus {
+        /// The status.
+        status: AgentStatus,
+    },
+}
+
+/// `store/changed` (owner → store follower): a session of the store changed through
+/// this owner (changes made by direct file access while no owner ran are not seen).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StoreChangedParams {
+    /// The session.
+    pub session_id: String,
+    /// Its journal's path (lossy UTF-8).
+    pub session_file: String,
+    /// What changed.
+    pub change: StoreChange,
+}
+
+/// `store/lagged` (owner → store follower): `store/changed` notifications were dropped
+/// because the follower read too slowly; re-list (`store/listAll`). Notifications
+/// resume after this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StoreLaggedParams {}
 
 /// Who sends a notification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,4 +196,16 @@ notifications! {
     /// `store/listProgress` (owner → client): progress of a `store/list` or
     /// `store/listAll` asked with `progress: true`, before its answer.
     ListProgress = "store/listProgress" (ListProgressParams) ToClient;
+    /// `session/appended` (owner → follower): an entry appended to a followed
+    /// session, once acknowledged, in journal order (boxed: an entry is large beside
+    /// the other notifications).
+    Appended = "session/appended" (Box<AppendedParams>) ToClient;
+    /// `session/lagged` (owner → follower): this session's notifications were
+    /// dropped; re-read after the last entry seen.
+    SessionLagged = "session/lagged" (SessionLaggedParams) ToClient;
+    /// `store/changed` (owner → store follower): a session was created, renamed,
+    /// deleted, or its state or agent status changed.
+    StoreChanged = "store/changed" (StoreChangedParams) ToClient;
+    /// `store/lagged` (owner → store follower): store changes were dropped; re-list.
+    StoreLagged = "store/lagged" (StoreLaggedParams) ToClient;
 }

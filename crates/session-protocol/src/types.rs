@@ -69,6 +69,16 @@ pub struct Appended {
     pub entry_id: EntryId,
 }
 
+/// The answer to `session/follow`: where its notifications start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Followed {
+    /// The last entry appended before the subscription (`null` before any): every
+    /// entry appended after it is notified, in journal order, until `session/lagged`.
+    pub last_entry_id: Option<String>,
+}
+
 /// A result with nothing in it: `{}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

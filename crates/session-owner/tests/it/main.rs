@@ -3,7 +3,9 @@
 
 mod docs;
 mod durability;
+mod follow;
 mod hostile;
+mod reads;
 mod server;
 mod sharing;
 mod socket;

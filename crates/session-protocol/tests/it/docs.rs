@@ -1,5 +1,6 @@
-//! `docs/rpc.md` documents every method, and its examples are what the types read,
-//! come back unchanged when written again, and fit the committed JSON Schema.
+//! `docs/rpc.md` documents every method and every notification, and its examples are
+//! what the types read, come back unchanged when written again, and fit the
+//! committed JSON Schema.
 
 use std::collections::BTreeMap;
 
@@ -12,14 +13,23 @@ const RPC_MD: &str = include_str!("../../../../docs/rpc.md");
 
 #[test]
 fn every_method_is_documented_with_an_example_that_reads() {
-    // method → (requests, results) seen in its section
+    // method → (requests, results) seen in its section; notification → examples
     let mut seen: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut notes: BTreeMap<String, usize> = BTreeMap::new();
     let mut current: Option<String> = None;
     let mut in_json = false;
     for (n, line) in RPC_MD.lines().enumerate() {
         let n = n + 1;
         if let Some(h) = line.strip_prefix("### `") {
             let name = h.split('`').next().unwrap_or_default().to_owned();
+            if Notification::METHODS.contains(&name.as_str()) {
+                assert!(
+                    notes.insert(name.clone(), 0).is_none(),
+                    "rpc.md:{n}: `{name}` twice"
+                );
+                current = Some(name);
+                continue;
+            }
             assert!(
                 Method::from_name(&name).is_some(),
                 "rpc.md:{n}: `{name}` is not a method"
@@ -41,6 +51,18 @@ fn every_method_is_documented_with_an_example_that_reads() {
         let method = current
             .clone()
             .unwrap_or_else(|| panic!("rpc.md:{n}: example outside a method"));
+        if let Some(count) = notes.get_mut(&method) {
+            match Incoming::parse(line.as_bytes(), LineLimits::default()) {
+                Ok(Incoming::Notification { method: m, params }) => {
+                    assert_eq!(m, method, "rpc.md:{n}: a notification of its section");
+                    Notification::from_params(&m, params)
+                        .unwrap_or_else(|e| panic!("rpc.md:{n}: not a {method}: {e}"));
+                    *count += 1;
+                }
+                other => panic!("rpc.md:{n}: not an example notification: {other:?}"),
+            }
+            continue;
+        }
         let m = Method::from_name(&method).expect("checked at its heading");
         let counts = seen.get_mut(&method).expect("seen");
         match Incoming::parse(line.as_bytes(), LineLimits::default()) {
@@ -91,6 +113,13 @@ fn every_method_is_documented_with_an_example_that_reads() {
             }
             other => panic!("rpc.md:{n}: not an example request or result: {other:?}"),
         }
+    }
+    for name in Notification::METHODS {
+        assert_eq!(
+            notes.get(*name),
+            Some(&1),
+            "docs/rpc.md: notification `{name}` needs a section with one example"
+        );
     }
     for m in Method::ALL {
         assert_eq!(

@@ -446,6 +446,15 @@ fn every_method_round_trips() {
                 path: "/h/session-artifacts/s1".into(),
             },
         ),
+        rt::<call::SessionFollow>(
+            sid(),
+            Followed {
+                last_entry_id: Some("e1".into()),
+            },
+        ),
+        rt::<call::SessionUnfollow>(sid(), Empty {}),
+        rt::<call::StoreFollow>(StoreFollowParams {}, Empty {}),
+        rt::<call::StoreUnfollow>(StoreFollowParams {}, Empty {}),
     ];
     let covered: BTreeSet<&str> = covered.iter().map(|m| m.as_str()).collect();
     let all: BTreeSet<&str> = Method::ALL.iter().map(|m| m.as_str()).collect();
@@ -517,6 +526,21 @@ fn every_notification_round_trips() {
             loaded: 1,
             total: 2,
         }),
+        Notification::Appended(Box::new(AppendedParams {
+            session_id: "s1".into(),
+            entry: entry(),
+        })),
+        Notification::SessionLagged(SessionLaggedParams {
+            session_id: "s1".into(),
+        }),
+        Notification::StoreChanged(StoreChangedParams {
+            session_id: "s1".into(),
+            session_file: "/p".into(),
+            change: StoreChange::State {
+                state: from(json!("archived")),
+            },
+        }),
+        Notification::StoreLagged(StoreLaggedParams {}),
     ];
     let names: BTreeSet<&str> = samples.iter().map(Notification::method).collect();
     assert_eq!(names, Notification::METHODS.iter().copied().collect());
@@ -525,6 +549,36 @@ fn every_notification_round_trips() {
     assert_eq!(samples[1].direction(), Direction::ToClient);
     for n in samples {
         note_rt(n);
+    }
+    // Every kind of store change, as the agents view reads it.
+    for (change, kind) in [
+        (
+            StoreChange::Created {
+                cwd: Some("/w".into()),
+            },
+            "created",
+        ),
+        (StoreChange::Renamed { name: None }, "renamed"),
+        (StoreChange::Deleted, "deleted"),
+        (
+            StoreChange::State {
+                state: from(json!("active")),
+            },
+            "sessionState",
+        ),
+        (
+            StoreChange::AgentStatus {
+                status: from(json!({"summary":"tests"})),
+            },
+            "agentStatus",
+        ),
+    ] {
+        assert_eq!(serde_json::to_value(&change).expect("json")["kind"], kind);
+        note_rt(Notification::StoreChanged(StoreChangedParams {
+            session_id: "s1".into(),
+            session_file: "/p".into(),
+            change,
+        }));
     }
 }
 

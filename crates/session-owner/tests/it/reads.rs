@@ -1,0 +1,232 @@
+//! Reads are served beside the session's actor, from a capture: a read is answered
+//! while a durable batch's sync is in progress.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use session_journal::vfs::{DirEntry, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile};
+use session_manager::{Layout, Sources, Store};
+use session_owner::{Owner, OwnerOptions};
+use session_protocol::*;
+use session_testkit::sim::SimFs;
+
+use crate::support::*;
+
+/// How long the test waits for an answer.
+const DEADLINE: Duration = Duration::from_secs(60);
+/// How long a held sync waits to be released: longer, so that a read stuck behind it
+/// fails the test at `DEADLINE` instead of being freed by the gate's timeout.
+const HOLD: Duration = Duration::from_secs(600);
+
+/// Holds the next `sync_data` (once armed) until released.
+#[derive(Debug, Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct GateState {
+    armed: bool,
+    holding: bool,
+    released: bool,
+}
+
+impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().expect("gate")
+    }
+
+    fn arm(&self) {
+        *self.lock() = GateState {
+            armed: true,
+            ..GateState::default()
+        };
+    }
+
+    /// In `sync_data`: when armed, wait (bounded) until released.
+    fn pass(&self) {
+        let mut s = self.lock();
+        if !s.armed {
+            return;
+        }
+        s.armed = false;
+        s.holding = true;
+        self.changed.notify_all();
+        let (s, _) = self
+            .changed
+            .wait_timeout_while(s, HOLD, |s| !s.released)
+            .expect("gate");
+        drop(s);
+    }
+
+    /// Waits (bounded) until a sync is held.
+    fn wait_holding(&self) {
+        let s = self.lock();
+        let (s, timeout) = self
+            .changed
+            .wait_timeout_while(s, DEADLINE, |s| !s.holding)
+            .expect("gate");
+        assert!(!timeout.timed_out() || s.holding, "no sync began");
+    }
+
+    fn release(&self) {
+        self.lock().released = true;
+        self.changed.notify_all();
+    }
+}
+
+/// A file system whose syncs pass through the gate.
+#[derive(Debug)]
+struct GatedVfs {
+    inner: Arc<dyn Vfs>,
+    gate: Arc<Gate>,
+}
+
+#[derive(Debug)]
+struct GatedFile {
+    inner: Box<dyn VfsFile>,
+    gate: Arc<Gate>,
+}
+
+impl VfsFile for GatedFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read_at(offset, buf)
+    }
+    fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all_at(offset, buf)
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.inner.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.gate.pass();
+        self.inner.sync_data()
+    }
+    fn sync_all(&self) -> io::Result<()> {
+        self.inner.sync_all()
+    }
+    fn status(&self) -> io::Result<FileStatus> {
+        self.inner.status()
+    }
+    fn try_lock(&self) -> io::Result<bool> {
+        self.inner.try_lock()
+    }
+}
+
+impl Vfs for GatedVfs {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn VfsFile>> {
+        Ok(Box::new(GatedFile {
+            inner: self.inner.open(path, mode)?,
+            gate: self.gate.clone(),
+        }))
+    }
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.inner.create_dir_all(path)
+    }
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        self.inner.sync_dir(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.inner.remove_file(path)
+    }
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        self.inner.exists(path)
+    }
+    fn identity(&self, path: &Path) -> io::Result<Option<FileId>> {
+        self.inner.identity(path)
+    }
+    fn stat(&self, path: &Path) -> io::Result<Option<PathStatus>> {
+        self.inner.stat(path)
+    }
+    fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
+        self.inner.hard_link(existing, new)
+    }
+    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<(PathBuf, Box<dyn VfsFile>)> {
+        let (path, inner) = self.inner.create_temp(dir, prefix)?;
+        let file: Box<dyn VfsFile> = Box::new(GatedFile {
+            inner,
+            gate: self.gate.clone(),
+        });
+        Ok((path, file))
+    }
+    fn read_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        self.inner.read_dir(dir)
+    }
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.inner.remove_dir_all(path)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_is_answered_while_a_durable_batch_is_syncing() {
+    let gate = Arc::new(Gate::default());
+    let vfs = GatedVfs {
+        inner: Arc::new(SimFs::new()),
+        gate: gate.clone(),
+    };
+    let store = Store::new(Layout::with_root("/sim").expect("absolute"))
+        .with_sources(Sources::deterministic(T0, 7))
+        .with_vfs(Arc::new(vfs));
+    let owner = Owner::new(store, OwnerOptions::default());
+    let mut writer = Client::connect(&owner);
+    writer.initialize().await;
+    let s = writer.create().await;
+    let sid = s.session_id.clone();
+    let first = writer
+        .call::<call::AppendMessage>(append(&sid, "acknowledged", None))
+        .await
+        .expect("append");
+
+    // The next durable append's sync is held.
+    gate.arm();
+    let held = writer
+        .send::<call::AppendMessage>(append(&sid, "syncing", None))
+        .await;
+    let g = gate.clone();
+    tokio::task::spawn_blocking(move || g.wait_holding())
+        .await
+        .expect("the gate");
+
+    // Another client reads meanwhile: answered, seeing at least what was
+    // acknowledged before it asked.
+    let mut reader = Client::connect(&owner);
+    reader.initialize().await;
+    reader.open(&sid).await;
+    let entries = tokio::time::timeout(DEADLINE, reader.branch(&sid))
+        .await
+        .expect("a read during the sync is answered")
+        .entries;
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.id() == Some(first.entry_id.as_str()))
+    );
+    let ctx = tokio::time::timeout(
+        DEADLINE,
+        reader.call::<call::BuildSessionContext>(ReadParams {
+            session_id: sid.clone(),
+            limits: None,
+        }),
+    )
+    .await
+    .expect("a context during the sync is answered")
+    .expect("context");
+    assert!(!ctx.messages.is_empty());
+
+    // The durable append is answered only once its sync is released.
+    gate.release();
+    let answer = tokio::time::timeout(DEADLINE, writer.recv())
+        .await
+        .expect("the append is answered after the sync");
+    assert_eq!(answer["id"], serde_json::to_value(&held).expect("id"));
+    assert!(answer["result"]["entryId"].is_string(), "{answer}");
+}
