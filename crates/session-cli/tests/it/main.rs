@@ -11,6 +11,7 @@ mod garbage;
 mod hostile;
 mod import;
 mod owner;
+mod owner_faults;
 mod read;
 mod serve;
 mod support;

@@ -239,3 +239,84 @@ fn serve_exits_when_idle_and_removes_its_socket() {
     assert_eq!(line.trim_end(), path.to_string_lossy());
     assert!(wait_for(next, 120).status.success());
 }
+
+/// Out of descriptors, `accept` fails (EMFILE): the owner pauses and tries again
+/// instead of ending, and serves the waiting client once descriptors are free. The
+/// owner runs under `ulimit -n 32` (a shell sets it, then execs `bcs`).
+#[test]
+fn serve_survives_running_out_of_descriptors() {
+    let bcs = Bcs::new();
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 32 && exec "$0" "$@""#)
+        .arg(crate::support::bin())
+        .arg("--home")
+        .arg(bcs.home())
+        .args(["serve", "--idle-timeout", "0"])
+        .env_remove("BASE_CONTEXT_HOME")
+        .env_remove("BASE_CONTEXT_SESSION_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bcs serve under a low descriptor limit");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut path = String::new();
+    out.read_line(&mut path).expect("the socket path");
+    let path = std::path::PathBuf::from(path.trim_end());
+    let init = request(
+        1,
+        "initialize",
+        json!({"protocolVersion":{"major":1,"minor":0}}),
+    );
+
+    // Connect until one is not answered soon: the owner is out of descriptors.
+    let mut held = Vec::new();
+    let mut waiting = None;
+    for _ in 0..64 {
+        let stream = std::os::unix::net::UnixStream::connect(&path).expect("connect");
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .expect("timeout");
+        let mut w = stream.try_clone().expect("clone");
+        w.write_all(init.as_bytes()).expect("write");
+        let mut r = BufReader::new(stream);
+        let mut answer = String::new();
+        match r.read_line(&mut answer) {
+            Ok(n) if n > 0 => held.push((w, r)),
+            Ok(_) => panic!("the owner closed the connection: it ended"),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                waiting = Some((w, r));
+                break;
+            }
+            Err(e) => panic!("the owner ended: {e}"),
+        }
+    }
+    let (_w, mut r) = waiting.expect("32 descriptors ran out before 64 connections");
+    assert!(held.len() < 32, "{} answered", held.len());
+
+    // Free some descriptors: the owner, still there, answers the waiting client.
+    held.truncate(held.len().saturating_sub(4));
+    r.get_ref()
+        .set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .expect("timeout");
+    let mut answer = String::new();
+    let n = r
+        .read_line(&mut answer)
+        .expect("answered once descriptors are free");
+    assert!(n > 0, "the owner ended instead of waiting");
+    let a: Value = serde_json::from_str(&answer).expect("json");
+    assert_eq!(
+        a["result"]["protocolVersion"],
+        json!({"major":1,"minor":0}),
+        "{a}"
+    );
+    assert!(child.try_wait().expect("status").is_none(), "still serving");
+    child.kill().expect("kill our bcs serve");
+    child.wait().expect("reap");
+}

@@ -185,3 +185,50 @@ async fn a_client_that_never_reads_stalls_only_itself() {
     );
     writer.abort();
 }
+
+/// A client that dies mid-request (half a line, then its end of the socket closes, as
+/// `kill -9` closes it) leaves no entry, and nobody else notices.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_gone_mid_request_leaves_no_entry() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path();
+    let owner = owner(home);
+    let bound = session_owner::socket::bind(home).await.expect("bind");
+    tokio::spawn(session_owner::socket::serve(owner.clone(), bound));
+    let (r, w) = session_owner::socket::connect(home)
+        .await
+        .expect("connect")
+        .into_split();
+    let mut good = Client::over(r, w);
+    good.initialize().await;
+    let s = good.create().await;
+
+    let (r, w) = session_owner::socket::connect(home)
+        .await
+        .expect("connect")
+        .into_split();
+    let mut dying = Client::over(r, w);
+    dying.initialize().await;
+    dying.open(&s.session_id).await;
+    let mut line = encode_request(
+        &RequestId::Number(99),
+        &call::AppendMessage::request(append(&s.session_id, "never whole", None)),
+    );
+    line.truncate(line.len() / 2);
+    dying.send_raw(line.as_bytes()).await;
+    dying.disconnect().await; // the socket closes with half a request sent
+
+    for i in 0..5 {
+        good.call::<call::AppendMessage>(append(&s.session_id, &format!("g{i}"), None))
+            .await
+            .expect("the other client appends");
+    }
+    let texts: Vec<String> = good
+        .branch(&s.session_id)
+        .await
+        .entries
+        .iter()
+        .map(text_of)
+        .collect();
+    assert_eq!(texts, ["g0", "g1", "g2", "g3", "g4"]);
+}
