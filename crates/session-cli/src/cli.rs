@@ -51,6 +51,19 @@ pub(crate) enum Command {
     /// first), or to one client on stdin/stdout with `--stdio`. When another owner
     /// already serves the home, exit with status 3.
     Serve(ServeArgs),
+    /// Print a session's entries as they are appended (one JSON line each), through
+    /// the store's owner (started when none runs), until the owner goes away.
+    Follow(FollowArgs),
+}
+
+/// `bcs follow`.
+#[derive(Debug, Args)]
+pub(crate) struct FollowArgs {
+    /// A session id, a unique id prefix, or a journal path.
+    pub(crate) session: String,
+    /// Print the session's entries so far first.
+    #[arg(long)]
+    pub(crate) from_start: bool,
 }
 
 /// `bcs serve`.

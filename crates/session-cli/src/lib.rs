@@ -169,6 +169,7 @@ fn dispatch(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
         Command::Rm(a) => cmd::write::rm(&store()?, a, out),
         Command::Demo => cmd::demo::run(if explicit { Some(store()?) } else { None }, out),
         Command::Serve(a) => cmd::serve::run(&store()?, a, out),
+        Command::Follow(a) => cmd::follow::run(&store()?, a, out),
     }
 }
 

@@ -42,6 +42,30 @@ impl Owner {
         }
     }
 
+    /// The store's owner, started (`bcs serve` of this executable, detached) when none
+    /// answers: for commands that need one (`bcs follow`).
+    pub(crate) fn connect_or_start(store: &Location) -> Result<Owner> {
+        let home = store.layout().root();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
+        let mut options =
+            ClientOptions::default().with_client_info("bcs", env!("CARGO_PKG_VERSION"));
+        if let Ok(me) = std::env::current_exe() {
+            options = options.with_bcs(me);
+        }
+        let client = runtime
+            .block_on(Client::connect_or_start_with(home, options))
+            .context("connecting to the store's owner")?;
+        Ok(Owner { runtime, client })
+    }
+
+    /// The connection and the runtime it runs on.
+    pub(crate) fn parts(&self) -> (&Runtime, &Client) {
+        (&self.runtime, &self.client)
+    }
+
     /// Opens the session at `path` in the owner (shared with its other clients);
     /// returns the id later calls name it by.
     pub(crate) fn open(&self, store: &Location, path: &Path) -> Result<String> {

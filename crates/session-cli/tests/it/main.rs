@@ -7,6 +7,7 @@ mod cli;
 mod corpus;
 mod crash;
 mod demo;
+mod follow;
 mod garbage;
 mod hostile;
 mod import;

@@ -298,7 +298,8 @@ fn an_owner_killed_mid_request_fails_every_call_and_the_next_call_starts_one() {
         assert!(e.is_owner_gone(), "{e:?}");
         acked.extend(ids);
     }
-    assert!(acked.len() >= 40);
+    // Not `acked.len() >= 40`: a read may see entries whose durable appends are still
+    // being synced (reads never wait for a sync), so fewer may have been answered.
     assert!(clients.iter().all(Client::is_gone));
 
     // The next call starts a new owner, which recovers the journal: every
