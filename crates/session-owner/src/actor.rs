@@ -375,10 +375,11 @@ fn note(s: &OwnedSession, id: &EntryId, followers: &[Follower], for_store: bool)
         out.store = change.map(|change| store_line(s, change));
     }
     if !followers.is_empty() {
-        let line = p::encode_notification(&p::Notification::Appended(Box::new(p::AppendedParams {
-            session_id: s.session_id().to_owned(),
-            entry,
-        })));
+        let line =
+            p::encode_notification(&p::Notification::Appended(Box::new(p::AppendedParams {
+                session_id: s.session_id().to_owned(),
+                entry,
+            })));
         out.session = Some((line, followers.to_vec()));
     }
     out

@@ -675,7 +675,7 @@ methods! {
     /// `store/follow`: `store/changed` notifications for sessions created, renamed,
     /// deleted, and their state and agent status (the agents view).
     StoreFollow = "store/follow" (StoreFollowParams) -> Empty;
-    /// `store/unfollow`
+    /// `store/unfollow`: no more `store/changed` notifications on this connection.
     StoreUnfollow = "store/unfollow" (StoreFollowParams) -> Empty;
     /// `session/close`: this connection no longer uses the session (the owner closes
     /// it when no connection does).
@@ -685,7 +685,8 @@ methods! {
     /// `session/follow`: a `session/appended` notification for each entry appended
     /// to the session after this, by any client.
     SessionFollow = "session/follow" (SessionParams) -> Followed;
-    /// `session/unfollow`
+    /// `session/unfollow`: no more `session/appended` notifications of this session on
+    /// this connection.
     SessionUnfollow = "session/unfollow" (SessionParams) -> Empty;
     /// `session/newSession`
     SessionNewSession = "session/newSession" (NewSessionParams) -> SessionOpened;

@@ -17,6 +17,7 @@ import type {
   AppendSessionStateParams,
   AppendThinkingLevelChangeParams,
   Appended,
+  AppendedParams,
   BranchParams,
   BranchWithSummaryParams,
   Branches,
@@ -32,6 +33,7 @@ import type {
   ErrorObject,
   ExportParams,
   Exported,
+  Followed,
   ForkFromParams,
   HeaderResult,
   ImportParams,
@@ -56,9 +58,13 @@ import type {
   RequestId,
   RetentionResult,
   SessionContext,
+  SessionLaggedParams,
   SessionOpened,
   SessionParams,
   SetSessionFileParams,
+  StoreChangedParams,
+  StoreFollowParams,
+  StoreLaggedParams,
   Tree,
 } from "./types.js";
 
@@ -90,10 +96,18 @@ export interface Methods {
   "store/import": { params: ImportParams; result: Imported };
   /** `store/export`: writes a session as v3 JSONL. */
   "store/export": { params: ExportParams; result: Exported };
+  /** `store/follow`: `store/changed` notifications for sessions created, renamed, deleted, and their state and agent status (the agents view). */
+  "store/follow": { params: StoreFollowParams; result: Empty };
+  /** `store/unfollow`: no more `store/changed` notifications on this connection. */
+  "store/unfollow": { params: StoreFollowParams; result: Empty };
   /** `session/close`: this connection no longer uses the session (the owner closes it when no connection does). */
   "session/close": { params: SessionParams; result: Empty };
   /** `session/sync`: makes every buffered append so far durable. */
   "session/sync": { params: SessionParams; result: Empty };
+  /** `session/follow`: a `session/appended` notification for each entry appended to the session after this, by any client. */
+  "session/follow": { params: SessionParams; result: Followed };
+  /** `session/unfollow`: no more `session/appended` notifications of this session on this connection. */
+  "session/unfollow": { params: SessionParams; result: Empty };
   /** `session/newSession`: a new session in the same store and cwd. */
   "session/newSession": { params: NewSessionParams; result: SessionOpened };
   /**
@@ -185,8 +199,12 @@ export const METHOD_NAMES = [
   "store/delete",
   "store/import",
   "store/export",
+  "store/follow",
+  "store/unfollow",
   "session/close",
   "session/sync",
+  "session/follow",
+  "session/unfollow",
   "session/newSession",
   "session/setSessionFile",
   "session/createBranchedSession",
@@ -230,6 +248,14 @@ export interface ClientNotifications {
 export interface OwnerNotifications {
   /** `store/listProgress` (owner → client): progress of a `store/list` or `store/listAll` asked with `progress: true`, before its answer. */
   "store/listProgress": { params: ListProgressParams };
+  /** `session/appended` (owner → follower): an entry appended to a followed session, once acknowledged, in journal order (boxed: an entry is large beside the other notifications). */
+  "session/appended": { params: AppendedParams };
+  /** `session/lagged` (owner → follower): this session's notifications were dropped; re-read after the last entry seen. */
+  "session/lagged": { params: SessionLaggedParams };
+  /** `store/changed` (owner → store follower): a session was created, renamed, deleted, or its state or agent status changed. */
+  "store/changed": { params: StoreChangedParams };
+  /** `store/lagged` (owner → store follower): store changes were dropped; re-list. */
+  "store/lagged": { params: StoreLaggedParams };
 }
 
 /** Every notification, either way. */
@@ -245,6 +271,10 @@ export type NotificationParamsOf<N extends NotificationName> = Notifications[N][
 export const NOTIFICATION_NAMES = [
   "initialized",
   "store/listProgress",
+  "session/appended",
+  "session/lagged",
+  "store/changed",
+  "store/lagged",
 ] as const satisfies readonly NotificationName[];
 
 /** A request line of method `M` (any method when `M` is not given). */

@@ -241,6 +241,17 @@ export type Appended = {
   entryId: EntryId;
 };
 
+/**
+ * `session/appended` (owner → follower): an entry appended to a followed session,
+ * once acknowledged (durable when asked durable), in journal order.
+ */
+export type AppendedParams = {
+  /** The followed session. */
+  sessionId: string;
+  /** The entry as stored. */
+  entry: Entry;
+};
+
 /** A model response with its usage. */
 export type AssistantMessage = {
   /** Text, thinking and tool-call blocks. */
@@ -826,6 +837,15 @@ export type Exported = {
   bytes: number;
 };
 
+/** The answer to `session/follow`: where its notifications start. */
+export type Followed = {
+  /**
+   * The last entry appended before the subscription (`null` before any): every
+   * entry appended after it is notified, in journal order, until `session/lagged`.
+   */
+  lastEntryId?: string | null;
+};
+
 /** `store/forkFrom`: `SessionManager.forkFrom(source, targetCwd)`. */
 export type ForkFromParams = {
   /** The source journal's path. */
@@ -1249,6 +1269,16 @@ export type SessionInfoEntry = {
   [key: string]: unknown;
 };
 
+/**
+ * `session/lagged` (owner → follower): notifications of this session were dropped
+ * because the follower read too slowly; re-read (`session/readEntries`) after the
+ * last entry seen. Notifications resume after this one.
+ */
+export type SessionLaggedParams = {
+  /** The followed session. */
+  sessionId: string;
+};
+
 /** A session the owner holds open for this connection. */
 export type SessionOpened = {
   /** The session id: what every `session/*` call names. */
@@ -1302,6 +1332,53 @@ export type SetSessionFileParams = {
   /** The journal to open instead. */
   path: string;
 };
+
+/** What happened to a session, for `store/changed`. */
+export type StoreChange =
+  | {
+    kind: "created";
+    /** Its working directory (absent for an import, whose header is not read). */
+    cwd?: string | null;
+  }
+  | {
+    kind: "renamed";
+    /** The name now. */
+    name?: string | null;
+  }
+  | { kind: "deleted" }
+  | {
+    kind: "sessionState";
+    /** The state. */
+    state: SessionState;
+  }
+  | {
+    kind: "agentStatus";
+    /** The status. */
+    status: AgentStatus;
+  };
+
+/**
+ * `store/changed` (owner → store follower): a session of the store changed through
+ * this owner (changes made by direct file access while no owner ran are not seen).
+ */
+export type StoreChangedParams = {
+  /** The session. */
+  sessionId: string;
+  /** Its journal's path (lossy UTF-8). */
+  sessionFile: string;
+  /** What changed. */
+  change: StoreChange;
+};
+
+/** `store/follow` and `store/unfollow`: no params. */
+export type StoreFollowParams = Record<string, never>;
+
+/**
+ * `store/lagged` (owner → store follower): `store/changed` notifications were dropped
+ * because the follower read too slowly; re-list (`store/listAll`). Notifications
+ * resume after this one.
+ */
+export type StoreLaggedParams = Record<string, never>;
 
 /** Plain text. */
 export type TextContent = {
