@@ -4,7 +4,8 @@
 //! It follows through the store's owner (`session/follow`), starting one when none
 //! runs. When the owner reports that notifications were dropped (`session/lagged`,
 //! or the client's own queue overflowed), it re-reads the session and prints what it
-//! has not printed, so nothing is skipped and nothing printed twice.
+//! has not printed, so nothing is skipped and nothing printed twice (it remembers the
+//! ids it printed: a few dozen bytes per entry).
 
 use std::collections::HashSet;
 
@@ -34,7 +35,7 @@ pub(crate) fn run(store: &Location, args: &FollowArgs, out: &mut Out) -> Result<
         .with_context(|| format!("following session {sid}"))?;
     let mut printer = Printer {
         last: followed.last_entry_id,
-        caught_up: HashSet::new(),
+        printed: HashSet::new(),
     };
     if args.from_start {
         printer.last = None;
@@ -45,37 +46,45 @@ pub(crate) fn run(store: &Location, args: &FollowArgs, out: &mut Out) -> Result<
         let Some(notice) = runtime.block_on(notices.recv()) else {
             bail!("session {sid}: the owner went away");
         };
+        // Our client dropped notifications (its queue was full) before this one came:
+        // re-read first, so nothing is printed out of order.
+        let now = client.missed_notifications();
+        if now != missed {
+            missed = now;
+            out.warn(&format!(
+                "session {sid}: notifications were dropped (this reader fell behind); re-reading"
+            ));
+            printer.catch_up(runtime, client, &sid, out)?;
+        }
         match notice {
             Notice::Known(Notification::Appended(p)) if p.session_id == sid => {
                 printer.print(&p.entry, out)?;
             }
             Notice::Known(Notification::SessionLagged(p)) if p.session_id == sid => {
+                out.warn(&format!(
+                    "session {sid}: the owner dropped notifications (this reader fell behind); re-reading"
+                ));
                 printer.catch_up(runtime, client, &sid, out)?;
             }
             _ => {}
         }
-        let now = client.missed_notifications();
-        if now != missed {
-            missed = now;
-            printer.catch_up(runtime, client, &sid, out)?;
-        }
     }
 }
 
-/// What has been printed: the last entry, and the ids a catch-up printed that
-/// notifications may still bring.
+/// What has been printed: the last entry, and every id (a notification may bring an
+/// entry a re-read printed already).
 struct Printer {
     last: Option<String>,
-    caught_up: HashSet<String>,
+    printed: HashSet<String>,
 }
 
 impl Printer {
     fn print(&mut self, entry: &Entry, out: &mut Out) -> Result<()> {
         let id = entry.id().map(str::to_owned);
         if let Some(id) = &id
-            && self.caught_up.remove(id)
+            && !self.printed.insert(id.clone())
         {
-            return Ok(()); // printed by the catch-up already
+            return Ok(()); // printed already
         }
         let value = serde_json::to_value(entry).context("an entry as JSON")?;
         json_line(out.writer(), &value)?;
@@ -112,12 +121,8 @@ impl Printer {
                 .position(|e| e.id() == Some(last.as_str()))
                 .map_or(0, |i| i + 1),
         };
-        self.caught_up.clear();
         for e in &all[start..] {
             self.print(e, out)?;
-            if let Some(id) = e.id() {
-                self.caught_up.insert(id.to_owned());
-            }
         }
         Ok(())
     }
