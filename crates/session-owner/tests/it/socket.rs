@@ -170,3 +170,21 @@ async fn an_idle_owner_removes_its_socket_and_returns() {
         1
     );
 }
+
+#[tokio::test]
+async fn a_planted_link_as_the_lock_is_not_followed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let dir = socket::socket_dir(&home);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let target = tmp.path().join("elsewhere");
+    std::os::unix::fs::symlink(&target, socket::lock_path(&home)).expect("symlink");
+    let e = socket::bind(&home).await.expect_err("a link is refused");
+    assert!(e.to_string().contains("owner.lock"), "{e}");
+    assert!(!target.exists(), "nothing created through the link");
+    assert!(
+        !socket::socket_path(&home).exists(),
+        "no socket without the lock"
+    );
+}
