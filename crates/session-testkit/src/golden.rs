@@ -155,6 +155,49 @@ pub fn write_golden(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// Where the goldens of every journal format version live, relative to the workspace
+/// root: `tests/fixtures/formats/v<N>/journal/`. Only the current version's are ever
+/// written ([`write_format_golden`]); older versions' are frozen bytes that the
+/// current code must keep reading (their hashes are pinned by a test).
+pub const FORMATS_DIR: &str = "tests/fixtures/formats";
+
+/// The directory of format version `version`'s golden journals under `formats_dir`.
+pub fn format_golden_dir(formats_dir: &Path, version: u32) -> PathBuf {
+    formats_dir.join(format!("v{version}")).join("journal")
+}
+
+/// Writes the golden journals of the format version this code writes
+/// (`session_journal::format::FORMAT_VERSION`) into `formats_dir/v<N>/journal/`,
+/// with a README naming the generator; returns the paths written. Never touches
+/// another version's directory.
+pub fn write_format_golden(formats_dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let version = session_journal::format::FORMAT_VERSION;
+    let dir = format_golden_dir(formats_dir, version);
+    std::fs::create_dir_all(&dir)?;
+    let mut out = Vec::new();
+    for (name, bytes) in golden_journals()? {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes)?;
+        out.push(p);
+    }
+    let readme = dir.join("README.md");
+    std::fs::write(&readme, format_readme(version))?;
+    out.push(readme);
+    Ok(out)
+}
+
+/// The README beside one version's golden journals.
+pub fn format_readme(version: u32) -> String {
+    format!(
+        "# Journal format version {version}: golden journals\n\n\
+Written by `session_testkit::golden::write_format_golden` (the same journals as\n\
+`crates/session-journal/tests/golden/`) while version {version} was the version this\n\
+code writes; do not edit. Once a newer version exists these bytes are frozen: the\n\
+session-journal test `versions::old_format_goldens_never_change` pins their hashes,\n\
+and `versions::v1_goldens_decode_to_their_snapshots` reads them with the current code.\n"
+    )
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -15,6 +15,7 @@ mod process;
 mod recover;
 mod sim;
 mod verify;
+mod versions;
 mod witness;
 
 use std::path::{Path, PathBuf};
