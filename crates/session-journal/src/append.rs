@@ -7,8 +7,8 @@ use crate::capture::Capture;
 use crate::encode::{FrameSpec, encode_frame, seal_frame};
 use crate::error::{AppendError, CreateError, OpenError};
 use crate::format::{
-    DEFAULT_MAX_PAYLOAD, FORMAT_VERSION, FRAME_HEADER_LEN, HEADER_FRAME_OFFSET, KIND_HEADER,
-    MAX_PAYLOAD_CAP, SIGNATURE, frame_len,
+    DEFAULT_MAX_PAYLOAD, FIRST_ENTRY_KIND, FORMAT_VERSION, FRAME_HEADER_LEN, HEADER_FRAME_OFFSET,
+    KIND_HEADER, MAX_PAYLOAD_CAP, SEAL_PAYLOAD_LEN, SIGNATURE, frame_len,
 };
 use crate::frame::{FrameInfo, FrameKey};
 use crate::header::{JournalHeader, encode_header_payload, read_prefix};
@@ -17,6 +17,7 @@ use crate::recover::{
     RecoveryMode, RecoveryReport, TailState, Verdict, Witness, WitnessOutcome, classify,
     quarantine, scan, scan_from, trust, trusted_scan, witnessed,
 };
+use crate::seal::{Prev, advance, encode_seal};
 use crate::types::{
     BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, UnixMillis,
 };
@@ -205,7 +206,10 @@ pub struct Writer {
     last_seq: u64,
     durable_end: u64,
     durable_seq: u64,
+    /// The last frame written after the header frame (an entry or the seal).
     last_frame: Option<FrameInfo>,
+    /// What the next frame continues (a seal names the frame it follows).
+    prev: Prev,
     poisoned: Option<u64>,
     clock: Clock,
     buf: Vec<u8>,
@@ -270,7 +274,10 @@ fn create_locked_temp(
 
 /// The header of a new journal, its frame key, and the signature and header frame
 /// as written at offset 0.
-fn header_bytes(id: JournalId, options: &CreateOptions) -> (JournalHeader, FrameKey, Vec<u8>) {
+fn header_bytes(
+    id: JournalId,
+    options: &CreateOptions,
+) -> (JournalHeader, FrameKey, Vec<u8>, BodyCheck) {
     let header = JournalHeader {
         journal_id: id,
         session_id: options.session_id.clone(),
@@ -281,7 +288,7 @@ fn header_bytes(id: JournalId, options: &CreateOptions) -> (JournalHeader, Frame
     let key = FrameKey::derive(&id);
     let payload = encode_header_payload(&header);
     let mut buf = SIGNATURE.to_vec();
-    encode_frame(
+    let check = encode_frame(
         &key,
         &FrameSpec {
             offset: HEADER_FRAME_OFFSET,
@@ -294,7 +301,7 @@ fn header_bytes(id: JournalId, options: &CreateOptions) -> (JournalHeader, Frame
         },
         &mut buf,
     );
-    (header, key, buf)
+    (header, key, buf, check)
 }
 
 fn create_io(path: &Path, op: &'static str, source: std::io::Error) -> CreateError {
@@ -472,7 +479,8 @@ impl Writer {
         // The journal is written under an unpredictable temporary name and linked into
         // place complete: no process ever sees `path` without its header.
         let (tmp, file) = create_locked_temp(vfs, &dir, &temp_prefix(path))?;
-        let (header, key, buf) = header_bytes(id, &options);
+        let (header, key, buf, header_check) = header_bytes(id, &options);
+        let created_ms = header.created_at.0;
         let written = file
             .write_all_at(0, &buf)
             .map_err(|e| create_io(&tmp, "write", e))
@@ -507,6 +515,12 @@ impl Writer {
             durable_end: end,
             durable_seq: 0,
             last_frame: None,
+            prev: Prev {
+                seq: 0,
+                synced_to: 0,
+                time_ms: created_ms,
+                check: header_check.0,
+            },
             poisoned: None,
             clock: options.clock,
             buf: Vec::new(),
@@ -543,7 +557,8 @@ impl Writer {
         let vfs = options.vfs.as_ref();
         ensure_dir(vfs, dir)?;
         let (tmp, file) = create_locked_temp(vfs, dir, prefix)?;
-        let (header, key, buf) = header_bytes(id, &options);
+        let (header, key, buf, header_check) = header_bytes(id, &options);
+        let created_ms = header.created_at.0;
         if let Err(e) = file.write_all_at(0, &buf) {
             let _ = vfs.remove_file(&tmp);
             return Err(create_io(&tmp, "write", e));
@@ -561,6 +576,12 @@ impl Writer {
             durable_end: 0,
             durable_seq: 0,
             last_frame: None,
+            prev: Prev {
+                seq: 0,
+                synced_to: 0,
+                time_ms: created_ms,
+                check: header_check.0,
+            },
             poisoned: None,
             clock: options.clock,
             buf: Vec::new(),
@@ -596,8 +617,9 @@ impl Writer {
         let report = RecoveryReport {
             header: prefix.header.clone(),
             frames: s.frames,
-            last_seq: Seq(s.last_seq),
+            last_seq: Seq(s.last_seq()),
             last_frame: s.last_frame,
+            sealed: s.sealed(),
             end: Offset(s.end),
             tail,
             verified_from,
@@ -611,10 +633,11 @@ impl Writer {
             header: prefix.header,
             data_start: prefix.data_start,
             end: s.end,
-            last_seq: s.last_seq,
+            last_seq: s.last_seq(),
             durable_end: s.end,
-            durable_seq: s.last_seq,
+            durable_seq: s.last_seq(),
             last_frame: s.last_frame,
+            prev: s.prev,
             poisoned: None,
             clock: options.clock,
             buf: Vec::new(),
@@ -679,6 +702,7 @@ impl Writer {
         encode: impl FnOnce(&mut PayloadBuf<'_>),
     ) -> Result<(Appended, &[u8]), AppendError> {
         self.check_poison()?;
+        self.check_kind(kind)?;
         let mut buf = take_buffer(&mut self.buf);
         buf.resize(FRAME_HEADER_LEN, 0);
         encode(&mut PayloadBuf { buf: &mut buf });
@@ -716,7 +740,7 @@ impl Writer {
         written?;
         self.end = appended.end().0;
         self.last_seq = seq;
-        self.last_frame = Some(FrameInfo {
+        self.took(FrameInfo {
             offset: appended.offset,
             kind,
             seq: appended.seq,
@@ -733,6 +757,23 @@ impl Writer {
             appended,
             &self.buf[FRAME_HEADER_LEN..FRAME_HEADER_LEN + payload_len],
         ))
+    }
+
+    /// Records the frame just written as the last one.
+    fn took(&mut self, info: FrameInfo) {
+        self.prev = advance(&self.prev, &info);
+        self.last_frame = Some(info);
+    }
+
+    /// Callers append their own kinds only (`0x10..=0xff`); the seal is the journal's.
+    fn check_kind(&self, kind: FrameKind) -> Result<(), AppendError> {
+        if kind.get() < FIRST_ENTRY_KIND {
+            return Err(AppendError::ReservedKind {
+                path: self.path.clone(),
+                kind: kind.get(),
+            });
+        }
+        Ok(())
     }
 
     fn check_payload_len(&self, len: usize) -> Result<(), AppendError> {
@@ -777,6 +818,7 @@ impl Writer {
     ) -> Result<Vec<Appended>, AppendError> {
         self.check_poison()?;
         for f in frames {
+            self.check_kind(f.kind)?;
             self.check_payload_len(f.payload.len())?;
         }
         let time = self.clock.now();
@@ -815,7 +857,7 @@ impl Writer {
         self.end = at;
         self.last_seq += frames.len() as u64;
         if let (Some(a), Some(f)) = (out.last(), frames.last()) {
-            self.last_frame = Some(FrameInfo {
+            self.took(FrameInfo {
                 offset: a.offset,
                 kind: f.kind,
                 seq: a.seq,
@@ -871,10 +913,53 @@ impl Writer {
         Ok(self.durable_capture())
     }
 
-    /// Syncs and releases the lock. Dropping a writer without closing it releases the
-    /// lock too, but leaves `Buffered` frames unsynced.
+    /// Seals the journal: syncs everything written, then writes the seal frame and
+    /// syncs it (`docs/format.md` §2.4). While the seal stands, damage to any frame
+    /// before it is corruption, never a torn tail. Nothing is written if the journal
+    /// already ends with a seal. The writer stays usable: a later append follows the
+    /// seal (which stays in the journal, covering what came before it).
+    ///
+    /// A version 1 journal is sealed too: from the first seal on it holds a version 2
+    /// frame, which version 1 readers refuse as reserved (they never modify it).
+    pub fn seal(&mut self) -> Result<Capture, AppendError> {
+        self.check_poison()?;
+        self.buf = take_buffer(&mut self.buf);
+        self.sync_inner()?;
+        if self.is_sealed() {
+            return Ok(self.durable_capture());
+        }
+        let mut buf = take_buffer(&mut self.buf);
+        let at = self.end;
+        let body_check = encode_seal(&self.key, &self.prev, at, &mut buf);
+        let written = self.write_at_end(&buf);
+        let len = buf.len() as u64;
+        self.buf = buf;
+        written?;
+        self.end = at + len;
+        self.took(FrameInfo {
+            offset: Offset(at),
+            kind: FrameKind::SEAL,
+            seq: Seq(self.prev.seq),
+            tag: Tag::default(),
+            time: UnixMillis(self.prev.time_ms),
+            synced_to: Offset(at),
+            payload_len: SEAL_PAYLOAD_LEN,
+            body_check,
+        });
+        self.sync_inner()?;
+        Ok(self.durable_capture())
+    }
+
+    /// Whether the journal ends with a seal (closed cleanly, nothing appended since).
+    pub fn is_sealed(&self) -> bool {
+        self.last_frame.is_some_and(|f| f.kind.is_seal())
+    }
+
+    /// Seals the journal ([`seal`](Self::seal)) and releases the lock. Dropping a
+    /// writer without closing it releases the lock too, but writes no seal and leaves
+    /// `Buffered` frames unsynced.
     pub fn close(mut self) -> Result<Capture, AppendError> {
-        self.sync()
+        self.seal()
     }
 
     /// Everything written (handed to the OS) so far: what a reader may be bounded by.
@@ -915,7 +1000,9 @@ impl Writer {
         Offset(self.data_start)
     }
 
-    /// The last entry frame written (its body check is what an index records).
+    /// The last frame written after the header frame: an entry, or the seal
+    /// ([`FrameKind::SEAL`]) when the journal ends sealed. Its body check is what an
+    /// index records as the end of what it covers.
     pub fn last_frame(&self) -> Option<FrameInfo> {
         self.last_frame
     }

@@ -7,7 +7,8 @@ use std::io;
 
 use crate::error::FrameFault;
 use crate::format::{
-    FIRST_ENTRY_KIND, FRAME_HEADER_LEN, FRAME_MAGIC, FRAME_VERSION, KIND_HEADER, frame_len,
+    FIRST_ENTRY_KIND, FRAME_HEADER_LEN, FRAME_MAGIC, FRAME_VERSION, KIND_HEADER, KIND_SEAL,
+    frame_len,
 };
 use crate::frame::{FrameInfo, FrameKey, RawHeader};
 use crate::types::{BodyCheck, FrameKind, Offset, Seq, Tag, UnixMillis};
@@ -101,6 +102,7 @@ impl From<FrameFault> for Fault {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Expect {
     HeaderFrame,
+    /// Any frame after the header frame: an entry or a seal.
     Entry,
 }
 
@@ -133,7 +135,7 @@ pub(crate) fn check_header(
     }
     match (expect, raw.kind) {
         (Expect::HeaderFrame, KIND_HEADER) => {}
-        (Expect::Entry, k) if k >= FIRST_ENTRY_KIND => {}
+        (Expect::Entry, k) if k >= FIRST_ENTRY_KIND || k == KIND_SEAL => {}
         (_, k) if k > KIND_HEADER && k < FIRST_ENTRY_KIND => {
             return Err(FrameFault::ReservedKind { found: k });
         }
@@ -189,9 +191,13 @@ impl Decoded<'_> {
     pub(crate) fn info(&self, offset: u64) -> FrameInfo {
         FrameInfo {
             offset: Offset(offset),
-            // Entry kinds are checked by `check_header`; the header frame's kind is
-            // reported as the generic entry kind only by internal dumps.
-            kind: FrameKind::new(self.raw.kind).unwrap_or(FrameKind::FIRST_CALLER),
+            // Entry and seal kinds are checked by `check_header`; the header frame's
+            // kind is reported as the generic entry kind only by internal dumps.
+            kind: if self.raw.kind == KIND_SEAL {
+                FrameKind::SEAL
+            } else {
+                FrameKind::new(self.raw.kind).unwrap_or(FrameKind::FIRST_CALLER)
+            },
             seq: Seq(self.raw.seq),
             tag: Tag(self.raw.tag),
             time: UnixMillis(self.raw.time_ms),

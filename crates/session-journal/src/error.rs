@@ -78,10 +78,19 @@ pub enum FrameFault {
         found: Seq,
     },
     /// A valid frame whose `synced_to` is past its own offset or below its
-    /// predecessor's.
+    /// predecessor's (a seal's must equal its own offset).
     BadSyncedTo {
         /// The value found.
         found: Offset,
+    },
+    /// A seal with valid checks that is not the seal belonging at its offset (its time,
+    /// tag or payload does not match the frames before it).
+    SealMismatch,
+    /// The file ends with a seal-sized tail that is the seal expected there with a few
+    /// bits flipped: a synced seal damaged in place, not a torn write.
+    DamagedSeal {
+        /// How many bits differ from the expected seal.
+        bits: u32,
     },
 }
 
@@ -139,6 +148,14 @@ impl fmt::Display for FrameFault {
                     "synced_to {found} is inconsistent with the frame's position"
                 )
             }
+            FrameFault::SealMismatch => write!(
+                f,
+                "seal frame does not match the frames before it (time, tag or payload)"
+            ),
+            FrameFault::DamagedSeal { bits } => write!(
+                f,
+                "the journal's closing seal has {bits} flipped bit(s) (damaged after it was synced)"
+            ),
         }
     }
 }
@@ -159,7 +176,9 @@ impl FrameFault {
     pub fn is_sequencing(&self) -> bool {
         matches!(
             self,
-            FrameFault::SeqOutOfOrder { .. } | FrameFault::BadSyncedTo { .. }
+            FrameFault::SeqOutOfOrder { .. }
+                | FrameFault::BadSyncedTo { .. }
+                | FrameFault::SealMismatch
         )
     }
 }
@@ -404,6 +423,15 @@ pub enum AppendError {
         len: u64,
         /// The journal's maximum.
         max: u32,
+    },
+    /// The kind is reserved to the journal (below `0x10`, e.g. the seal): callers
+    /// append only their own kinds.
+    #[error("{path}: frame kind {kind:#04x} is reserved to the journal")]
+    ReservedKind {
+        /// The journal.
+        path: PathBuf,
+        /// The kind asked for.
+        kind: u8,
     },
     /// Empty payloads are not allowed (a zero length never parses as a frame).
     #[error("{path}: empty payload (a payload needs at least 1 byte)")]

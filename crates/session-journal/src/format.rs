@@ -19,8 +19,12 @@ pub const FRAME_MAGIC: [u8; 4] = [0x89, b'J', b'F', b'1'];
 /// Frame encoding version written by this crate; readers refuse newer versions.
 pub const FRAME_VERSION: u8 = 1;
 
-/// Journal format version written into the header frame's payload.
-pub const FORMAT_VERSION: u32 = 1;
+/// Journal format version written into the header frame's payload: 2 (the sealed
+/// close). Version 1 journals are read as they are ([`OLDEST_FORMAT_VERSION`]).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The oldest journal format version this code reads (and appends to).
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
 
 /// Frames start at multiples of this; payloads are zero-padded up to it.
 pub const FRAME_ALIGN: u64 = 8;
@@ -33,6 +37,22 @@ pub const KIND_INVALID: u8 = 0;
 
 /// Kind byte of the header frame (seq 0, offset 8).
 pub const KIND_HEADER: u8 = 1;
+
+/// Kind byte of the seal frame a clean close writes (format version 2): it attests
+/// that every byte before it was synced and names the frame it follows.
+pub const KIND_SEAL: u8 = 2;
+
+/// Payload bytes of a seal: entries before it (u64), its own offset (u64), the body
+/// check of the frame it follows (8 bytes).
+pub const SEAL_PAYLOAD_LEN: u32 = 24;
+
+/// Bytes a seal frame occupies on disk (header and payload; no padding).
+pub const SEAL_FRAME_LEN: u64 = frame_len(SEAL_PAYLOAD_LEN as u64);
+
+/// A file that ends with a seal-sized tail differing from the seal expected there in
+/// at most this many bits, each in a different byte, holds a damaged seal (bit rot:
+/// corruption), not a torn write.
+pub const SEAL_DAMAGE_BITS: u32 = 8;
 
 /// Kinds below this are reserved to the journal itself; an unknown one is refused as
 /// written by a newer version.
@@ -105,10 +125,12 @@ pub fn constants_table() -> String {
         ("frame_magic", hex(&FRAME_MAGIC)),
         ("frame_version", FRAME_VERSION.to_string()),
         ("format_version", FORMAT_VERSION.to_string()),
+        ("oldest_format_version", OLDEST_FORMAT_VERSION.to_string()),
         ("frame_align", FRAME_ALIGN.to_string()),
         ("header_frame_offset", HEADER_FRAME_OFFSET.to_string()),
         ("kind_invalid", format!("0x{KIND_INVALID:02x}")),
         ("kind_header", format!("0x{KIND_HEADER:02x}")),
+        ("kind_seal", format!("0x{KIND_SEAL:02x}")),
         ("first_entry_kind", format!("0x{FIRST_ENTRY_KIND:02x}")),
         ("frame_key_context", format!("{FRAME_KEY_CONTEXT:?}")),
         ("checksum_algorithm", format!("{CHECKSUM_ALGORITHM:?}")),
@@ -119,6 +141,9 @@ pub fn constants_table() -> String {
         ("max_payload_cap", MAX_PAYLOAD_CAP.to_string()),
         ("max_header_payload", MAX_HEADER_PAYLOAD.to_string()),
         ("tail_repair_slack", TAIL_REPAIR_SLACK.to_string()),
+        ("seal_payload_len", SEAL_PAYLOAD_LEN.to_string()),
+        ("seal_frame_len", SEAL_FRAME_LEN.to_string()),
+        ("seal_damage_bits", SEAL_DAMAGE_BITS.to_string()),
         (
             "field_offsets",
             format!(
@@ -131,7 +156,7 @@ pub fn constants_table() -> String {
     ];
     let mut out = String::new();
     for (name, value) in rows {
-        out.push_str(&format!("{name:<20} = {value}\n"));
+        out.push_str(&format!("{name:<21} = {value}\n"));
     }
     out
 }

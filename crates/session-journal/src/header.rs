@@ -8,7 +8,8 @@ use crate::decode::{Expect, check_body, check_header};
 use crate::error::{FrameFault, OpenError};
 use crate::format::{
     CHECKSUM_ALGORITHM, FORMAT_NAME, FORMAT_VERSION, FRAME_HEADER_LEN, FRAME_MAGIC,
-    HEADER_FRAME_OFFSET, MAX_HEADER_PAYLOAD, MAX_PAYLOAD_CAP, SIGNATURE, frame_len,
+    HEADER_FRAME_OFFSET, MAX_HEADER_PAYLOAD, MAX_PAYLOAD_CAP, OLDEST_FORMAT_VERSION, SIGNATURE,
+    frame_len,
 };
 use crate::frame::{FrameKey, RawHeader};
 use crate::types::{JournalId, Offset, Seq, UnixMillis};
@@ -25,7 +26,9 @@ pub struct JournalHeader {
     pub created_at: UnixMillis,
     /// The largest entry payload this journal accepts.
     pub max_payload: u32,
-    /// The journal format version.
+    /// The journal format version the journal was created with (1 or 2). A version 1
+    /// journal is read as it is; a version 2 writer appends the same entry frames to
+    /// it and seals it at a clean close (its header frame is never rewritten).
     pub format_version: u32,
 }
 
@@ -64,6 +67,21 @@ pub(crate) struct Prefix {
     /// Where the first entry frame starts.
     pub(crate) data_start: u64,
     pub(crate) header_synced_to: u64,
+    /// The header frame's body check and time (what a seal right after it names).
+    pub(crate) header_check: [u8; 8],
+    pub(crate) header_time: u64,
+}
+
+impl Prefix {
+    /// The sequencing state before the first entry frame.
+    pub(crate) fn start(&self) -> crate::seal::Prev {
+        crate::seal::Prev {
+            seq: 0,
+            synced_to: self.header_synced_to,
+            time_ms: self.header_time,
+            check: self.header_check,
+        }
+    }
 }
 
 fn io_err(path: &Path, op: &'static str, offset: u64, source: std::io::Error) -> OpenError {
@@ -110,13 +128,15 @@ pub(crate) fn read_prefix(file: &dyn VfsFile, path: &Path, len: u64) -> Result<P
     if len < at + FRAME_HEADER_LEN as u64 {
         return Err(uninit());
     }
-    let (id, key, payload, total) = read_header_frame(file, path, len)?;
-    let header = parse_header_payload(path, id, &payload)?;
+    let (raw, key, payload, total) = read_header_frame(file, path, len)?;
+    let header = parse_header_payload(path, JournalId(raw.tag), &payload)?;
     Ok(Prefix {
         header,
         key,
         data_start: at + total,
         header_synced_to: 0,
+        header_check: raw.body_check,
+        header_time: raw.time_ms,
     })
 }
 
@@ -151,13 +171,13 @@ fn check_signature(file: &dyn VfsFile, path: &Path, len: u64) -> Result<(), Open
     })
 }
 
-/// Reads and verifies the header frame (both checks, seq 0): the journal id, the key
-/// its id derives, the payload, and the frame's total length.
+/// Reads and verifies the header frame (both checks, seq 0): its fields (the tag is
+/// the journal id), the key the id derives, the payload, and the frame's total length.
 fn read_header_frame(
     file: &dyn VfsFile,
     path: &Path,
     len: u64,
-) -> Result<(JournalId, FrameKey, Vec<u8>, u64), OpenError> {
+) -> Result<(RawHeader, FrameKey, Vec<u8>, u64), OpenError> {
     let at = HEADER_FRAME_OFFSET;
     let uninit = || OpenError::Uninitialized {
         path: path.to_path_buf(),
@@ -231,7 +251,7 @@ fn read_header_frame(
         });
     }
     rest.truncate(raw.payload_len as usize);
-    Ok((id, key, rest, total))
+    Ok((raw, key, rest, total))
 }
 
 /// The header frame's payload: format, version and checksum this crate reads, the
@@ -261,10 +281,13 @@ fn parse_header_payload(
             p.format
         )));
     }
-    if p.format_version != FORMAT_VERSION {
+    if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&p.format_version) {
         return Err(unsupported(
             p.format_version.to_string(),
-            FORMAT_VERSION.to_string(),
+            (OLDEST_FORMAT_VERSION..=FORMAT_VERSION)
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
         ));
     }
     if p.checksum != CHECKSUM_ALGORITHM {

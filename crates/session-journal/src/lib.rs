@@ -13,8 +13,10 @@
 //!   the file held), [`append`](Writer::append) /
 //!   [`append_batch`](Writer::append_batch) /
 //!   [`append_encoded`](Writer::append_encoded) (the payload written in place) with a
-//!   [`Durability`], [`sync`](Writer::sync),
-//!   [`close`](Writer::close). A writer holds the OS lock on `<journal>.lock`.
+//!   [`Durability`], [`sync`](Writer::sync), [`seal`](Writer::seal),
+//!   [`close`](Writer::close) (a clean close seals the journal: damage to any of its
+//!   frames is then corruption, never a torn tail). A writer holds the OS lock on the
+//!   journal.
 //! - [`Capture`] — a committed length a [`Reader`] is bounded by.
 //! - [`Reader`] — lock-free and read-only: [`read_frame_at`](Reader::read_frame_at),
 //!   [`verify_frame_at`](Reader::verify_frame_at), [`frames`](Reader::frames).
@@ -63,6 +65,7 @@ mod header;
 pub mod lock;
 mod read;
 mod recover;
+mod seal;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod types;

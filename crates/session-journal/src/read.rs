@@ -11,7 +11,7 @@ use crate::error::{FrameFault, OpenError, ReadError};
 use crate::format::FRAME_ALIGN;
 use crate::frame::{Frame, FrameInfo};
 use crate::header::{JournalHeader, Prefix, read_prefix};
-use crate::recover::check_sequence;
+use crate::seal::{Prev, advance, check_sequence};
 use crate::types::{JournalId, Offset, Seq};
 use crate::vfs::{FileId, OpenMode, StdVfs, Vfs, VfsFile};
 
@@ -196,8 +196,9 @@ impl Reader {
         }
     }
 
-    /// Reads and verifies the entry frame at `offset` (both checks, bound to this journal
-    /// and this offset). The caller checks the seq it expects.
+    /// Reads and verifies the frame at `offset` (both checks, bound to this journal
+    /// and this offset): an entry, or a seal (kind [`FrameKind::SEAL`](crate::FrameKind::SEAL)).
+    /// The caller checks the seq (and kind) it expects.
     pub fn read_frame_at(&self, offset: Offset) -> Result<Frame, ReadError> {
         let (mut win, _) = self.point(offset)?;
         let max = self.prefix.header.max_payload;
@@ -210,9 +211,9 @@ impl Reader {
         }
     }
 
-    /// Verifies the single entry frame at `offset` without returning its payload: one
-    /// read and one hash, the O(1) check a derived index runs on the last frame it
-    /// covers.
+    /// Verifies the single frame at `offset` (an entry or a seal) without returning its
+    /// payload: one read and one hash, the O(1) check a derived index runs on the last
+    /// frame it covers (a closed journal's seal).
     pub fn verify_frame_at(&self, offset: Offset) -> Result<FrameInfo, ReadError> {
         let (mut win, _) = self.point(offset)?;
         let max = self.prefix.header.max_payload;
@@ -279,7 +280,7 @@ impl Reader {
             },
         };
         let expected = if offset.0 == self.prefix.data_start {
-            Some((0, self.prefix.header_synced_to))
+            Some(self.prefix.start())
         } else {
             None
         };
@@ -290,6 +291,7 @@ impl Reader {
             bound: len,
             strict: bound.is_some(),
             prev: expected,
+            seals: false,
             pending_error: error,
             stop: None,
             done: false,
@@ -304,8 +306,10 @@ pub struct Frames<'r> {
     at: u64,
     bound: u64,
     strict: bool,
-    /// (seq, synced_to) of the previous frame, when known.
-    prev: Option<(u64, u64)>,
+    /// What the next frame continues, when known.
+    prev: Option<Prev>,
+    /// Whether seal frames are yielded (they are skipped by default).
+    seals: bool,
     pending_error: Option<ReadError>,
     stop: Option<Stop>,
     done: bool,
@@ -321,6 +325,16 @@ impl std::fmt::Debug for Frames<'_> {
 }
 
 impl Frames<'_> {
+    /// The same iteration, yielding the journal's seal frames too (kind
+    /// [`FrameKind::SEAL`](crate::FrameKind::SEAL), payload the seal's), for a caller
+    /// that keeps track of everything the journal holds (a derived index covers the
+    /// seal so that its coverage ends where the file does). By default seals are
+    /// verified and skipped: they are not entries.
+    pub fn with_seals(mut self) -> Self {
+        self.seals = true;
+        self
+    }
+
     /// Where the next frame would start (after the iteration: the end of the valid
     /// prefix read).
     pub fn position(&self) -> Offset {
@@ -332,9 +346,9 @@ impl Frames<'_> {
         self.stop.as_ref()
     }
 
-    /// The last valid frame's seq seen so far, if any.
+    /// The last valid entry's seq seen so far, if any.
     pub fn last_seq(&self) -> Option<Seq> {
-        self.prev.map(|(s, _)| Seq(s)).filter(|s| s.0 > 0)
+        self.prev.map(|p| Seq(p.seq)).filter(|s| s.0 > 0)
     }
 }
 
@@ -342,28 +356,56 @@ impl Iterator for Frames<'_> {
     type Item = Result<Frame, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(e) = self.pending_error.take() {
-            self.done = true;
-            return Some(Err(e));
+        loop {
+            if let Some(e) = self.pending_error.take() {
+                self.done = true;
+                return Some(Err(e));
+            }
+            if self.done || self.at >= self.bound {
+                return None;
+            }
+            match self.step() {
+                Some(Ok(frame)) if frame.info.kind.is_seal() && !self.seals => continue,
+                other => return other,
+            }
         }
-        if self.done || self.at >= self.bound {
-            return None;
-        }
+    }
+}
+
+impl Frames<'_> {
+    /// Reads and verifies the frame at the current position (an entry or a seal).
+    fn step(&mut self) -> Option<Result<Frame, ReadError>> {
         let at = self.at;
         let max = self.reader.prefix.header.max_payload;
         let key = &self.reader.prefix.key;
+        let prev = self.prev;
         let result = decode_at(&mut self.win, key, at, Expect::Entry, max).and_then(|d| {
-            if let Some((seq, synced)) = self.prev {
-                check_sequence(&d, at, seq + 1, synced)?;
-            }
-            Ok(Frame {
-                info: d.info(at),
-                payload: d.payload.to_vec(),
-            })
+            let info = d.info(at);
+            let next = match &prev {
+                Some(p) => {
+                    check_sequence(&d, at, p)?;
+                    advance(p, &info)
+                }
+                // Started mid-journal: sequencing is checked from this frame on (a
+                // seal's seq repeats its entry's, so it is the entry seq either way).
+                None => Prev {
+                    seq: info.seq.0,
+                    synced_to: info.synced_to.0,
+                    time_ms: info.time.0,
+                    check: info.body_check.0,
+                },
+            };
+            Ok((
+                Frame {
+                    info,
+                    payload: d.payload.to_vec(),
+                },
+                next,
+            ))
         });
         match result {
-            Ok(frame) => {
-                self.prev = Some((frame.info.seq.0, frame.info.synced_to.0));
+            Ok((frame, next)) => {
+                self.prev = Some(next);
                 self.at = frame.info.end().0;
                 Some(Ok(frame))
             }

@@ -19,10 +19,14 @@ use crate::decode::{
     has_magic, size_for_read,
 };
 use crate::error::{FrameFault, OpenError};
-use crate::format::{FRAME_ALIGN, FRAME_HEADER_LEN, SIGNATURE, TAIL_REPAIR_SLACK, frame_len};
+use crate::format::KIND_SEAL;
+use crate::format::{
+    FRAME_ALIGN, FRAME_HEADER_LEN, SEAL_FRAME_LEN, SIGNATURE, TAIL_REPAIR_SLACK, frame_len,
+};
 use crate::frame::FrameInfo;
 use crate::frame::RawHeader;
 use crate::header::{JournalHeader, Prefix, all_zero};
+use crate::seal::{Prev, advance, check_sequence, damaged_seal_bits};
 use crate::types::{BodyCheck, Offset, Seq};
 use crate::vfs::{OpenMode, Vfs, VfsFile, parent_dir};
 
@@ -80,10 +84,14 @@ pub struct RecoveryReport {
     pub header: JournalHeader,
     /// Entry frames in the valid prefix.
     pub frames: u64,
-    /// The last valid frame's seq (0 when there are no entries).
+    /// The last valid entry's seq (0 when there are no entries).
     pub last_seq: Seq,
-    /// The last valid entry frame, if any.
+    /// The last valid frame after the header frame — an entry, or the seal
+    /// ([`FrameKind::SEAL`](crate::FrameKind::SEAL)) when the journal ends sealed.
     pub last_frame: Option<FrameInfo>,
+    /// Whether the journal ends with a seal: it was closed cleanly and nothing was
+    /// appended since.
+    pub sealed: bool,
     /// The end of the valid prefix (the file's length after recovery).
     pub end: Offset,
     /// How the file ended.
@@ -104,7 +112,8 @@ pub struct RecoveryReport {
 pub struct Witness {
     /// Offset of the last frame of the prefix.
     pub frame: Offset,
-    /// Its seq (also the number of entry frames in the prefix).
+    /// Its seq (also the number of entry frames in the prefix; a seal repeats the
+    /// seq of the entry before it).
     pub seq: Seq,
     /// Its body check.
     pub body_check: BodyCheck,
@@ -137,11 +146,8 @@ pub(crate) fn trust(
             w.end
         ));
     }
-    if w.frame.0 < prefix.data_start || w.seq.0 == 0 {
-        return Err(format!(
-            "no entry frame can be at {} with seq {}",
-            w.frame, w.seq
-        ));
+    if w.frame.0 < prefix.data_start {
+        return Err(format!("no frame can be at {} with seq {}", w.frame, w.seq));
     }
     // One frame is read here, not a scan's worth of bytes.
     let mut win = Window::new(file, len, POINT_CHUNK);
@@ -166,14 +172,7 @@ pub(crate) fn trust(
                     w.end
                 ));
             }
-            Ok(Scan {
-                end: w.end.0,
-                frames: w.seq.0,
-                last_seq: w.seq.0,
-                last_synced_to: info.synced_to.0,
-                last_frame: Some(info),
-                stop: None,
-            })
+            Ok(trusted_scan(w, info))
         }
         Err(Fault::Frame(f)) => Err(format!("the frame at {} is not valid: {f}", w.frame)),
         Err(Fault::Io(e)) => Err(format!("reading the frame at {}: {e}", w.frame)),
@@ -195,8 +194,12 @@ pub(crate) fn trusted_scan(w: &Witness, frame: FrameInfo) -> Scan {
     Scan {
         end: w.end.0,
         frames: w.seq.0,
-        last_seq: w.seq.0,
-        last_synced_to: frame.synced_to.0,
+        prev: Prev {
+            seq: w.seq.0,
+            synced_to: frame.synced_to.0,
+            time_ms: frame.time.0,
+            check: frame.body_check.0,
+        },
         last_frame: Some(frame),
         stop: None,
     }
@@ -205,33 +208,37 @@ pub(crate) fn trusted_scan(w: &Witness, frame: FrameInfo) -> Scan {
 /// The result of a forward verification pass.
 pub(crate) struct Scan {
     pub(crate) end: u64,
+    /// Entry frames (seals are not counted).
     pub(crate) frames: u64,
-    pub(crate) last_seq: u64,
-    pub(crate) last_synced_to: u64,
+    /// What the next frame continues (its `seq` is the last entry's).
+    pub(crate) prev: Prev,
+    /// The last valid frame after the header frame (an entry or a seal).
     pub(crate) last_frame: Option<FrameInfo>,
     /// The first invalid frame, if the prefix ends before EOF.
     pub(crate) stop: Option<FrameFault>,
 }
 
-/// Sequencing rules for a frame that passed its checks.
-pub(crate) fn check_sequence(
-    d: &Decoded<'_>,
-    offset: u64,
-    expected_seq: u64,
-    prev_synced_to: u64,
-) -> Result<(), FrameFault> {
-    if d.raw.seq != expected_seq {
-        return Err(FrameFault::SeqOutOfOrder {
-            expected: Seq(expected_seq),
-            found: Seq(d.raw.seq),
-        });
+impl Scan {
+    /// The last entry's seq.
+    pub(crate) fn last_seq(&self) -> u64 {
+        self.prev.seq
     }
-    if d.raw.synced_to > offset || d.raw.synced_to < prev_synced_to {
-        return Err(FrameFault::BadSyncedTo {
-            found: Offset(d.raw.synced_to),
-        });
+
+    /// Whether the valid prefix ends with a seal.
+    pub(crate) fn sealed(&self) -> bool {
+        self.last_frame.is_some_and(|f| f.kind.is_seal())
     }
-    Ok(())
+
+    /// Takes in a frame that passed its checks and the sequencing rules.
+    fn push(&mut self, d: &Decoded<'_>, at: u64) {
+        let info = d.info(at);
+        if d.raw.kind != KIND_SEAL {
+            self.frames += 1;
+        }
+        self.prev = advance(&self.prev, &info);
+        self.end = info.end().0;
+        self.last_frame = Some(info);
+    }
 }
 
 fn io_err(path: &Path, op: &'static str, offset: u64, source: std::io::Error) -> OpenError {
@@ -259,8 +266,7 @@ impl Scan {
         Scan {
             end: prefix.data_start,
             frames: 0,
-            last_seq: 0,
-            last_synced_to: prefix.header_synced_to,
+            prev: prefix.start(),
             last_frame: None,
             stop: None,
         }
@@ -365,16 +371,11 @@ fn scan_parallel(
                 raw: *raw,
                 payload: &buf[rel..rel + raw.payload_len as usize],
             };
-            if let Err(f) = check_sequence(&d, *at, s.last_seq + 1, s.last_synced_to) {
+            if let Err(f) = check_sequence(&d, *at, &s.prev) {
                 s.stop = Some(f);
                 return Ok(s);
             }
-            let info = d.info(*at);
-            s.last_seq = d.raw.seq;
-            s.last_synced_to = d.raw.synced_to;
-            s.frames += 1;
-            s.end = info.end().0;
-            s.last_frame = Some(info);
+            s.push(&d, *at);
         }
         if let Some(f) = header_fault {
             s.stop = Some(f);
@@ -441,16 +442,11 @@ fn scan_sequential_steps(
         let at = s.end;
         match decode_at(&mut win, &prefix.key, at, Expect::Entry, max) {
             Ok(d) => {
-                if let Err(f) = check_sequence(&d, at, s.last_seq + 1, s.last_synced_to) {
+                if let Err(f) = check_sequence(&d, at, &s.prev) {
                     s.stop = Some(f);
                     break;
                 }
-                let info = d.info(at);
-                s.last_seq = d.raw.seq;
-                s.last_synced_to = d.raw.synced_to;
-                s.frames += 1;
-                s.end = info.end().0;
-                s.last_frame = Some(info);
+                s.push(&d, at);
             }
             Err(Fault::Frame(f)) => {
                 s.stop = Some(f);
@@ -489,7 +485,7 @@ pub(crate) fn classify(
     let corrupt = |evidence| OpenError::Corrupt {
         path: path.to_path_buf(),
         offset: Offset(o),
-        last_good_seq: Seq(scan.last_seq),
+        last_good_seq: Seq(scan.last_seq()),
         fault: fault.clone(),
         evidence,
     };
@@ -504,6 +500,23 @@ pub(crate) fn classify(
         // whatever its partial payload holds is payload, not evidence.
         return Ok(Verdict::Torn);
     }
+    // A seal damaged in place: the file ends exactly where the seal that belongs at
+    // `o` would end, and its bytes are that seal's with a few bits flipped. A torn
+    // write of the seal leaves a shorter file, zeros or garbage, never this.
+    if len - o == SEAL_FRAME_LEN {
+        let mut tail = [0u8; SEAL_FRAME_LEN as usize];
+        file.read_exact_at(o, &mut tail)
+            .map_err(|e| io_err(path, "read", o, e))?;
+        if let Some(bits) = damaged_seal_bits(&prefix.key, &scan.prev, o, &tail) {
+            return Ok(Verdict::Corrupt(OpenError::Corrupt {
+                path: path.to_path_buf(),
+                offset: Offset(o),
+                last_good_seq: Seq(scan.last_seq()),
+                fault: FrameFault::DamagedSeal { bits },
+                evidence: None,
+            }));
+        }
+    }
     // Evidence: a later frame, valid at its own offset, that says `o` was synced.
     let mut win = Window::new(file, len, SCAN_CHUNK);
     let mut p = o + FRAME_ALIGN;
@@ -514,7 +527,10 @@ pub(crate) fn classify(
             continue;
         }
         match decode_at(&mut win, &prefix.key, p, Expect::Entry, max) {
-            Ok(d) if d.raw.seq > scan.last_seq => {
+            // Later frames only: an entry after the last good one, or a seal (which
+            // repeats the seq of the entry before it) after at least one more entry —
+            // or right after the damaged frame when that was an entry.
+            Ok(d) if d.raw.seq > scan.last_seq() => {
                 if d.raw.synced_to > o {
                     return Ok(Verdict::Corrupt(corrupt(Some((Offset(p), Seq(d.raw.seq))))));
                 }
@@ -574,9 +590,13 @@ fn is_next_frame_cut_short(
         return Ok(false);
     };
     Ok(frame_len(u64::from(raw.payload_len)) > len - o
-        && raw.seq == scan.last_seq + 1
-        && raw.synced_to <= o
-        && raw.synced_to >= scan.last_synced_to)
+        && if raw.kind == KIND_SEAL {
+            raw.seq == scan.last_seq() && raw.synced_to == o
+        } else {
+            raw.seq == scan.last_seq() + 1
+                && raw.synced_to <= o
+                && raw.synced_to >= scan.prev.synced_to
+        })
 }
 
 fn find_signature(win: &mut Window<'_>, from: u64, len: u64) -> std::io::Result<Option<u64>> {
@@ -676,7 +696,7 @@ mod tests {
         match r {
             Ok(s) => format!(
                 "end {} frames {} seq {} synced {} last {:?} stop {:?}",
-                s.end, s.frames, s.last_seq, s.last_synced_to, s.last_frame, s.stop
+                s.end, s.frames, s.prev.seq, s.prev.synced_to, s.last_frame, s.stop
             ),
             Err(e) => format!("error {e}"),
         }
@@ -703,8 +723,12 @@ mod tests {
                 Durability::Buffered
             };
             w.append(FrameKind::FIRST_CALLER, &p, d).expect("append");
+            if i % 97 == 50 {
+                // Seals in the middle, as closes followed by reopens leave them.
+                w.seal().expect("seal");
+            }
         }
-        drop(w);
+        w.close().expect("close");
         let pristine = std::fs::read(path).expect("bytes");
         let check = |bytes: &[u8], what: &str| {
             std::fs::write(path, bytes).expect("write");

@@ -73,6 +73,28 @@ pub fn forge_frame(
     out
 }
 
+/// A header frame (kind 1, seq 0, at offset 8, the tag = `journal`) with valid checks
+/// around an arbitrary payload — for tests of header payloads this code refuses (a
+/// newer format version, say).
+pub fn forge_header_frame(journal: JournalId, time_ms: u64, payload: &[u8]) -> Vec<u8> {
+    let key = crate::frame::FrameKey::derive(&journal);
+    let mut out = Vec::new();
+    crate::encode::encode_frame(
+        &key,
+        &crate::encode::FrameSpec {
+            offset: crate::format::HEADER_FRAME_OFFSET,
+            kind: crate::format::KIND_HEADER,
+            seq: 0,
+            synced_to: 0,
+            time_ms,
+            tag: journal.0,
+            payload,
+        },
+        &mut out,
+    );
+    out
+}
+
 /// The header frame of the journal in `file` (`len` bytes long) as stored: its fields
 /// (the tag is the journal id; the kind, not an entry kind, reads as
 /// [`FrameKind::FIRST_CALLER`](crate::FrameKind::FIRST_CALLER)) and its payload verbatim. `None` if

@@ -93,7 +93,7 @@ impl fmt::Debug for JournalId {
 /// The kind byte of an entry frame. Opaque to the journal.
 ///
 /// Kinds `0x00..0x10` are reserved to the journal (0 is never valid, 1 is the header
-/// frame); callers use `0x10..=0xff`.
+/// frame, 2 the seal, [`FrameKind::SEAL`]); callers use `0x10..=0xff`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct FrameKind(u8);
 
@@ -101,6 +101,12 @@ impl FrameKind {
     /// The lowest kind of the caller range (`0x10`), for callers that need only one.
     /// The journal gives it no meaning; what a kind means is the caller's.
     pub const FIRST_CALLER: FrameKind = FrameKind(FIRST_ENTRY_KIND);
+
+    /// The journal's own seal frame (`0x02`, written by a clean close). Never an entry:
+    /// [`Reader::frames`](crate::Reader::frames) skips seals; only
+    /// [`Frames::with_seals`](crate::Frames::with_seals) and the point reads of a frame
+    /// at a seal's offset report one, with this kind. Callers cannot append it.
+    pub const SEAL: FrameKind = FrameKind(crate::format::KIND_SEAL);
 
     /// Returns the kind if `byte` is in the caller range `0x10..=0xff`.
     pub const fn new(byte: u8) -> Option<Self> {
@@ -114,6 +120,11 @@ impl FrameKind {
     /// The kind byte.
     pub const fn get(self) -> u8 {
         self.0
+    }
+
+    /// Whether this is the journal's seal ([`FrameKind::SEAL`]), not an entry.
+    pub const fn is_seal(self) -> bool {
+        self.0 == crate::format::KIND_SEAL
     }
 }
 

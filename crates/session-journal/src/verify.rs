@@ -44,8 +44,10 @@ pub struct VerifyReport {
     pub frames: u64,
     /// The last valid seq.
     pub last_seq: Seq,
-    /// The last valid frame.
+    /// The last valid frame after the header frame (an entry, or the seal).
     pub last_frame: Option<FrameInfo>,
+    /// Whether the valid prefix ends with a seal (a clean close).
+    pub sealed: bool,
     /// The end of the valid prefix.
     pub end: Offset,
     /// The file's length.
@@ -96,8 +98,9 @@ pub fn verify(path: &Path, options: &VerifyOptions) -> Result<VerifyReport, Open
     Ok(VerifyReport {
         header: prefix.header,
         frames: s.frames,
-        last_seq: Seq(s.last_seq),
+        last_seq: Seq(s.last_seq()),
         last_frame: s.last_frame,
+        sealed: s.sealed(),
         end: Offset(s.end),
         len,
         torn_tail,
@@ -124,7 +127,8 @@ pub struct SalvageReport {
     pub header: Option<JournalHeader>,
     /// The id the checks were keyed with.
     pub journal_id: JournalId,
-    /// Every frame that verifies at its own offset, in file order.
+    /// Every entry frame that verifies at its own offset, in file order (seals, which
+    /// hold no entry, are verified and left out).
     pub frames: Vec<Frame>,
     /// The ranges between them that hold no valid frame.
     pub gaps: Vec<Gap>,
@@ -195,7 +199,9 @@ pub fn salvage(path: &Path, options: &VerifyOptions) -> Result<SalvageReport, Op
                     });
                 }
                 p = frame.info.end().0;
-                frames.push(frame);
+                if !frame.info.kind.is_seal() {
+                    frames.push(frame);
+                }
             }
             Err(Fault::Frame(fault)) => {
                 if gap.is_none() {

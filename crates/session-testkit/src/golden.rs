@@ -216,7 +216,7 @@ fn render_payload(p: &[u8], limit: usize) -> String {
 }
 
 /// A readable rendering of a journal's bytes: the signature, the header frame with its
-/// payload, every entry frame's fields, and how the file ends. Stable across runs;
+/// payload, every entry frame's and seal's fields, and how the file ends. Stable across runs;
 /// used for golden snapshots and by inspection tools.
 pub fn dump(bytes: &[u8]) -> String {
     let fs = SimFs::new();
@@ -253,9 +253,18 @@ pub fn dump(bytes: &[u8]) -> String {
         // In full: the header is small, and its every field is format.
         let _ = writeln!(out, "  payload {}", render_payload(&h.payload, usize::MAX));
     }
-    let mut frames = reader.frames(None);
+    let mut frames = reader.frames(None).with_seals();
     for f in frames.by_ref() {
         match f {
+            Ok(f) if f.info.kind.is_seal() => {
+                let i = f.info;
+                let _ = writeln!(
+                    out,
+                    "@{} seal seq={} len={} synced_to={} time={} body_check={}",
+                    i.offset, i.seq, i.payload_len, i.synced_to, i.time.0, i.body_check
+                );
+                let _ = writeln!(out, "  payload {}", render_payload(&f.payload, 96));
+            }
             Ok(f) => {
                 let i = f.info;
                 let _ = writeln!(

@@ -13,6 +13,7 @@ mod golden;
 mod lock;
 mod process;
 mod recover;
+mod seal;
 mod sim;
 mod verify;
 mod versions;

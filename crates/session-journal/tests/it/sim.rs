@@ -78,7 +78,8 @@ fn stale_handles_fail_after_a_crash() {
 }
 
 /// One seed of the model-based campaign: random appends (sizes up to 64 KiB, mixed
-/// durability, batches, syncs), reopen cycles, then a power-loss crash and recovery.
+/// durability, batches, syncs), a clean close (sealed) or a drop, then a power-loss
+/// crash and recovery, three rounds.
 /// Oracle: recovery succeeds; the entries are a prefix of everything appended; that
 /// prefix holds every entry acknowledged as durable; payloads are byte-identical.
 fn run_seed(seed: u64) {
@@ -126,7 +127,13 @@ fn run_seed(seed: u64) {
                 durable = appended.len();
             }
         }
-        drop(w);
+        if rng.one_in(2) {
+            // A clean close: sealed, everything durable.
+            w.close().unwrap();
+            durable = appended.len();
+        } else {
+            drop(w);
+        }
         env.fs.crash(seed.wrapping_mul(31).wrapping_add(round));
         let (w2, report) = match env.open() {
             Ok(x) => x,

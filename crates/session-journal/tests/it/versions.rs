@@ -17,7 +17,28 @@ fn formats_dir() -> PathBuf {
 }
 
 /// BLAKE3 of every frozen golden file (format versions older than the current one).
-const FROZEN: &[(u32, &str, &str)] = &[];
+const FROZEN: &[(u32, &str, &str)] = &[
+    (
+        1,
+        "README.md",
+        "c63a215fddf0fc88ca2c36cdc6d7bab72ee3bc26420dcfed603f88f588dbe8be",
+    ),
+    (
+        1,
+        "header-only.jsonl",
+        "d03435214e5fb906f396b77d3843b64d550405000f0a7de0da5ebd7f099c7ec1",
+    ),
+    (
+        1,
+        "entries.jsonl",
+        "9a8cac08a03aa0543f79ea66368344b5d49f9c7d518c630c86b660a0d7e35906",
+    ),
+    (
+        1,
+        "reopened.jsonl",
+        "6bc618a7f62bd8a59a4ee926fcd35bc6f6f7b51f8b763346645e54ce15b84dfc",
+    ),
+];
 
 /// The current version's goldens regenerate byte for byte
 /// (`FORMATS_REGENERATE=1` writes them instead).
@@ -49,15 +70,20 @@ fn current_format_goldens_regenerate_byte_for_byte() {
 /// Older versions' goldens are never regenerated or edited.
 #[test]
 fn old_format_goldens_never_change() {
+    let mut wrong = Vec::new();
     for (version, name, hash) in FROZEN {
         assert!(*version < FORMAT_VERSION);
         let bytes = std::fs::read(format_golden_dir(&formats_dir(), *version).join(name)).unwrap();
-        assert_eq!(
-            blake3::hash(&bytes).to_hex().as_str(),
-            *hash,
-            "v{version}/{name} changed: old format goldens are frozen"
-        );
+        let found = blake3::hash(&bytes).to_hex();
+        if found.as_str() != *hash {
+            wrong.push(format!("v{version}/{name}: {found}"));
+        }
     }
+    assert!(
+        wrong.is_empty(),
+        "old format goldens are frozen, but these changed:\n{}",
+        wrong.join("\n")
+    );
 }
 
 /// Version 1 journals decode with the current code to their snapshots.
@@ -68,4 +94,121 @@ fn v1_goldens_decode_to_their_snapshots() {
         let bytes = std::fs::read(dir.join(name)).unwrap();
         insta::assert_snapshot!(format!("v1-{name}"), dump(&bytes));
     }
+}
+
+/// The upgrade rule: a version 1 journal is read as it is; a version 2 writer appends
+/// the same entry frames to it and seals it at its first clean close (the header frame,
+/// which says 1, is never rewritten). A crash anywhere in that first seal leaves the
+/// version 1 journal byte for byte.
+#[test]
+fn a_v1_journal_is_appended_to_and_sealed_in_place_and_a_cut_seal_leaves_it_as_it_was() {
+    use session_journal::{Durability, FrameKind, TailState};
+
+    let v1 = std::fs::read(format_golden_dir(&formats_dir(), 1).join("entries.jsonl")).unwrap();
+    let env = crate::Env::new();
+    env.set_bytes(&v1);
+    let before = env.payloads();
+    let (mut w, report) = env.open().unwrap();
+    assert_eq!(report.header.format_version, 1);
+    assert!(!report.sealed);
+    assert_eq!(report.tail, TailState::Clean);
+    let a = w
+        .append(
+            FrameKind::FIRST_CALLER,
+            b"appended by v2",
+            Durability::Buffered,
+        )
+        .unwrap();
+    assert_eq!(
+        a.offset.get(),
+        v1.len() as u64,
+        "entries follow the v1 frames"
+    );
+    w.close().unwrap();
+    let upgraded = env.bytes();
+    assert_eq!(
+        upgraded[..v1.len()],
+        v1[..],
+        "nothing before the append changed"
+    );
+    let (w, report) = env.open().unwrap();
+    assert_eq!(
+        report.header.format_version, 1,
+        "the header is never rewritten"
+    );
+    assert!(report.sealed);
+    drop(w);
+    let mut after = before.clone();
+    after.push(b"appended by v2".to_vec());
+    assert_eq!(env.payloads(), after);
+
+    // The first seal of a v1 journal, cut at every byte (a crash mid-close): a torn
+    // tail back to the unsealed journal — which, without the append, is the v1 file.
+    env.set_bytes(&v1);
+    let (w, _) = env.open().unwrap();
+    w.close().unwrap();
+    let sealed = env.bytes();
+    assert!(sealed.len() > v1.len(), "the close sealed the v1 journal");
+    for cut in v1.len()..sealed.len() {
+        env.set_bytes(&sealed[..cut]);
+        let (_w, report) = env.open().unwrap_or_else(|e| panic!("cut {cut}: {e}"));
+        assert!(!report.sealed, "cut {cut}");
+        assert_eq!(env.bytes(), v1, "cut {cut}: not the v1 journal");
+        for q in env.fs.list() {
+            if q.to_string_lossy().contains(".torn-") {
+                env.remove(&q);
+            }
+        }
+    }
+}
+
+/// A header of a newer format version (with valid checks) is refused with an error
+/// naming the version found and the versions this code reads; nothing is modified.
+#[test]
+fn newer_format_versions_are_refused_naming_both_versions() {
+    use session_journal::OpenError;
+
+    let v2 = std::fs::read(format_golden_dir(&formats_dir(), FORMAT_VERSION).join("entries.jsonl"))
+        .unwrap();
+    let env = crate::Env::new();
+    env.set_bytes(&v2);
+    let data_start = env.reader().data_start().get() as usize;
+    let payload = &v2[8 + 64..data_start];
+    let end = payload.iter().rposition(|b| *b == b'}').unwrap() + 1;
+    let text = std::str::from_utf8(&payload[..end]).unwrap();
+    let now = format!("\"format_version\":{FORMAT_VERSION}");
+    assert!(text.contains(&now), "{text}");
+    let text = text.replace(&now, &format!("\"format_version\":{}", FORMAT_VERSION + 1));
+    let id = session_journal::JournalId::parse(
+        text.split("\"journal_id\":\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let forged = session_journal::testing::forge_header_frame(id, 0, text.as_bytes());
+    assert_eq!(forged.len(), data_start - 8);
+    let mut future = v2.clone();
+    future[8..data_start].copy_from_slice(&forged);
+    env.set_bytes(&future);
+    let err = env.open().unwrap_err();
+    assert!(
+        matches!(err, OpenError::UnsupportedVersion { .. }),
+        "{err:?}"
+    );
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!(
+            "format version {} is not supported (supported: 1, 2)",
+            FORMAT_VERSION + 1
+        )),
+        "{msg}"
+    );
+    assert_eq!(env.bytes(), future);
+    assert!(
+        session_journal::Reader::open(&env.path, session_journal::ReaderOptions { vfs: env.vfs() })
+            .is_err()
+    );
 }
