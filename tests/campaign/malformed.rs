@@ -140,13 +140,15 @@ fn generated() -> BTreeMap<&'static str, Vec<u8>> {
         .collect();
     corrupt[offsets[2] as usize + 80] ^= 4;
     m.insert("journal-corrupt-middle.jsonl", corrupt);
-    // Format version 2 in a header frame with valid checks.
+    // The next format version (3) in a header frame with valid checks.
     let data_start = reader.data_start().0 as usize;
     let payload = &journal[8 + 64..data_start];
     let end = payload.iter().rposition(|b| *b == b'}').unwrap() + 1;
     let text = std::str::from_utf8(&payload[..end]).unwrap();
-    assert!(text.contains(r#""format_version":1"#), "{text}");
-    let text = text.replace(r#""format_version":1"#, r#""format_version":2"#);
+    let version = session_journal::format::FORMAT_VERSION;
+    let now = format!(r#""format_version":{version}"#);
+    assert!(text.contains(&now), "{text}");
+    let text = text.replace(&now, &format!(r#""format_version":{}"#, version + 1));
     let frame = session_testkit::fuzz::forge_frame(JournalId([0; 16]), 8, 1, 0, 0, text.as_bytes());
     assert_eq!(frame.len(), data_start - 8);
     let mut future = journal.clone();

@@ -568,6 +568,14 @@ impl State {
 
     /// Adds one verified frame (in append order) to the index, reading its payload.
     pub(crate) fn observe(&mut self, info: &FrameInfo, payload: &[u8]) {
+        if info.kind.is_seal() {
+            // The journal's seal (a clean close): covered, so that coverage ends
+            // where the file does and the seal is the witness, but no record and no
+            // count. Its seq repeats the last entry's.
+            self.covered_len = info.end().0;
+            self.last_frame = Some((info.offset.0, info.body_check.0));
+            return;
+        }
         let Some((index, mut rec)) = self.begin(info) else {
             return;
         };

@@ -257,11 +257,26 @@ impl OwnedSession {
         self.index.leaf().and_then(|l| self.index.id_of(l))
     }
 
-    /// Syncs, saves the index, records the session in its directory's listing
-    /// catalog when it grew (one record appended, O(1) in the number of sessions;
-    /// best effort: the catalog is derived) and releases the lock.
+    /// Syncs, seals the journal (a clean close: damage to any of its frames is
+    /// corruption from now on, never a torn tail), saves the index (covering the
+    /// seal), records the session in its directory's listing catalog when it grew (one
+    /// record appended, O(1) in the number of sessions; best effort: the catalog is
+    /// derived) and releases the lock.
     pub fn close(mut self) -> Result<(), AppendError> {
-        self.sync()?;
+        let seal = {
+            let writer = self.writer_mut();
+            writer.seal()?;
+            writer.last_frame().filter(|f| f.kind.is_seal())
+        };
+        // The index covers the seal too, so the sidecar saved now is fresh for the
+        // whole file and names the seal as its witness (derived: best effort).
+        if let Some(seal) = seal
+            && self.index.covered_len() != seal.end()
+            && self.index.observe_seal(&seal).is_ok()
+        {
+            self.unsaved += 1;
+        }
+        self.save_index();
         if self.index.covered_len().0 != self.opened_len {
             let _ = session_index::note(self.store.vfs.as_ref(), &self.path, &self.index);
         }

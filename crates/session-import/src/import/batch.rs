@@ -83,17 +83,16 @@ impl Batch {
         Ok(())
     }
 
-    /// Writes the frame [`Batch::flush_all_but_last`] kept back, after the caller
-    /// synced everything before it (without syncing it: the caller syncs once more).
+    /// Writes the frame [`Batch::flush_all_but_last`] kept back (without syncing it:
+    /// the caller syncs, then seals the journal).
     ///
-    /// Why the last frame waits for a sync: a frame's `synced_to` records what a
+    /// Why every frame needs a later one: a frame's `synced_to` records what a
     /// completed sync covered, and recovery treats damage as corruption of durable
     /// data (never as a torn tail to cut) only when a later frame's `synced_to` covers
     /// it (`docs/format.md` §2.5). Written in one batch and synced once, every frame of
     /// an import would be covered by none, so one flipped bit in its first entry would
-    /// make the next open cut the whole session as a "torn tail". With the last frame
-    /// written after the sync, only that frame (a retention or import-source record,
-    /// never an entry record) is unprotected.
+    /// make the next open cut the whole session as a "torn tail". The journal's seal,
+    /// written after the sync, covers every frame, the last one included (§2.8).
     pub(super) fn write_last(
         &mut self,
         writer: &mut Writer,

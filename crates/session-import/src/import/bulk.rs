@@ -4,11 +4,12 @@
 //!
 //! One import ([`super::import`]) is a batch of one; [`super::import_many`] fills
 //! batches of up to [`BulkOptions::max_files`] sources. What a batch costs in syncs:
-//! two rounds of `fdatasync` over its temporaries (the second after each journal's last
-//! frame, so that every entry frame is covered by a later frame's `synced_to`: see
-//! [`Batch::write_last`](super::batch::Batch::write_last)), run from a few threads so
-//! the file system can commit them together, then one directory sync and one registry
-//! sync — instead of about nine syncs per source.
+//! two rounds of `fdatasync` over its temporaries (the first after every frame is
+//! written, the second after each journal's seal — a clean close, which covers every
+//! frame before it, so damage to any frame of an imported journal is corruption, never
+//! a torn tail: `docs/format.md` §2.8), run from a few threads so the file system can
+//! commit them together, then one directory sync and one registry sync — instead of
+//! about nine syncs per source.
 //!
 //! What holds at every point of a crash: nothing is linked into place before its bytes
 //! are durable (both rounds completed for it); a linked journal's name becomes durable
@@ -233,14 +234,15 @@ impl<'a> Bulk<'a> {
         self.done.push((staged.index, Err(error)));
     }
 
-    /// Publishes the batch: first sync of every temporary, the last frames, second
-    /// sync, links into place, one directory sync, one registry append.
+    /// Publishes the batch: the last frames, first sync of every temporary, the
+    /// journals' seals and a second sync (`Writer::seal`, one sync each since
+    /// everything before the seal is synced already), links into place, one directory
+    /// sync, one registry append.
     pub(super) fn flush(&mut self) {
         let staged = std::mem::take(&mut self.staged);
         self.claimed.clear();
         self.staged_hashes.clear();
         self.staged_bytes = 0;
-        let staged = self.sync_all(staged);
         let mut ready = Vec::with_capacity(staged.len());
         for mut s in staged {
             match s.last.write_last(&mut s.writer, &s.tmp, s.lines) {
@@ -248,7 +250,8 @@ impl<'a> Bulk<'a> {
                 Err(e) => self.fail(s, e),
             }
         }
-        let staged = self.sync_all(ready);
+        let staged = self.sync_all(ready, false);
+        let staged = self.sync_all(staged, true);
         let vfs = self.options.vfs.clone();
         let mut linked = Vec::with_capacity(staged.len());
         for s in staged {
@@ -304,13 +307,13 @@ impl<'a> Bulk<'a> {
         let _ = registry::append_all(vfs.as_ref(), &self.dir, &lines);
     }
 
-    /// Syncs every staged writer (from up to `sync_threads` threads); those whose sync
-    /// fails are discarded with their error, the rest returned with their durable
-    /// capture.
-    fn sync_all(&mut self, mut staged: Vec<Staged<'a>>) -> Vec<Staged<'a>> {
+    /// Syncs (or seals: `seal`) every staged writer (from up to `sync_threads`
+    /// threads); those whose sync fails are discarded with their error, the rest
+    /// returned with their durable capture.
+    fn sync_all(&mut self, mut staged: Vec<Staged<'a>>, seal: bool) -> Vec<Staged<'a>> {
         let results = {
             let mut writers: Vec<&mut Writer> = staged.iter_mut().map(|s| &mut s.writer).collect();
-            sync_writers(&mut writers, self.limits.sync_threads)
+            sync_writers(&mut writers, self.limits.sync_threads, seal)
         };
         let mut kept = Vec::with_capacity(staged.len());
         for (mut s, r) in staged.into_iter().zip(results) {
@@ -333,13 +336,18 @@ impl<'a> Bulk<'a> {
     }
 }
 
-/// `sync()` of every writer, results in the writers' order, from up to `threads`
-/// threads taking writers from one queue (this thread among them, so every writer is
-/// synced even if no other thread can be started).
-fn sync_writers(writers: &mut [&mut Writer], threads: usize) -> Vec<Result<Capture, AppendError>> {
+/// `sync()` (or `seal()`: `seal`) of every writer, results in the writers' order,
+/// from up to `threads` threads taking writers from one queue (this thread among them,
+/// so every writer is synced even if no other thread can be started).
+fn sync_writers(
+    writers: &mut [&mut Writer],
+    threads: usize,
+    seal: bool,
+) -> Vec<Result<Capture, AppendError>> {
     let threads = threads.clamp(1, writers.len().max(1));
+    let one = |w: &mut Writer| if seal { w.seal() } else { w.sync() };
     if threads == 1 {
-        return writers.iter_mut().map(|w| w.sync()).collect();
+        return writers.iter_mut().map(|w| one(w)).collect();
     }
     let n = writers.len();
     let queue = Mutex::new(writers.iter_mut().enumerate().collect::<Vec<_>>());
@@ -348,7 +356,7 @@ fn sync_writers(writers: &mut [&mut Writer], threads: usize) -> Vec<Result<Captu
         loop {
             let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop();
             let Some((i, w)) = next else { break };
-            let r = w.sync();
+            let r = one(w);
             results
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use session_journal::vfs::Vfs;
-use session_journal::{OpenError, OpenOptions, Reader, ReaderOptions, TailState, Writer};
+use session_journal::{OpenError, OpenOptions, Reader, ReaderOptions, Writer};
 use session_testkit::sim::SimFs;
 
 use crate::support::{fixtures, import_into};
@@ -40,10 +40,11 @@ fn harness_holds_on_fixtures_and_garbage() {
 /// The bit-flip sweep found that an import wrote every frame in one batch and synced
 /// once, so no frame's `synced_to` covered an earlier one: one flipped bit in the
 /// first entry made `Writer::open` cut the whole session as a torn tail. Now every
-/// frame but the last is covered, so damage anywhere else is reported as corruption
+/// frame but the last is covered by a later one, and the import ends with the
+/// journal's seal, which covers the last: damage anywhere is reported as corruption
 /// (`OpenError::Corrupt` at that frame) and nothing is cut.
 #[test]
-fn damage_before_the_last_frame_of_an_import_is_corruption_not_a_torn_tail() {
+fn damage_to_any_frame_of_an_import_is_corruption_not_a_torn_tail() {
     let dir = tempfile::tempdir().unwrap();
     let out = import_into(&fixtures().join("legacy/v3-control.jsonl"), dir.path()).unwrap();
     let bytes = std::fs::read(&out.journal).unwrap();
@@ -74,25 +75,17 @@ fn damage_before_the_last_frame_of_an_import_is_corruption_not_a_torn_tail() {
                     ..OpenOptions::default()
                 },
             );
-            if k + 1 < frames.len() {
-                match opened {
-                    Err(OpenError::Corrupt { offset: o, .. }) => assert_eq!(o.0, offset),
-                    Ok((_, r)) => panic!("frame {k} at {offset}, byte {at}: opened: {:?}", r.tail),
-                    Err(e) => panic!("frame {k} at {offset}, byte {at}: {e}"),
-                }
-                assert_eq!(
-                    fs.read_raw(path).unwrap(),
-                    image,
-                    "the journal was modified"
-                );
-            } else {
-                let (_, r) = opened.unwrap();
-                assert!(
-                    matches!(r.tail, TailState::TornTail { offset: o, .. } if o.0 == offset),
-                    "{:?}",
-                    r.tail
-                );
+            // The import ends with the journal's seal: the last frame is covered too.
+            match opened {
+                Err(OpenError::Corrupt { offset: o, .. }) => assert_eq!(o.0, offset),
+                Ok((_, r)) => panic!("frame {k} at {offset}, byte {at}: opened: {:?}", r.tail),
+                Err(e) => panic!("frame {k} at {offset}, byte {at}: {e}"),
             }
+            assert_eq!(
+                fs.read_raw(path).unwrap(),
+                image,
+                "the journal was modified"
+            );
         }
     }
 }

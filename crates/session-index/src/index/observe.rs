@@ -69,6 +69,30 @@ impl Index {
         Ok(())
     }
 
+    /// Covers the journal's seal the caller's writer just wrote (`Writer::seal` or a
+    /// close; the writer's `last_frame()`), so that the index saved next covers the
+    /// journal to its end and its witness is the seal. A seal the index already
+    /// covers is a no-op.
+    pub fn observe_seal(&mut self, seal: &FrameInfo) -> Result<(), ObserveError> {
+        let state = &self.derived.state;
+        if seal.kind.is_seal() && seal.end().0 == state.covered_len {
+            return Ok(());
+        }
+        if !seal.kind.is_seal()
+            || seal.seq.0 != state.covered_seq
+            || seal.offset.0 != state.covered_len
+        {
+            return Err(ObserveError::OutOfOrder {
+                expected_seq: Seq(state.covered_seq),
+                expected_offset: Offset(state.covered_len),
+                found_seq: seal.seq,
+                found_offset: seal.offset,
+            });
+        }
+        self.derived.state.observe(seal, &[]);
+        Ok(())
+    }
+
     fn appended_info(
         &self,
         kind: FrameKind,

@@ -47,7 +47,9 @@ pub(super) fn replay(
     let mut blocked = false;
     let mut frames = 0u64;
     let mut next_seq = state.covered_seq + 1;
-    let mut iter = reader.frames_from(Offset(start), None);
+    // Seals too: the index covers a closed journal's seal (no record), so its
+    // coverage and witness end where the file does.
+    let mut iter = reader.frames_from(Offset(start), None).with_seals();
     #[allow(clippy::explicit_counter_loop)]
     for item in iter.by_ref() {
         let frame = match item {
@@ -59,14 +61,18 @@ pub(super) fn replay(
                 });
             }
         };
-        if frame.info.seq.0 != next_seq {
+        let seal = frame.info.kind.is_seal();
+        let expected = if seal { next_seq - 1 } else { next_seq };
+        if frame.info.seq.0 != expected {
             return Err(RebuildReason::WitnessMismatch {
                 offset: frame.info.offset.0,
-                detail: format!("expected seq {next_seq}, found {}", frame.info.seq),
+                detail: format!("expected seq {expected}, found {}", frame.info.seq),
             });
         }
-        next_seq += 1;
-        frames += 1;
+        if !seal {
+            next_seq += 1;
+            frames += 1;
+        }
         durable = durable.max(frame.info.synced_to.0);
         pending_bytes += frame.payload.len() as u64;
         pending.push_back(frame);

@@ -346,11 +346,12 @@ fn build(
         )));
     }
     // The last record is the last frame, or an earlier one when frames of other
-    // kinds (counted, not recorded) follow it.
+    // kinds (counted, not recorded) or the journal's seal (which repeats the last
+    // entry's seq) follow it.
     if let Some(last) = recs.last()
         && (last.seq > cp.covered_seq
             || last.offset > cp.last_offset
-            || (last.seq == cp.covered_seq) != (last.offset == cp.last_offset))
+            || (last.offset == cp.last_offset && last.seq != cp.covered_seq))
     {
         return Err(corrupt("checkpoint disagrees with the last record".into()));
     }

@@ -528,3 +528,65 @@ fn an_unsynced_sidecar_is_saved_without_syncs_and_rebuilt_if_lost() {
     let (rebuilt, _) = open(fs.clone(), path);
     assert_eq!(fingerprint(&rebuilt), fingerprint(&ix));
 }
+
+/// A closed journal ends with the journal's seal (no entry): the index covers it (no
+/// record), so its coverage and witness end where the file does, a reopen is fresh,
+/// the next append continues after it, and every answer equals the unsealed journal's.
+#[test]
+fn a_sealed_journal_is_covered_to_its_end_and_answers_as_the_unsealed_one() {
+    use session_journal::format::SEAL_FRAME_LEN;
+
+    let fs = crate::support::sim();
+    let sealed = std::path::Path::new("/s/sealed.jsonl");
+    crate::support::write(fs.clone(), sealed, &crate::support::synthetic(30));
+    let bytes = fs.read_raw(sealed).unwrap();
+    let len = bytes.len() as u64;
+    let (ix, _) = crate::support::open(fs.clone(), sealed);
+    assert_eq!(ix.covered_len().0, len, "the seal is covered");
+    let w = ix.witness().unwrap();
+    assert_eq!(w.end.0, len);
+    assert_eq!(w.frame.0, len - SEAL_FRAME_LEN);
+    let (again, report) = crate::support::open(fs.clone(), sealed);
+    assert_eq!(report.status, session_index::IndexStatus::Fresh);
+    assert_eq!(
+        crate::support::fingerprint(&again),
+        crate::support::fingerprint(&ix)
+    );
+
+    // The same journal without its seal (a writer that was dropped) answers the same.
+    let unsealed = std::path::Path::new("/s/unsealed.jsonl");
+    // Frames are bound to the journal id and their offsets, not to the file name.
+    fs.write_raw(unsealed, &bytes[..(len - SEAL_FRAME_LEN) as usize]);
+    let (plain, _) = crate::support::open(fs.clone(), unsealed);
+    // Every answer but the coverage, which ends after the seal.
+    let answers = |ix: &session_index::Index| {
+        crate::support::fingerprint(ix).replace(&format!("\"covered\":{}", ix.covered_len().0), "")
+    };
+    assert_eq!(plain.covered_len().0, len - SEAL_FRAME_LEN);
+    assert_eq!(answers(&plain), answers(&ix));
+
+    // Appending after the seal: the index observes it where its coverage ends.
+    let mut writer = crate::support::writer(fs.clone(), sealed);
+    let mut ix = again;
+    let payload = br#"{"type":"session_info","id":"after","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","name":"after the seal"}"#;
+    let a = writer
+        .append(
+            session_index::kinds::ENTRY,
+            payload,
+            session_journal::Durability::Durable,
+        )
+        .unwrap();
+    assert_eq!(a.offset.0, len);
+    ix.observe(session_index::kinds::ENTRY, &a, payload)
+        .unwrap();
+    writer.close().unwrap();
+    let (reopened, _) = crate::support::open(fs.clone(), sealed);
+    // The writer's new seal is covered by the reopened index only (the observing
+    // index saw the append, not the close).
+    assert_eq!(
+        reopened.covered_len().0,
+        ix.covered_len().0 + SEAL_FRAME_LEN
+    );
+    assert_eq!(answers(&reopened), answers(&ix));
+    assert_eq!(reopened.name(), Some("after the seal"));
+}

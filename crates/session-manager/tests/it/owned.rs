@@ -900,3 +900,57 @@ fn a_shared_sync_lets_reads_go_on_and_costs_one_sync() {
     assert_eq!(s.last_entry_id(), Some(b.as_str()));
     assert_eq!(s.get_leaf_id(), Some(&a));
 }
+
+/// A clean close seals the journal: a flipped bit in the session's last entry is then
+/// refused as corruption at reopen, never cut as a torn tail; an unflipped reopen
+/// resumes where the session was and appends after the seal.
+#[test]
+fn close_seals_the_journal_so_damage_to_the_last_entry_is_corruption() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    s.append_message(user("one")).expect("append");
+    let last = s.append_message(user("two")).expect("append");
+    let path = s.session_file().expect("file").to_path_buf();
+    s.close().expect("close");
+    let report = session_journal::verify(&path, &Default::default()).expect("verify");
+    assert!(report.sealed, "a clean close seals the journal");
+    let clean = std::fs::read(&path).expect("read");
+    let seal = report.last_frame.expect("seal");
+    assert!(seal.kind.is_seal());
+
+    // The last entry ends where the seal starts: flip a bit in its payload.
+    let mut damaged = clean.clone();
+    damaged[seal.offset.get() as usize - 16] ^= 0x10;
+    std::fs::write(&path, &damaged).expect("write");
+    // With the sidecar saved at close, the open trusts the indexed prefix (damage
+    // there is found where it is read): nothing is cut, and the entry is not served.
+    if let Ok(s) = store.open(&path) {
+        assert!(s.read_leaf_entry(ReadLimits::default()).is_err());
+    }
+    assert_eq!(std::fs::read(&path).expect("read"), damaged, "nothing cut");
+    // Without it, the open verifies the whole journal: corruption, nothing cut.
+    let mut sidecar = path.clone().into_os_string();
+    sidecar.push(".idx");
+    std::fs::remove_file(&sidecar).expect("sidecar");
+    match store.open(&path) {
+        Err(e) => assert!(e.to_string().contains("corrupt"), "{e}"),
+        Ok(_) => panic!("a damaged closed session opened"),
+    }
+    assert_eq!(std::fs::read(&path).expect("read"), damaged, "nothing cut");
+
+    std::fs::write(&path, &clean).expect("write");
+    let mut s = store.open(&path).expect("reopen");
+    assert_eq!(s.get_leaf_id(), Some(&last));
+    s.append_message(user("three"))
+        .expect("append after the seal");
+    s.close().expect("close");
+    let s = store.open(&path).expect("reopen");
+    assert_eq!(
+        s.read_leaf_entry(ReadLimits::default())
+            .expect("leaf")
+            .expect("some")
+            .entry_type(),
+        Some("message")
+    );
+}
