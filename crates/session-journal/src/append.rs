@@ -923,16 +923,19 @@ impl Writer {
     /// frame, which version 1 readers refuse as reserved (they never modify it).
     pub fn seal(&mut self) -> Result<Capture, AppendError> {
         self.check_poison()?;
-        self.buf = take_buffer(&mut self.buf);
+        self.buf.clear();
+        self.buf.shrink_to(IDLE_BUFFER);
         self.sync_inner()?;
         if self.is_sealed() {
             return Ok(self.durable_capture());
         }
+        // A sealed writer is at rest: its buffer stays at most IDLE_BUFFER.
         let mut buf = take_buffer(&mut self.buf);
         let at = self.end;
         let body_check = encode_seal(&self.key, &self.prev, at, &mut buf);
         let written = self.write_at_end(&buf);
         let len = buf.len() as u64;
+        buf.clear();
         self.buf = buf;
         written?;
         self.end = at + len;
