@@ -1,21 +1,21 @@
 //! Bit-flip sweep over a real native journal: `tests/fixtures/generated/1k.jsonl`
 //! (written by the reference) imported with `session-import`. A seeded sample of
-//! frames — always the journal header frame, the first and last entry frames and the
-//! largest frame — and, for every byte of each sampled frame, one flipped bit (a
-//! seeded bit per byte; `BITFLIP_ALL_BITS=1`: all eight). Each damaged image is
-//! checked on a `SimFs`:
+//! frames — always the journal header frame, the first and last entry frames, the
+//! seal the import ends with and the largest frame — and, for every byte of each
+//! sampled frame, one flipped bit (a seeded bit per byte; `BITFLIP_ALL_BITS=1`: all
+//! eight). Each damaged image is checked on a `SimFs`:
 //!
 //! - `Writer::open` (default mode) refuses with `Corrupt` at the frame's offset — or,
-//!   for the journal header frame, with any error; only the last frame may be cut as
-//!   a torn tail (`TailState::TornTail` at its offset), as `docs/format.md` §2.5
-//!   documents;
+//!   for the journal header frame, with any error; no frame is cut as a torn tail, the
+//!   last ones included, since the journal ends with a seal (`docs/format.md` §2.5,
+//!   §2.8);
 //! - `Reader` yields exactly the intact frames before the damage, byte-identical, and
 //!   `read_frame_at` of the damaged frame fails: no API returns the damaged payload;
 //! - `salvage` returns every other frame, byte-identical;
 //! - `Index::open_or_rebuild` never indexes the damaged frame or anything after it.
 //!
 //! The journal is the import of the file's first `BITFLIP_LINES` lines (default 300,
-//! about 0.5 MB and 600 frames; `0`: all 1,001 lines, 2.1 MB). `cargo test` runs the 4
+//! about 0.5 MB and 600 frames; `0`: all 1,001 lines, 2.1 MB). `cargo test` runs the 5
 //! fixed frames with 6 bytes each spread over the frame. The full sweep (every byte
 //! of 24 frames; `BITFLIP_SEED` picks the sample):
 //! `BITFLIP_FRAMES=24 BITFLIP_PER_FRAME=0 cargo test --release -p session-tests
@@ -40,14 +40,14 @@ use crate::knob;
 struct Span {
     offset: u64,
     end: u64,
-    /// `None` for the journal header frame.
+    /// `None` for the journal header frame and the seal.
     payload: Option<Vec<u8>>,
 }
 
 struct Sample {
     bytes: Vec<u8>,
     id: JournalId,
-    /// The journal header frame, then every entry frame in file order.
+    /// The journal header frame, then every entry frame in file order, then the seal.
     frames: Vec<Span>,
     /// Offsets of the frames a clean index holds, in order.
     indexed: Vec<u64>,
@@ -120,15 +120,20 @@ fn sample() -> &'static Sample {
             end: r.data_start().0,
             payload: None,
         }];
-        for f in r.frames(None) {
+        for f in r.frames(None).with_seals() {
             let f = f.unwrap();
+            let seal = f.info.kind.is_seal();
             frames.push(Span {
                 offset: f.info.offset.0,
                 end: f.info.end().0,
-                payload: Some(f.payload),
+                payload: (!seal).then_some(f.payload),
             });
         }
         assert_eq!(frames.last().unwrap().end, bytes.len() as u64);
+        assert!(
+            frames.last().unwrap().payload.is_none(),
+            "an import ends with a seal"
+        );
         let indexed = index_offsets(&fs).unwrap();
         Sample {
             bytes,
@@ -139,13 +144,14 @@ fn sample() -> &'static Sample {
     })
 }
 
-/// The sampled frame positions: header, first entry, last, largest, then seeded picks.
+/// The sampled frame positions: header, first entry, the seal, the last entry,
+/// largest, then seeded picks.
 fn pick(s: &Sample, count: usize, seed: u64) -> Vec<usize> {
     let n = s.frames.len();
     let largest = (1..n)
         .max_by_key(|&i| s.frames[i].end - s.frames[i].offset)
         .unwrap();
-    let mut out = vec![0, 1, n - 1, largest];
+    let mut out = vec![0, 1, n - 1, n - 2, largest];
     out.dedup();
     let mut rng = SimRng::new(seed);
     while out.len() < count.min(n) {
@@ -163,7 +169,6 @@ fn check(s: &Sample, k: usize, image: &[u8]) -> Vec<(&'static str, String)> {
     let f = &s.frames[k];
     let o = f.offset;
     let is_header = k == 0;
-    let is_last = k == s.frames.len() - 1;
     let fs = sim(image);
     let vfs: Arc<dyn Vfs> = Arc::new(fs.clone());
     let path = Path::new(PATH);
@@ -256,10 +261,7 @@ fn check(s: &Sample, k: usize, image: &[u8]) -> Vec<(&'static str, String)> {
     );
     match opened {
         Err(_) if is_header => {}
-        Err(OpenError::Corrupt { offset, .. }) if offset.0 == o && !is_last => {}
-        Ok((_, rep))
-            if is_last
-                && matches!(rep.tail, TailState::TornTail { offset, .. } if offset.0 == o) => {}
+        Err(OpenError::Corrupt { offset, .. }) if offset.0 == o => {}
         Ok((_, rep)) => bad.push((
             "writer open",
             format!(

@@ -29,13 +29,14 @@ fn torn_tail_is_reported_read_only_then_repaired() {
     let prev = ids[1].to_owned();
     let expected = b.run(&["context", id, "--leaf", &prev, "--json"]).json();
 
-    // Cut the file inside its last frame.
+    // Cut the file inside its last entry frame (before the seal `append` closes with).
     let len = std::fs::metadata(&journal).expect("stat").len();
     let f = std::fs::OpenOptions::new()
         .write(true)
         .open(&journal)
         .expect("open");
-    f.set_len(len - 5).expect("truncate");
+    f.set_len(len - session_journal::format::SEAL_FRAME_LEN - 5)
+        .expect("truncate");
     drop(f);
     let torn = std::fs::read(&journal).expect("read");
 
