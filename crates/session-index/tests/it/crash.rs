@@ -37,6 +37,10 @@ fn no_index_claims_bytes_the_journal_lost() {
             if i % 17 == 0 && rng.one_in(2) {
                 w.sync().unwrap();
             }
+            if i % 23 == 0 && rng.one_in(3) {
+                // A clean close in the middle: the journal's seal, appended after.
+                w.seal().unwrap();
+            }
         }
         let (_, _) = open(fs.clone(), path);
         for (i, l) in lines.iter().enumerate().skip(80).take(10) {
@@ -44,7 +48,11 @@ fn no_index_claims_bytes_the_journal_lost() {
             w.append(kinds::ENTRY, l.as_bytes(), Durability::Buffered)
                 .unwrap();
         }
-        drop(w);
+        if rng.one_in(2) {
+            w.close().unwrap();
+        } else {
+            drop(w);
+        }
         fs.crash(seed);
         // Recover the journal as the owner would, then open the index.
         let recovered = Writer::open(
