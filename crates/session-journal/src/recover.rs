@@ -5,7 +5,10 @@
 //!
 //! - a later frame that validates at its own offset with `synced_to > o` proves the
 //!   bytes at `o` had been synced before it was written: **corruption** of durable data,
-//!   refused with the offset;
+//!   refused with the offset (a seal, written after a sync, is such a frame for every
+//!   frame before it);
+//! - a file that ends with the seal belonging at `o` with a few bits flipped holds a
+//!   synced seal damaged in place: **corruption** (see `seal.rs`);
 //! - a journal signature in `[o, EOF)` means another journal's bytes were appended
 //!   (`cat a b > c`): refused;
 //! - a non-zero tail longer than any in-flight write could be: refused;
