@@ -571,9 +571,12 @@ impl State {
         if info.kind.is_seal() {
             // The journal's seal (a clean close): covered, so that coverage ends
             // where the file does and the seal is the witness, but no record and no
-            // count. Its seq repeats the last entry's.
-            self.covered_len = info.end().0;
-            self.last_frame = Some((info.offset.0, info.body_check.0));
+            // count. Its seq repeats the last entry's. A seal with no entry before it
+            // (seq 0) is not covered: a sidecar covering no entry ends at the data start.
+            if self.covered_seq > 0 {
+                self.covered_len = info.end().0;
+                self.last_frame = Some((info.offset.0, info.body_check.0));
+            }
             return;
         }
         let Some((index, mut rec)) = self.begin(info) else {
