@@ -192,6 +192,13 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     /// What is at `path`, without following a link in its last component (`lstat`);
     /// `None` when nothing is there.
     fn stat(&self, path: &Path) -> io::Result<Option<PathStatus>>;
+    /// [`Vfs::stat`] of each of `names` in the directory `dir`, in order: what a
+    /// listing asks of every journal of a directory. The standard file system opens
+    /// `dir` once and stats each name relative to it, so the kernel walks the
+    /// directory's path once rather than once per name.
+    fn stat_in(&self, dir: &Path, names: &[&str]) -> Vec<io::Result<Option<PathStatus>>> {
+        names.iter().map(|n| self.stat(&dir.join(n))).collect()
+    }
     /// Gives the file at `existing` a second name `new`; fails with `AlreadyExists`
     /// when `new` exists (nothing is replaced) and never follows a link at `existing`.
     fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()>;
@@ -548,6 +555,60 @@ impl Vfs for StdVfs {
             modified_ms,
             changed,
         }))
+    }
+
+    #[cfg(unix)]
+    fn stat_in(&self, dir: &Path, names: &[&str]) -> Vec<io::Result<Option<PathStatus>>> {
+        use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+        // The directory as `stat` reaches it (links on its path followed, as there).
+        let fd = match rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(e) => {
+                let e = io::Error::from(e);
+                return names
+                    .iter()
+                    .map(|_| Err(io::Error::new(e.kind(), e.to_string())))
+                    .collect();
+            }
+        };
+        names
+            .iter()
+            .map(|name| {
+                let st = match rustix::fs::statat(&fd, *name, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(st) => st,
+                    Err(rustix::io::Errno::NOENT) => return Ok(None),
+                    Err(e) => return Err(e.into()),
+                };
+                let kind = match FileType::from_raw_mode(st.st_mode) {
+                    FileType::RegularFile => EntryKind::File,
+                    FileType::Directory => EntryKind::Dir,
+                    FileType::Symlink => EntryKind::Symlink,
+                    _ => EntryKind::Other,
+                };
+                let ms =
+                    |secs: i64, nanos: i64| secs.checked_mul(1000)?.checked_add(nanos / 1_000_000);
+                Ok(Some(PathStatus {
+                    id: FileId {
+                        dev: st.st_dev,
+                        ino: st.st_ino,
+                    },
+                    kind,
+                    len: u64::try_from(st.st_size).unwrap_or(0),
+                    modified_ms: ms(st.st_mtime, st.st_mtime_nsec as i64),
+                    changed: u32::try_from(st.st_ctime_nsec)
+                        .ok()
+                        .filter(|n| *n < 1_000_000_000)
+                        .map(|nanos| ChangeTime {
+                            secs: st.st_ctime,
+                            nanos,
+                        }),
+                }))
+            })
+            .collect()
     }
 
     fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {

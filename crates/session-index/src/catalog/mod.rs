@@ -417,16 +417,19 @@ fn journal_names(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<String>, ListError> {
 /// The journals among `names` in `dir`, sorted by name, with their status.
 fn journals_in(vfs: &dyn Vfs, dir: &Path, names: Vec<String>) -> Vec<Found> {
     let mut files = Vec::with_capacity(names.len());
-    for name in names {
-        // `lstat` through the Vfs (never following a link): identity, length and
-        // change time (the record's freshness), and the mtime fallback.
-        let path = dir.join(&name);
-        let Ok(Some(status)) = vfs.stat(&path) else {
+    // `lstat` through the Vfs (never following a link), each name relative to one
+    // handle of the directory: identity, length and change time (the record's
+    // freshness), and the mtime fallback.
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let statuses = vfs.stat_in(dir, &refs);
+    for (name, status) in names.into_iter().zip(statuses) {
+        let Ok(Some(status)) = status else {
             continue;
         };
         if status.kind != EntryKind::File {
             continue;
         }
+        let path = dir.join(&name);
         files.push(Found { name, path, status });
     }
     files.sort_by(|a, b| a.name.cmp(&b.name));

@@ -17,6 +17,7 @@ mod seal;
 mod sim;
 mod verify;
 mod versions;
+mod vfs;
 mod witness;
 
 use std::path::{Path, PathBuf};
