@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::{Value, json};
 use session_import::{ImportOutcome, export as export_journal};
-use session_index::{Index, OpenIndexOptions};
 
 use crate::cli::{ExportArgs, ImportArgs};
 use crate::location::Location;
@@ -74,7 +73,7 @@ pub fn import_all(store: &Location, files: &[PathBuf], out: &Out) -> Result<Vec<
         &session_manager::BulkOptions::default(),
         &mut |i, r| {
             let r = match r {
-                Ok(o) => index_new(o).map(|()| o.clone()),
+                Ok(o) => Ok(o.clone()),
                 Err(e) => Err(e.to_string()),
             };
             progress.message(&files[i].to_string_lossy());
@@ -93,23 +92,6 @@ pub fn import_all(store: &Location, files: &[PathBuf], out: &Out) -> Result<Vec<
             (f.clone(), r)
         })
         .collect())
-}
-
-/// Saves the index sidecar of a journal the import just wrote (nothing for one
-/// already imported).
-fn index_new(o: &ImportOutcome) -> std::result::Result<(), String> {
-    if o.already_imported {
-        return Ok(());
-    }
-    let options = OpenIndexOptions {
-        durable: o.durable,
-        sync_journal: false,
-        sync_sidecar: false,
-        ..OpenIndexOptions::default()
-    };
-    Index::open_or_rebuild(&o.journal, options)
-        .map(|_| ())
-        .map_err(|e| crate::out::at_path(&o.journal, "cannot index", e).to_string())
 }
 
 /// The `--json` object of one source.
