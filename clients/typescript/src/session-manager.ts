@@ -438,7 +438,18 @@ export class SessionManager {
     return this.append("session/appendModelChange", { provider, modelId });
   }
 
-  appendCompaction(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: unknown, fromHook?: boolean): Promise<string> {
+  /** The seed's `appendCompaction(summary, firstKeptEntryId, tokensBefore, details?,
+   *  fromHook?, customInstructions?)`. `customInstructions` shapes the request that
+   *  produced the summary, not the entry: it is accepted and not stored, as in the Rust
+   *  library (`docs/api-mapping.md`). */
+  appendCompaction(
+    summary: string,
+    firstKeptEntryId: string,
+    tokensBefore: number,
+    details?: unknown,
+    fromHook?: boolean,
+    _customInstructions?: string,
+  ): Promise<string> {
     return this.append("session/appendCompaction", {
       summary,
       firstKeptEntryId,

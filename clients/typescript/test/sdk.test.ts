@@ -164,6 +164,18 @@ describe("the owner on demand", () => {
     assert.equal(existsSync(dir), false);
   });
 
+  it("appendCompaction takes the seed's customInstructions and does not store it", async () => {
+    SessionManager.configure({ home: join(scratch, "compaction-home") });
+    const sm = await SessionManager.create("/w");
+    const kept = await sm.appendMessage(user("q"));
+    const c = await sm.appendCompaction("S", kept, 10, { why: "d" }, false, "be brief");
+    const entry = (await sm.readEntry(c)) as Record<string, unknown>;
+    assert.equal(entry.type, "compaction");
+    assert.equal(entry.summary, "S");
+    assert.equal("customInstructions" in entry, false);
+    await sm.close();
+  });
+
   it("buffered appends: answered before a sync, durable after sync()", async () => {
     SessionManager.configure({ home: join(scratch, "buffered-home") });
     const sm = await SessionManager.create("/w");
