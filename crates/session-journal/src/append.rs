@@ -274,6 +274,16 @@ fn create_locked_temp(
 
 /// The header of a new journal, its frame key, and the signature and header frame
 /// as written at offset 0.
+/// What a just-created journal's writer starts from: its header, written and `end`
+/// bytes long.
+struct Fresh {
+    key: FrameKey,
+    header: JournalHeader,
+    end: u64,
+    created_ms: u64,
+    header_check: [u8; 8],
+}
+
 fn header_bytes(
     id: JournalId,
     options: &CreateOptions,
@@ -503,28 +513,22 @@ impl Writer {
             .map_err(|e| create_io(&dir, "sync directory", e))?;
         let record = record_holder(vfs, path);
         let end = buf.len() as u64;
-        Ok(Writer {
-            path: path.to_path_buf(),
-            _record: record,
-            file,
+        let fresh = Fresh {
             key,
             header,
-            data_start: end,
             end,
-            last_seq: 0,
-            durable_end: end,
-            durable_seq: 0,
-            last_frame: None,
-            prev: Prev {
-                seq: 0,
-                synced_to: 0,
-                time_ms: created_ms,
-                check: header_check.0,
-            },
-            poisoned: None,
-            clock: options.clock,
-            buf: Vec::new(),
-        })
+            created_ms,
+            header_check: header_check.0,
+        };
+        // Published only once its header was synced: durable up to `end`.
+        Ok(Writer::fresh(
+            path.to_path_buf(),
+            record,
+            file,
+            fresh,
+            end,
+            options.clock,
+        ))
     }
 
     /// Creates a journal under a fresh temporary name in `dir` (`<prefix><16 hex
@@ -564,29 +568,57 @@ impl Writer {
             return Err(create_io(&tmp, "write", e));
         }
         let end = buf.len() as u64;
-        let writer = Writer {
-            path: tmp.clone(),
-            _record: HolderRecord::none(),
-            file,
+        let fresh = Fresh {
             key,
             header,
-            data_start: end,
             end,
+            created_ms,
+            header_check: header_check.0,
+        };
+        // Nothing synced yet: the caller syncs and publishes.
+        let writer = Writer::fresh(
+            tmp.clone(),
+            HolderRecord::none(),
+            file,
+            fresh,
+            0,
+            options.clock,
+        );
+        Ok((tmp, writer))
+    }
+
+    /// A writer of a journal that holds only its header (`fresh.end` bytes), durable
+    /// up to `durable_end`.
+    fn fresh(
+        path: PathBuf,
+        record: HolderRecord,
+        file: Box<dyn VfsFile>,
+        fresh: Fresh,
+        durable_end: u64,
+        clock: Clock,
+    ) -> Writer {
+        Writer {
+            path,
+            _record: record,
+            file,
+            key: fresh.key,
+            header: fresh.header,
+            data_start: fresh.end,
+            end: fresh.end,
             last_seq: 0,
-            durable_end: 0,
+            durable_end,
             durable_seq: 0,
             last_frame: None,
             prev: Prev {
                 seq: 0,
                 synced_to: 0,
-                time_ms: created_ms,
-                check: header_check.0,
+                time_ms: fresh.created_ms,
+                check: fresh.header_check,
             },
             poisoned: None,
-            clock: options.clock,
+            clock,
             buf: Vec::new(),
-        };
-        Ok((tmp, writer))
+        }
     }
 
     /// Opens an existing journal for appending: takes the lock, verifies every frame,
