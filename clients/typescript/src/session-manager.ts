@@ -27,7 +27,7 @@ import type {
   ReadLimits,
   SessionContext,
   SessionHeader,
-  SessionInfoWire,
+  ListedSession,
   SessionOpened,
   SessionState,
   Tree,
@@ -47,8 +47,8 @@ export interface SessionInfo {
   messageCount: number;
   firstMessage: string;
   /** The reference's full text of the user and assistant messages. The owner's listing
-   *  is answered from its catalog, which does not index message text: absent unless the
-   *  owner sends it. */
+   *  is answered from its catalog, which does not index message text: always absent
+   *  here (the protocol's `ListedSession` has no such field). */
   allMessagesText?: string;
 }
 
@@ -80,29 +80,25 @@ function limitsParam(limits: Limits | undefined): { limits?: ReadLimits } {
   return { limits };
 }
 
-function sessionInfo(w: SessionInfoWire): SessionInfo {
-  const info: SessionInfo = {
+/** `Date.prototype.toJSON`'s text back into a Date: `null` was an Invalid Date. */
+function date(iso: string | null | undefined): Date {
+  return typeof iso === "string" ? new Date(iso) : new Date(Number.NaN);
+}
+
+/** A listed session (`session-protocol`'s `ListedSession`) as the seed's SessionInfo. */
+function toSessionInfo(w: ListedSession): SessionInfo {
+  return {
     path: w.path,
-    id: w.id,
+    // The header's id as stored: a string in every session this store writes.
+    id: w.id as string,
     cwd: w.cwd,
     name: w.name ?? undefined,
-    parentSessionPath: w.parentSessionPath ?? undefined,
-    created: new Date(w.created),
-    modified: new Date(w.modified),
+    parentSessionPath: (w.parentSessionPath ?? undefined) as string | undefined,
+    created: date(w.created),
+    modified: date(w.modified),
     messageCount: w.messageCount,
     firstMessage: w.firstMessage,
   };
-  if (typeof w.allMessagesText === "string") info.allMessagesText = w.allMessagesText;
-  return info;
-}
-
-/** A listing's JSON value as the reference's SessionInfo (the protocol leaves listing
- *  items untyped: docs/rpc.md `store/list`). */
-function toSessionInfo(value: Json): SessionInfo {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || typeof value.path !== "string") {
-    throw new SessionError(ErrorCode.INTERNAL_ERROR, `the owner listed a session as ${JSON.stringify(value)}`, { kind: "internal" });
-  }
-  return sessionInfo(value as unknown as SessionInfoWire);
 }
 
 function callbacksOf(c: ListCallbacks | undefined) {

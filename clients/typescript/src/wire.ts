@@ -14,17 +14,3 @@ export type Method = keyof Methods;
 export type ParamsOf<M extends Method> = Methods[M]["params"];
 export type ResultOf<M extends Method> = Methods[M]["result"];
 
-/** One session of a listing as the owner renders the reference's `SessionInfo` (the
- *  protocol carries listings as JSON values; docs/rpc.md `store/list`). */
-export interface SessionInfoWire {
-  path: string;
-  id: string;
-  cwd: string;
-  name?: string | null;
-  parentSessionPath?: string | null;
-  created: string;
-  modified: string;
-  messageCount: number;
-  firstMessage: string;
-  allMessagesText?: string;
-}

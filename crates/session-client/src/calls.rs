@@ -1,10 +1,9 @@
 //! Shorthands for the common calls; everything else through [`Client::call`].
 
-use serde_json::Value;
 use session_protocol::{
     AppendEntryParams, AppendMessageParams, CreateParams, Durability, ListAllParams, ListParams,
-    Metadata, OpenParams, ReadBranchParams, ReadParams, SessionContext, SessionOpened,
-    SessionParams, Tree, call,
+    ListedSession, Metadata, OpenParams, ReadBranchParams, ReadParams, SessionContext,
+    SessionOpened, SessionParams, Tree, call,
 };
 use session_types::{AgentMessage, Entry, EntryId};
 
@@ -123,7 +122,7 @@ impl Client {
     }
 
     /// `store/list`: the sessions of `cwd`, newest first.
-    pub async fn list(&self, cwd: &str) -> Result<Vec<Value>, ClientError> {
+    pub async fn list(&self, cwd: &str) -> Result<Vec<ListedSession>, ClientError> {
         self.call::<call::StoreList>(ListParams {
             cwd: cwd.to_owned(),
             progress: None,
@@ -133,7 +132,7 @@ impl Client {
     }
 
     /// `store/listAll`: every session of the store.
-    pub async fn list_all(&self) -> Result<Vec<Value>, ClientError> {
+    pub async fn list_all(&self) -> Result<Vec<ListedSession>, ClientError> {
         self.call::<call::StoreListAll>(ListAllParams { progress: None })
             .await
             .map(|l| l.sessions)

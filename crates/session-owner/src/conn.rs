@@ -686,9 +686,14 @@ impl Conn {
             detail: format!("listing: {e}"),
         })?
         .map_err(|e| open_error("store/list", e))?;
-        ok(&p::Listing {
-            sessions: listed.iter().map(|s| s.to_json()).collect(),
-        })
+        let sessions = listed
+            .iter()
+            .map(|s| serde_json::from_value(s.to_json()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| Error::Internal {
+                detail: format!("a listed session does not fit the protocol's shape: {e}"),
+            })?;
+        ok(&p::Listing { sessions })
     }
 }
 

@@ -258,7 +258,37 @@ pub struct PathResult {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Listing {
     /// The sessions, newest activity first.
-    pub sessions: Vec<Value>,
+    pub sessions: Vec<ListedSession>,
+}
+
+/// One session of a listing: the reference's `SessionInfo` as its `JSON.stringify`
+/// renders it (what `bcs list --json` prints).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListedSession {
+    /// The journal's path.
+    pub path: String,
+    /// The session id as the header record holds it (any JSON value; absent when the
+    /// header has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<Value>,
+    /// The working directory.
+    pub cwd: String,
+    /// The latest name, absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The header's `parentSession` as stored, absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_path: Option<Value>,
+    /// ISO 8601 text, or `null` for an invalid date (`Date.prototype.toJSON`).
+    pub created: Option<String>,
+    /// ISO 8601 text of the last activity, or `null` for an invalid date.
+    pub modified: Option<String>,
+    /// Messages in the session.
+    pub message_count: u64,
+    /// The first user message's text (an excerpt of at most 4,096 bytes).
+    pub first_message: String,
 }
 
 /// What a delete removed.

@@ -1003,10 +1003,38 @@ export type ListProgressParams = {
   total: number;
 };
 
+/**
+ * One session of a listing: the reference's `SessionInfo` as its `JSON.stringify`
+ * renders it (what `bcs list --json` prints).
+ */
+export type ListedSession = {
+  /** The journal's path. */
+  path: string;
+  /**
+   * The session id as the header record holds it (any JSON value; absent when the
+   * header has none).
+   */
+  id?: JsonValue;
+  /** The working directory. */
+  cwd: string;
+  /** The latest name, absent when none. */
+  name?: string | null;
+  /** The header's `parentSession` as stored, absent when none. */
+  parentSessionPath?: JsonValue;
+  /** ISO 8601 text, or `null` for an invalid date (`Date.prototype.toJSON`). */
+  created?: string | null;
+  /** ISO 8601 text of the last activity, or `null` for an invalid date. */
+  modified?: string | null;
+  /** Messages in the session. */
+  messageCount: number;
+  /** The first user message's text (an excerpt of at most 4,096 bytes). */
+  firstMessage: string;
+};
+
 /** A listing: one object per session, as the reference renders its `SessionInfo`. */
 export type Listing = {
   /** The sessions, newest activity first. */
-  sessions: JsonValue[];
+  sessions: ListedSession[];
 };
 
 /** Perhaps an entry (`null`: none, e.g. no leaf yet). */

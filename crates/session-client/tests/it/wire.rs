@@ -1,7 +1,7 @@
 //! Pipelining, answers out of order, notifications, typed errors, the handshake, and
 //! every pending call failing `OwnerGone` when the connection ends.
 
-use serde_json::{Value, json};
+use serde_json::json;
 use session_client::session_protocol::{
     AppendMessageParams, Error, LimitKind, Notification, ProtocolVersion, ReadParams, call, code,
 };
@@ -153,7 +153,10 @@ async fn notifications_arrive_in_order_and_unknown_ones_are_kept_raw() {
         .await;
         fake.answer(&id, json!({"sessions":[]})).await;
     });
-    assert_eq!(listed.expect("listed"), Vec::<Value>::new());
+    assert_eq!(
+        listed.expect("listed"),
+        Vec::<session_protocol::ListedSession>::new()
+    );
     // The reader delivers a notification before the answer that follows it: both are
     // queued by the time the call returns.
     match notes.try_recv().expect("progress") {
@@ -334,7 +337,10 @@ async fn stray_answers_are_ignored_and_a_full_notification_queue_never_stalls_an
         fake.answer(&r["id"], json!({"sessions":[]})).await;
         fake.answer(&r["id"], json!({"sessions":[3]})).await;
     });
-    assert_eq!(listed.expect("its own answer"), Vec::<Value>::new());
+    assert_eq!(
+        listed.expect("its own answer"),
+        Vec::<session_protocol::ListedSession>::new()
+    );
     let mut kept = 0;
     while notes.try_recv().is_ok() {
         kept += 1;
@@ -364,5 +370,8 @@ async fn a_call_given_up_leaves_nothing_waiting_and_its_late_answer_is_dropped()
         let r = fake.next().await.expect("a request");
         fake.answer(&r["id"], json!({"sessions":[]})).await;
     });
-    assert_eq!(next.expect("answered"), Vec::<Value>::new());
+    assert_eq!(
+        next.expect("answered"),
+        Vec::<session_protocol::ListedSession>::new()
+    );
 }

@@ -351,7 +351,7 @@ async fn every_session_read_is_served() {
         .await
         .expect("list");
     assert_eq!(listed.sessions.len(), 1);
-    assert_eq!(listed.sessions[0]["id"], json!(sid));
+    assert_eq!(listed.sessions[0].id, Some(json!(sid)));
 }
 
 #[tokio::test]

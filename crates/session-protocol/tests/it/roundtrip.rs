@@ -159,7 +159,15 @@ fn every_method_round_trips() {
                 progress: Some(true),
             },
             Listing {
-                sessions: vec![json!({"id":"s1","path":"/p"})],
+                sessions: vec![
+                    from(
+                        json!({"path":"/p","id":"s1","cwd":"/w","name":"n","created":"2026-01-01T00:00:00.000Z","modified":null,"messageCount":2,"firstMessage":"hi"}),
+                    ),
+                    // Odd header values as stored: a numeric id, a parentSession object.
+                    from(
+                        json!({"path":"/q","id":5,"cwd":"","parentSessionPath":{"a":1},"created":null,"modified":null,"messageCount":0,"firstMessage":""}),
+                    ),
+                ],
             },
         ),
         rt::<call::StoreListAll>(
