@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 
-import { assistant, bothImplementations, user, type Manager } from "./harness.js";
+import { assistant, bothImplementations, rejectsUnknownEntry, user, type Manager } from "./harness.js";
 
 async function compactionSummary(sm: Manager, id: string) {
   const e = await sm.readEntry(id);
@@ -19,6 +19,23 @@ async function branchSummary(sm: Manager, id: string) {
 }
 
 bothImplementations("buildSessionContext", (get) => {
+  // build-context.test.ts scenario 13 ("an unknown leafId falls back to the last entry")
+  // exercises the pure function buildSessionContext(entries, leafId), which the seed's
+  // SessionManager API does not expose: through the manager no unknown leaf can be set.
+  // What both sides do instead: the unknown branch point is refused, the leaf stays, and
+  // the context is the one at the last entry.
+  it("scenario 13 through the manager: an unknown leaf is refused and the context stays at the last entry", async () => {
+    const impl = get();
+    const sm = await impl.create("/w");
+    await sm.appendMessage(user("q1"));
+    await sm.appendMessage(assistant("r1"));
+    const before = await sm.buildSessionContext();
+    await rejectsUnknownEntry(impl, sm.branchTo("unknown-leaf"), "unknown-leaf");
+    assert.deepEqual(await sm.buildSessionContext(), before);
+    assert.equal(before.messages.length, 2);
+    await sm.close();
+  });
+
   it("an empty session: no messages, thinking off, no model", async () => {
     const sm = await get().create("/w");
     assert.deepEqual(await sm.buildSessionContext(), { messages: [], thinkingLevel: "off", model: null });
