@@ -95,10 +95,22 @@ pub struct RetentionRecord {
     pub changed: bool,
 }
 
+/// The imports registry's line format version ([`RegistryLine::version`]).
+pub const REGISTRY_VERSION: u32 = 1;
+
+fn registry_v1() -> u32 {
+    1
+}
+
 /// One line of the imports registry ([`REGISTRY_FILE`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RegistryLine {
+    /// The line's format version, `"v"` ([`REGISTRY_VERSION`]); a line without one (as
+    /// written before versions) is version 1. Readers ignore lines of other versions,
+    /// as they ignore lines they cannot check.
+    #[serde(rename = "v", default = "registry_v1")]
+    pub version: u32,
     /// BLAKE3 of the source, hex.
     pub blake3: String,
     /// The imported session's id.
@@ -126,6 +138,7 @@ pub fn constants_table() -> String {
             format!("0x{:02x}", KIND_ORIGINAL_HEADER.get()),
         ),
         ("registry_file", format!("{REGISTRY_FILE:?}")),
+        ("registry_version", REGISTRY_VERSION.to_string()),
         ("max_line_len", MAX_LINE_LEN.to_string()),
     ];
     rows.iter()

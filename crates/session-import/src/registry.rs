@@ -89,6 +89,13 @@ fn read_bytes(vfs: &dyn Vfs, dir: &Path) -> Result<Option<Vec<u8>>, RegistryErro
     Ok(Some(bytes))
 }
 
+/// A registry line of this version ([`crate::format::REGISTRY_VERSION`]), if `l` is one.
+fn parse_line(l: &[u8]) -> Option<RegistryLine> {
+    serde_json::from_slice::<RegistryLine>(l)
+        .ok()
+        .filter(|line| line.version == crate::format::REGISTRY_VERSION)
+}
+
 /// The registry's lines that parse, in file order (unvalidated: see the module
 /// comment). No registry reads as empty.
 pub fn read(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<RegistryLine>, RegistryError> {
@@ -97,7 +104,7 @@ pub fn read(vfs: &dyn Vfs, dir: &Path) -> Result<Vec<RegistryLine>, RegistryErro
     };
     Ok(bytes
         .split(|b| *b == b'\n')
-        .filter_map(|l| serde_json::from_slice::<RegistryLine>(l).ok())
+        .filter_map(parse_line)
         .collect())
 }
 
@@ -225,7 +232,7 @@ impl Known {
             if finder.as_ref().is_some_and(|f| f.find(l).is_none()) {
                 continue;
             }
-            if let Ok(line) = serde_json::from_slice::<RegistryLine>(l) {
+            if let Some(line) = parse_line(l) {
                 known.add(line);
             }
         }
@@ -270,6 +277,7 @@ pub(crate) fn check_journal(vfs: &Arc<dyn Vfs>, journal: &Path, hash: &str) -> O
 pub(crate) fn line_of(done: &Done, hash: &str) -> Option<RegistryLine> {
     let name = done.journal.file_name().and_then(|n| n.to_str())?;
     is_journal_name(name).then(|| RegistryLine {
+        version: crate::format::REGISTRY_VERSION,
         blake3: hash.to_owned(),
         session_id: done.session_id.clone(),
         journal: name.to_owned(),

@@ -56,6 +56,7 @@ fn registry_lines_that_their_journal_does_not_prove_are_ignored() {
         .unwrap()
         .to_owned();
     let line = |journal: String| RegistryLine {
+        version: 1,
         blake3: hash.clone(),
         session_id: real.session_id.clone(),
         journal,
@@ -131,6 +132,7 @@ fn a_registry_lines_session_id_is_never_reported() {
     plant(
         dir.path(),
         &RegistryLine {
+            version: 1,
             blake3: real.source.blake3.clone(),
             session_id: "ghost".into(),
             journal: real.journal.file_name().unwrap().to_str().unwrap().into(),
@@ -335,4 +337,31 @@ fn a_fifo_source_is_refused_without_blocking() {
     )
     .unwrap_err();
     assert!(err.to_string().contains("not a regular file"), "{err}");
+}
+
+/// The registry's lines are versioned: a line written before versions (no `"v"`) is
+/// version 1 and still recognised; a line of another version is ignored, so the import
+/// proceeds as new rather than trusting what it cannot read; new lines say `"v":1`.
+#[test]
+fn registry_lines_are_versioned() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = import_into(&source(), dir.path()).unwrap();
+    let path = dir.path().join(session_import::format::REGISTRY_FILE);
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(written.starts_with("{\"v\":1,"), "{written}");
+    let line = |v: &str| {
+        format!(
+            "{{{v}\"blake3\":\"{}\",\"sessionId\":\"{}\",\"journal\":\"{}\"}}\n",
+            real.source.blake3,
+            real.session_id,
+            real.journal.file_name().unwrap().to_str().unwrap()
+        )
+    };
+    std::fs::write(&path, line("")).unwrap();
+    let lines = session_import::registry::read(&session_journal::vfs::StdVfs, dir.path()).unwrap();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].version, 1);
+    std::fs::write(&path, line("\"v\":2,")).unwrap();
+    let lines = session_import::registry::read(&session_journal::vfs::StdVfs, dir.path()).unwrap();
+    assert!(lines.is_empty(), "{lines:?}");
 }
