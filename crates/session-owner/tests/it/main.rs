@@ -4,6 +4,7 @@
 mod docs;
 mod durability;
 mod follow;
+mod fuzz;
 mod hostile;
 mod reads;
 mod server;
