@@ -224,6 +224,14 @@ fn an_owner_that_dies_fails_every_call_in_flight_and_the_next_owner_serves() {
                         .await
                     {
                         Ok(id) => acked.push(id),
+                        // The owner here "dies" by its runtime shutting down, which
+                        // drops its tasks in no set order: a session actor dropped
+                        // before its connection makes that connection answer a call
+                        // in flight with an internal error before it goes too (a
+                        // killed process answers nothing: `session-cli`'s
+                        // `owner_faults`). The stream goes on until the connection ends.
+                        Err(ClientError::Owner(Error::Internal { detail }))
+                            if detail.contains("no longer served") => {}
                         Err(e) => return (acked, e),
                     }
                 }
@@ -231,10 +239,12 @@ fn an_owner_that_dies_fails_every_call_in_flight_and_the_next_owner_serves() {
             })
         })
         .collect();
-    // Once some appends are acknowledged, the owner dies.
+    // Once some appends are acknowledged, the owner dies. A read sees entries whose
+    // batch is still syncing (one per stream at most) and entries whose answer is
+    // still on its way (one per stream at most): 66 seen means 50 acknowledged.
     crt.block_on(async {
         let mut n = 0;
-        while n < 50 {
+        while n < 66 {
             n = client.read_entries(&sid).await.expect("entries").len();
         }
     });
