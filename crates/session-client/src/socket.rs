@@ -44,6 +44,17 @@ pub(crate) async fn connect(home: &Path) -> io::Result<Connected> {
     let dir = socket_dir(home);
     let path = socket_path(home);
     let meta = std::fs::symlink_metadata(&dir)?;
+    // The owner makes it a real 0700 directory; anything else planted there (a link, a
+    // FIFO an open would block on) is refused before it is opened or connected through.
+    if !meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{}: the owner's socket directory is not a directory",
+                dir.display()
+            ),
+        ));
+    }
     let stream = if path.as_os_str().len() <= SUN_PATH_MAX {
         UnixStream::connect(&path).await?
     } else {

@@ -126,10 +126,12 @@ impl Owner {
     }
 }
 
-/// Whether two names lead to one file.
+/// Whether two names lead to one file: by identity (device and inode, through the
+/// store's seam, never following a link at either name), as ownership is decided.
 fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
+    use session_journal::vfs::{StdVfs, Vfs as _};
+    match (StdVfs.stat(a), StdVfs.stat(b)) {
+        (Ok(Some(a)), Ok(Some(b))) => a.id == b.id,
         _ => a == b,
     }
 }

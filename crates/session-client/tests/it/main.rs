@@ -3,4 +3,5 @@
 //! `session-cli`'s `owner` tests, which may link it).
 
 mod fake;
+mod planted;
 mod wire;
