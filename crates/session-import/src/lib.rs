@@ -20,7 +20,7 @@
 //! - [`registry`] owns the imports registry (never trusted: each line is checked
 //!   against its journal); [`leftover_imports`] and [`remove_leftover_imports`] find
 //!   and clear what killed imports left.
-//! - [`format`] holds the frame kinds and provenance payloads (`docs/format.md` §4).
+//! - [`format`](mod@format) holds the frame kinds and provenance payloads (`docs/format.md` §4).
 //!
 //! ```
 //! use session_import::{Destination, ImportOptions, export, import, retention};

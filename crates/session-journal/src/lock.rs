@@ -6,9 +6,9 @@
 //! a second path to the same directory, the name after a rename — meets the same lock,
 //! and deleting or replacing any other file cannot let a second owner in. After the
 //! lock is taken the name is checked again: the path must still name the locked file
-//! and the file must still have a name ([`FileStatus::links`]); otherwise the journal
+//! and the file must still have a name ([`crate::vfs::FileStatus::links`]); otherwise the journal
 //! was deleted or replaced while it was being opened, and the attempt fails closed
-//! ([`LockFailure::Replaced`]) instead of appending to a file nobody will read.
+//! (`LockFailure::Replaced`) instead of appending to a file nobody will read.
 //!
 //! `<journal>.lock` holds only the holder record — `pid=<pid>\nhost=<host>\n` — to name
 //! the holder in errors; it is opened without following links and only if it is a

@@ -10,7 +10,7 @@
 //! Then, in one run, it times our operations in-process (release build, medians of
 //! `--reps` after a warm-up; [`ours`]) and — when node is available — the reference
 //! (`@mariozechner/pi-coding-agent` 0.73.1, installed in `target/peer/`) on the same
-//! files with the node script `reference.mjs` beside this file ([`reference`]). Both
+//! files with the node script `reference.mjs` beside this file ([`reference`](mod@reference)). Both
 //! sides record named samples; the table is data ([`cases`]): each row names the
 //! samples of its two columns and its target. It prints the markdown table
 //! `operation | size | ours | reference | ratio | target | met?` ([`report`]) and the

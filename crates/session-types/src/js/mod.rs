@@ -1,6 +1,6 @@
 //! The places where the reference leans on its JavaScript engine (V8, as in node 20),
 //! reproduced exactly: [`date`] is `Date.parse`, [`sort`] is `Array.prototype.sort`,
-//! [`stringify`] is `JSON.stringify`'s number spelling, and [`value`] is how its code
+//! [`stringify`](mod@stringify) is `JSON.stringify`'s number spelling, and [`value`] is how its code
 //! reads JSON values (`String.prototype.trim`, truthiness, `new Date(value)`),
 //! re-exported here (`js::trim`, `js::truthy`, …).
 //!
