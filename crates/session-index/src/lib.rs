@@ -83,6 +83,9 @@ pub use catalog::{
 pub fn catalog_record_example() -> String {
     catalog::wire::example_record()
 }
+/// The listing catalog's format version (`docs/format.md` §3): a catalog of any other
+/// version is rebuilt, never read.
+pub const CATALOG_VERSION: u32 = catalog::wire::VERSION;
 pub use derived::{Counts, Derived, EntryIndex, EntryInfo};
 pub use error::{IndexError, LoadError, ObserveError, SaveError};
 pub use index::{

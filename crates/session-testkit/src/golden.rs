@@ -155,35 +155,24 @@ pub fn write_golden(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Where the goldens of every journal format version live, relative to the workspace
-/// root: `tests/fixtures/formats/v<N>/journal/`. Only the current version's are ever
-/// written ([`write_format_golden`]); older versions' are frozen bytes that the
-/// current code must keep reading (their hashes are pinned by a test).
+/// Where the goldens of every file kind and format version live, relative to the
+/// workspace root (the layout: [`crate::formats`]). Only the current versions' are
+/// ever written; older versions' are frozen bytes that the current code must keep
+/// reading (their hashes are pinned in `FROZEN`).
 pub const FORMATS_DIR: &str = "tests/fixtures/formats";
 
-/// The directory of format version `version`'s golden journals under `formats_dir`.
+/// The directory of journal format version `version`'s golden journals under
+/// `formats_dir`: `journal/v<N>/`.
 pub fn format_golden_dir(formats_dir: &Path, version: u32) -> PathBuf {
-    formats_dir.join(format!("v{version}")).join("journal")
+    crate::formats::Kind::Journal.dir(formats_dir, version)
 }
 
 /// Writes the golden journals of the format version this code writes
-/// (`session_journal::format::FORMAT_VERSION`) into `formats_dir/v<N>/journal/`,
+/// (`session_journal::format::FORMAT_VERSION`) into `formats_dir/journal/v<N>/`,
 /// with a README naming the generator; returns the paths written. Never touches
 /// another version's directory.
 pub fn write_format_golden(formats_dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let version = session_journal::format::FORMAT_VERSION;
-    let dir = format_golden_dir(formats_dir, version);
-    std::fs::create_dir_all(&dir)?;
-    let mut out = Vec::new();
-    for (name, bytes) in golden_journals()? {
-        let p = dir.join(name);
-        std::fs::write(&p, bytes)?;
-        out.push(p);
-    }
-    let readme = dir.join("README.md");
-    std::fs::write(&readme, format_readme(version))?;
-    out.push(readme);
-    Ok(out)
+    crate::formats::write_current(formats_dir, crate::formats::Kind::Journal)
 }
 
 /// The README beside one version's golden journals.

@@ -19,6 +19,9 @@
 //!   of its committed findings.
 //! - [`golden`] — the golden native journals (`cargo xtask fixtures` writes them) and
 //!   a readable [`dump`](golden::dump) of any journal.
+//! - [`formats`] — the format goldens of every file kind and version
+//!   (`tests/fixtures/formats/<kind>/v<N>/`): generated for the current versions,
+//!   pinned for older ones, and rendered as the current code reads them.
 //! - [`legacy`] — writes a native journal holding a legacy JSONL text's records
 //!   verbatim (not the import: no migration, no checks).
 //! - [`compare`] — our context JSON against the reference's, under JavaScript number
@@ -46,6 +49,7 @@
 pub mod compare;
 pub mod corpus;
 pub mod count;
+pub mod formats;
 pub mod fuzz;
 pub mod golden;
 pub mod legacy;

@@ -12,3 +12,4 @@ mod import;
 mod registry;
 mod retention;
 mod support;
+mod versions;

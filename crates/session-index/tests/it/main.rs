@@ -14,3 +14,4 @@ mod ids;
 mod index;
 mod support;
 mod tree;
+mod versions;
