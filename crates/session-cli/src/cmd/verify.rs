@@ -139,6 +139,8 @@ pub(crate) fn check(path: &Path) -> (Status, Value) {
     journal.insert("frames".into(), report.frames.into());
     journal.insert("end".into(), report.end.0.into());
     journal.insert("len".into(), report.len.into());
+    journal.insert("formatVersion".into(), report.header.format_version.into());
+    journal.insert("sealed".into(), report.sealed.into());
     let torn = report.torn_tail.as_ref().map(|(off, fault)| {
         json!({"offset": off.0, "bytes": report.len - off.0, "fault": one_line(&fault.to_string())})
     });
@@ -379,7 +381,17 @@ fn human(v: &Value) -> String {
     let mut s = format!("{:<12} {}", status, shown);
     let j = &v["journal"];
     match status {
-        "clean" => s.push_str(&format!(" ({} entries, {} bytes)", j["frames"], j["len"])),
+        "clean" => s.push_str(&format!(
+            " ({} entries, {} bytes, {}, format v{})",
+            j["frames"],
+            j["len"],
+            if j["sealed"] == true {
+                "sealed"
+            } else {
+                "not sealed"
+            },
+            j["formatVersion"]
+        )),
         "torn-tail" => s.push_str(&format!(
             ": torn frame at offset {} ({} bytes): {}",
             j["tornTail"]["offset"],

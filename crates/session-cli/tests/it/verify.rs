@@ -10,6 +10,15 @@ fn clean_store_verifies_clean() {
     b.import("edge/tree-oddities.jsonl");
     insta::assert_snapshot!("verify_clean_human", b.run(&["verify", "--all"]).ok());
     let v = b.run(&["verify", "--all", "--json"]).json();
+    // An import ends with a seal; both journals are of the version this code writes.
+    for s in v.as_array().expect("array") {
+        assert_eq!(s["journal"]["sealed"], true, "{s}");
+        assert_eq!(
+            s["journal"]["formatVersion"],
+            session_journal::format::FORMAT_VERSION,
+            "{s}"
+        );
+    }
     insta::assert_snapshot!("verify_clean_json", b.redact(&pretty(&v)));
 }
 
@@ -45,6 +54,7 @@ fn torn_tail_is_reported_read_only_then_repaired() {
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
     assert_eq!(v[0]["status"], "torn-tail");
     assert!(v[0]["journal"]["tornTail"]["offset"].as_u64().is_some());
+    assert_eq!(v[0]["journal"]["sealed"], false, "the seal was cut");
     insta::assert_snapshot!("verify_torn_json", b.redact(&pretty(&v)));
     let human = b.run(&["verify", id]);
     assert_eq!(human.code, 1);
