@@ -22,6 +22,8 @@
 //!   [`verify_frame_at`](Reader::verify_frame_at), [`frames`](Reader::frames).
 //! - [`verify()`] and [`salvage()`] — read-only whole-file checks and the export of every
 //!   intact frame of a damaged journal.
+//! - [`verify_relocated`] — one frame held outside its journal (a segment, an object),
+//!   verified by its logical offset without re-hashing.
 //! - [`vfs`] — the file-system seam (`StdVfs` for real files). The simulated file
 //!   system with crash semantics that tests use (`SimFs`), the fuzz harness and the
 //!   golden journals live in the `session-testkit` crate, not here; the non-default
@@ -65,6 +67,7 @@ mod header;
 pub mod lock;
 mod read;
 mod recover;
+mod relocate;
 mod seal;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -81,5 +84,6 @@ pub use frame::{Frame, FrameInfo};
 pub use header::JournalHeader;
 pub use read::{Frames, Known, Reader, ReaderOptions, Stop};
 pub use recover::{RecoveryMode, RecoveryReport, TailState, Witness, WitnessOutcome};
+pub use relocate::{RelocatedError, verify_relocated};
 pub use types::{BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, UnixMillis};
 pub use verify::{Gap, SalvageReport, VerifyOptions, VerifyReport, salvage, verify};

@@ -13,6 +13,7 @@ mod golden;
 mod lock;
 mod process;
 mod recover;
+mod relocate;
 mod seal;
 mod sim;
 mod verify;
