@@ -14,6 +14,7 @@ mod import;
 mod owner;
 mod owner_faults;
 mod read;
+mod routing;
 mod serve;
 mod support;
 mod verify;
