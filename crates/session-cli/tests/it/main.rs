@@ -16,6 +16,7 @@ mod owner_faults;
 mod read;
 mod routing;
 mod serve;
+mod sharing;
 mod support;
 mod verify;
 mod write;

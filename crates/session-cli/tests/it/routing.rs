@@ -3,8 +3,7 @@
 //! And `bcs`'s calls are bounded in time: an owner that accepts and never answers
 //! fails a command instead of hanging it.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use session_client::session_protocol::{
@@ -12,38 +11,10 @@ use session_client::session_protocol::{
 };
 use session_client::{Client, ClientOptions, Notice};
 
-use crate::support::{Bcs, bin, fixtures};
+use crate::support::{Bcs, Serving, bin, fixtures};
 
 /// Bounds every wait: a change that is never announced fails the test.
 const DEADLINE: Duration = Duration::from_secs(60);
-
-/// `bcs serve` (never idle-exiting), once bound; killed and reaped when dropped.
-struct Serving(Child);
-
-impl Serving {
-    fn start(bcs: &Bcs) -> Serving {
-        let mut child = bcs
-            .cmd(&["serve", "--idle-timeout", "0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn bcs serve");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("the socket path");
-        assert!(line.ends_with("owner.sock\n"), "{line:?}");
-        Serving(child)
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
