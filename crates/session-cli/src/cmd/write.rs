@@ -28,6 +28,10 @@ pub(crate) fn new(store: &Location, args: &NewArgs, out: &mut Out) -> Result<()>
         Some(c) => std::path::absolute(c)?,
         None => std::env::current_dir()?,
     };
+    if let Some(id) = &args.id {
+        // Refused alike with or without an owner.
+        session_manager::SafeSessionId::new(id)?;
+    }
     if let Some(owner) = Owner::connect(store)?
         && owner.serves(store)?
     {

@@ -60,6 +60,9 @@ fn bcs_new_import_rename_and_rm_through_the_owner_are_announced_to_store_followe
     let id = "0197a000-0000-7000-8000-00000000000a";
     let run = bcs.run(&["new", "--cwd", "/w", "--id", id]);
     assert_eq!(run.ok().trim(), id);
+    // Refused as without an owner.
+    let err = bcs.run(&["new", "--id", "../x"]).fails(1).to_owned();
+    assert!(err.starts_with("bcs: invalid session id \"../x\""), "{err}");
     let c = next_change(&rt, &mut rx);
     assert_eq!(c.session_id, id);
     assert_eq!(
