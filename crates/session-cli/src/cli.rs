@@ -79,7 +79,7 @@ pub(crate) struct ServeArgs {
 }
 
 /// `250ms`, `30s`, `5m`, or plain seconds.
-fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let (digits, unit) = text.split_at(
         text.find(|c: char| !c.is_ascii_digit())
             .unwrap_or(text.len()),

@@ -13,7 +13,7 @@
 //! - `location` — where the store is (the layout), `<session>` resolution (id, unique prefix, path) and the
 //!   read-only `SessionView` of one session.
 //! - `cmd` — one module per group of subcommands (`cmd::owner`: the store's running
-//!   owner, which `append` goes through when one answers); `render` — the human renderings;
+//!   owner, which `append`, `new`, `import` and `rm` go through when one answers); `render` — the human renderings;
 //!   `out` — stdout/stderr, progress bars only on a terminal.
 //! - [`run`] — parse, dispatch, and map errors to one `bcs: ` line and an exit code
 //!   (0 success, 1 failure, 2 usage).

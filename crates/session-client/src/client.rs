@@ -47,6 +47,12 @@ pub struct ClientOptions {
     /// owner is waited for (up to 10 s) until it prints its ready line or exits;
     /// other failed attempts are spaced 2 ms doubling to 100 ms (about 7 s in all).
     pub start_attempts: u32,
+    /// The longest a call waits for its answer (default `None`: no bound). A call
+    /// not answered in time fails [`ClientError::Timeout`] naming its method and the
+    /// time; the connection goes on. It bounds `initialize` too, so an owner that
+    /// accepts connections and never answers fails the connect instead of hanging
+    /// it. [`Client::with_call_timeout`] changes it for one clone.
+    pub call_timeout: Option<Duration>,
 }
 
 impl Default for ClientOptions {
@@ -59,6 +65,7 @@ impl Default for ClientOptions {
             outgoing_queue: 256,
             bcs: None,
             start_attempts: 80,
+            call_timeout: None,
         }
     }
 }
@@ -82,6 +89,12 @@ impl ClientOptions {
     /// These options with `n` connection attempts after starting an owner.
     pub fn with_start_attempts(mut self, n: u32) -> Self {
         self.start_attempts = n;
+        self
+    }
+
+    /// These options bounding each call's wait for its answer (`None`: no bound).
+    pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.call_timeout = timeout;
         self
     }
 
@@ -124,6 +137,8 @@ pub struct Client {
     notices: Arc<Mutex<Option<mpsc::Receiver<Notice>>>>,
     /// The `bcs serve --stdio` child, kept while the client lives.
     child: Arc<Mutex<Option<tokio::process::Child>>>,
+    /// How long this clone's calls wait for their answers.
+    call_timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for Client {
@@ -268,10 +283,13 @@ impl Client {
         let conn = Arc::new(conn);
         let asked = options.protocol_version;
         let raw = conn
-            .request(&call::Initialize::request(InitializeParams {
-                protocol_version: asked,
-                client_info: options.client_info.clone(),
-            }))
+            .request(
+                &call::Initialize::request(InitializeParams {
+                    protocol_version: asked,
+                    client_info: options.client_info.clone(),
+                }),
+                options.call_timeout,
+            )
             .await?;
         let server: InitializeResult = decode::<call::Initialize>(&raw)?;
         if server.protocol_version.major != asked.major {
@@ -288,7 +306,20 @@ impl Client {
             started: None,
             notices: Arc::new(Mutex::new(Some(notices))),
             child: Arc::default(),
+            call_timeout: options.call_timeout,
         })
+    }
+
+    /// This client (a clone sharing its connection) with another call timeout
+    /// (`None`: calls wait until answered or the connection ends).
+    pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Client {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// How long this client's calls wait for their answers.
+    pub fn call_timeout(&self) -> Option<Duration> {
+        self.call_timeout
     }
 
     /// The owner's answer to `initialize`: its protocol version and name.
@@ -369,14 +400,17 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn call<C: Call>(&self, params: C::Params) -> Result<C::Result, ClientError> {
-        let raw = self.conn.request(&C::request(params)).await?;
+        let raw = self
+            .conn
+            .request(&C::request(params), self.call_timeout)
+            .await?;
         decode::<C>(&raw)
     }
 
     /// Sends any request and returns its result as JSON text (for callers that
     /// dispatch on [`session_protocol::Method`] themselves).
     pub async fn request(&self, request: &Request) -> Result<Box<RawValue>, ClientError> {
-        self.conn.request(request).await
+        self.conn.request(request, self.call_timeout).await
     }
 }
 

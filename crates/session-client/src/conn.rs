@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use serde_json::value::RawValue;
 use session_protocol::{
@@ -187,8 +188,29 @@ impl Conn {
         &self.shared
     }
 
-    /// Sends `request` and waits for its answer: the result's JSON text.
+    /// Sends `request` and waits for its answer (the result's JSON text), for at
+    /// most `timeout` in all (queueing the line included) when one is given.
     pub(crate) async fn request(
+        &self,
+        request: &session_protocol::Request,
+        timeout: Option<Duration>,
+    ) -> Result<Box<RawValue>, ClientError> {
+        let Some(after) = timeout else {
+            return self.request_unbounded(request).await;
+        };
+        // Dropping the call's future on timeout drops its slot: a late answer finds
+        // nobody waiting and is dropped.
+        tokio::time::timeout(after, self.request_unbounded(request))
+            .await
+            .unwrap_or_else(|_| {
+                Err(ClientError::Timeout {
+                    method: request.method().as_str(),
+                    after,
+                })
+            })
+    }
+
+    async fn request_unbounded(
         &self,
         request: &session_protocol::Request,
     ) -> Result<Box<RawValue>, ClientError> {

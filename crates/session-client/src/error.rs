@@ -1,6 +1,7 @@
 //! What a call can fail with.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A failed call: the owner's typed answer, or the connection's fate.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +49,17 @@ pub enum ClientError {
         attempts: u32,
         /// The last attempt's error.
         last: String,
+    },
+    /// The owner did not answer within the call timeout
+    /// ([`ClientOptions::call_timeout`](crate::ClientOptions::call_timeout)). The
+    /// connection goes on (a late answer is dropped); nothing says whether the owner
+    /// performed the call: an append may be in the journal.
+    #[error("{method}: the owner did not answer within {after:?}")]
+    Timeout {
+        /// The method called (`initialize` while connecting).
+        method: &'static str,
+        /// The timeout.
+        after: Duration,
     },
     /// The owner's answer does not read as the method's result type (an owner of
     /// another version, or a fault).

@@ -7,7 +7,10 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use serde_json::{Value, json};
 use session_import::{ImportOutcome, export as export_journal};
 
+use session_client::session_protocol::Imported as OwnerImported;
+
 use crate::cli::{ExportArgs, ImportArgs};
+use crate::cmd::owner::Owner;
 use crate::location::Location;
 use crate::out::{Out, Progress, one_line};
 
@@ -153,6 +156,68 @@ pub(crate) fn imported_human(source: &Path, r: &Result<ImportOutcome, String>) -
     }
 }
 
+/// What the owner answered for one source (`store/import`).
+type ThroughOwner = Result<OwnerImported, String>;
+
+/// Imports every source through the store's owner (`store/import`, a few at once),
+/// which announces each new session to its store followers; in source order.
+fn import_through(owner: &Owner, files: &[PathBuf], out: &Out) -> Vec<ThroughOwner> {
+    let progress = Progress::new(out, files.len() as u64, "importing");
+    let mut results: Vec<Option<ThroughOwner>> = files.iter().map(|_| None).collect();
+    owner.import(files, &mut |i, r| {
+        progress.message(&files[i].to_string_lossy());
+        progress.inc();
+        results[i] = Some(r);
+    });
+    progress.finish();
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("the import was not answered".to_owned())))
+        .collect()
+}
+
+/// The `--json` object of one source imported through the owner: the same keys;
+/// the owner answers the number of warnings, not each one, nor the source's
+/// version (`null`).
+fn owner_json(source: &Path, r: &ThroughOwner) -> Value {
+    match r {
+        Ok(o) => json!({
+            "source": source.to_string_lossy(),
+            "sessionId": o.session_id,
+            "journal": o.session_file,
+            "version": null,
+            "entries": o.entries,
+            "alreadyImported": o.already_imported,
+            "warnings": [],
+            "warningsNotListed": o.issues,
+        }),
+        Err(e) => json!({
+            "source": source.to_string_lossy(),
+            "sessionId": null,
+            "entries": 0,
+            "alreadyImported": false,
+            "warnings": [],
+            "error": e,
+        }),
+    }
+}
+
+/// The human lines of one source imported through the owner.
+fn owner_human(source: &Path, r: &ThroughOwner) -> Vec<String> {
+    let src = source.display();
+    match r {
+        Ok(o) if o.already_imported => vec![format!("already imported  {src} -> {}", o.session_id)],
+        Ok(o) => vec![format!(
+            "imported  {src} -> {} ({} entries, {} warnings; through the owner)",
+            o.session_id, o.entries, o.issues
+        )],
+        Err(e) => vec![format!(
+            "refused   {src}: {}",
+            one_line(without_path(e, source))
+        )],
+    }
+}
+
 /// `e` without a leading `<source>: ` (the caller names the source itself).
 fn without_path<'e>(e: &'e str, source: &Path) -> &'e str {
     let p = source.to_string_lossy();
@@ -174,22 +239,46 @@ pub(crate) fn run(store: &Location, args: &ImportArgs, out: &mut Out) -> Result<
                 .join(", ")
         );
     }
-    let results = import_all(store, &files, out)?;
+    // Through the owner when one serves this sessions directory: its store followers
+    // see the new sessions. Else the files, in batches.
+    let reports: Vec<(Value, Vec<String>, Option<String>)> = match Owner::connect(store)? {
+        Some(owner) if owner.serves(store)? => import_through(&owner, &files, out)
+            .iter()
+            .zip(&files)
+            .map(|(r, f)| {
+                (
+                    owner_json(f, r),
+                    owner_human(f, r),
+                    r.as_ref().err().cloned(),
+                )
+            })
+            .collect(),
+        _ => import_all(store, &files, out)?
+            .iter()
+            .map(|(f, r)| {
+                (
+                    imported_json(f, r),
+                    imported_human(f, r),
+                    r.as_ref().err().cloned(),
+                )
+            })
+            .collect(),
+    };
     let mut refused = 0;
-    for (source, r) in &results {
+    for ((json, human, error), source) in reports.into_iter().zip(&files) {
         if args.json {
-            out.json(&imported_json(source, r))?;
-        } else if r.is_ok() {
-            for l in imported_human(source, r) {
+            out.json(&json)?;
+        } else if error.is_none() {
+            for l in human {
                 out.line(&l)?;
             }
         }
-        if let Err(e) = r {
+        if let Some(e) = error {
             refused += 1;
             eprintln!(
                 "bcs: import of {} refused: {}",
                 source.display(),
-                one_line(without_path(e, source))
+                one_line(without_path(&e, source))
             );
         }
     }

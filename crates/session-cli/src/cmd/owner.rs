@@ -1,14 +1,20 @@
 //! `bcs` through a running owner: when an owner answers on the store's socket, it
 //! holds the locks of the sessions its clients have open, so a writing command goes
 //! through it (`bcs append` to a session a client holds works) instead of failing
-//! on the lock. With no owner (no socket, or a dead owner's), commands use the files
+//! on the lock, and the store's changes (`bcs new`, `import`, `rm`) are announced to
+//! its store followers (`store/changed`). With no owner (no socket, or a dead
+//! owner's), or an owner serving another sessions directory, commands use the files
 //! directly, as before. Reading commands always read the files: they take no lock,
 //! and every append an owner acknowledges is already written to its journal.
+//!
+//! Every call waits at most [`TIMEOUT_VAR`] (default 60 s; an import longer, by its
+//! source's size): an owner that accepts and never answers fails the command.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use anyhow::{Context as _, Result};
-use session_client::session_protocol::{self, Durability};
+use anyhow::{Context as _, Result, anyhow};
+use session_client::session_protocol::{self, CreateParams, DeleteParams, Durability, call};
 use session_client::{Client, ClientError, ClientOptions};
 use session_types::{AgentMessage, Entry};
 use tokio::runtime::Runtime;
@@ -25,6 +31,7 @@ impl Owner {
     /// The store's running owner, if one answers.
     pub(crate) fn connect(store: &Location) -> Result<Option<Owner>> {
         let home = store.layout().root();
+        let options = options()?;
         if std::fs::symlink_metadata(session_client::socket::socket_path(home)).is_err() {
             return Ok(None); // no owner has run here: no runtime either
         }
@@ -32,7 +39,6 @@ impl Owner {
             .enable_all()
             .build()
             .context("starting the async runtime")?;
-        let options = ClientOptions::default().with_client_info("bcs", env!("CARGO_PKG_VERSION"));
         match runtime.block_on(Client::connect_with(home, options)) {
             Ok(client) => Ok(Some(Owner { runtime, client })),
             // A socket nobody answers on (its owner died), or an owner dying as we
@@ -50,8 +56,7 @@ impl Owner {
             .enable_all()
             .build()
             .context("starting the async runtime")?;
-        let mut options =
-            ClientOptions::default().with_client_info("bcs", env!("CARGO_PKG_VERSION"));
+        let mut options = options()?;
         if let Ok(me) = std::env::current_exe() {
             options = options.with_bcs(me);
         }
@@ -123,6 +128,142 @@ impl Owner {
     /// other clients).
     pub(crate) fn close(&self, session_id: &str) -> Result<()> {
         Ok(self.runtime.block_on(self.client.close(session_id))?)
+    }
+
+    /// Whether this owner's sessions directory is `store`'s: only then does a session
+    /// id name the same journal on both sides, and do `new`, `import` and `rm` go
+    /// through it. Asked by opening an id no session has: the owner's `notFound`
+    /// names the journal it looked for, in its sessions directory.
+    pub(crate) fn serves(&self, store: &Location) -> Result<bool> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let probe = format!("bcs-probe-{}-{nanos}", std::process::id());
+        match self.runtime.block_on(self.client.open(&probe)) {
+            Err(ClientError::Owner(session_protocol::Error::NotFound { path })) => {
+                Ok(Path::new(&path)
+                    .parent()
+                    .is_some_and(|dir| same_dir(dir, store.sessions_dir())))
+            }
+            // Found (someone made it): the answer says nothing; use the files.
+            Ok(o) => self.close(&o.session_id).map(|()| false),
+            Err(ClientError::Owner(_)) => Ok(false),
+            Err(e) => Err(e).context("asking the store's owner for its sessions directory"),
+        }
+    }
+
+    /// `store/create` (announced to the owner's store followers), closed at once;
+    /// returns the new session's id.
+    pub(crate) fn create(&self, cwd: &str, id: Option<String>) -> Result<String> {
+        let opened = self
+            .runtime
+            .block_on(self.client.call::<call::StoreCreate>(CreateParams {
+                cwd: cwd.to_owned(),
+                session_id: id,
+                parent_session: None,
+            }))?;
+        self.close(&opened.session_id)?;
+        Ok(opened.session_id)
+    }
+
+    /// `store/delete` of a session of the owner's sessions directory (announced);
+    /// returns the files removed.
+    pub(crate) fn delete(&self, session_id: &str) -> Result<Vec<String>> {
+        let deleted = self
+            .runtime
+            .block_on(self.client.call::<call::StoreDelete>(DeleteParams {
+                session_id: session_id.to_owned(),
+            }))?;
+        Ok(deleted.removed)
+    }
+
+    /// `store/import` of each source, a few in flight at once, each waiting the
+    /// default timeout plus a second per MiB of its source; `done(i, result)` in any
+    /// order.
+    pub(crate) fn import(
+        &self,
+        sources: &[PathBuf],
+        done: &mut dyn FnMut(usize, Result<session_protocol::Imported, String>),
+    ) {
+        let client = &self.client;
+        let one = |source: &Path| {
+            let size = std::fs::metadata(source).map_or(0, |m| m.len());
+            let timeout = client
+                .call_timeout()
+                .map(|t| t + Duration::from_secs(size >> 20));
+            let path = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+            let client = client.clone().with_call_timeout(timeout);
+            async move {
+                client
+                    .call::<call::StoreImport>(session_protocol::ImportParams {
+                        path: path.to_string_lossy().into_owned(),
+                    })
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        };
+        self.runtime.block_on(async {
+            let mut pending = tokio::task::JoinSet::new();
+            let mut next = 0;
+            loop {
+                while next < sources.len() && pending.len() < IMPORTS_IN_FLIGHT {
+                    let call = one(&sources[next]);
+                    let i = next;
+                    pending.spawn(async move { (i, call.await) });
+                    next += 1;
+                }
+                match pending.join_next().await {
+                    Some(Ok((i, r))) => done(i, r),
+                    // A task panicked or was cancelled: its source stays unreported,
+                    // which the caller reports as refused.
+                    Some(Err(_)) => {}
+                    None => break,
+                }
+            }
+        });
+    }
+}
+
+/// Imports sent to the owner at once (it runs them on its blocking pool).
+const IMPORTS_IN_FLIGHT: usize = 4;
+
+/// The environment variable bounding each of `bcs`'s calls to the owner (a duration:
+/// `30s`, `250ms`, `5m`, plain seconds; `0` waits forever). Default 60 s.
+pub(crate) const TIMEOUT_VAR: &str = "BASE_CONTEXT_OWNER_TIMEOUT";
+
+/// How long a call waits for the owner's answer unless [`TIMEOUT_VAR`] says.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The call timeout [`TIMEOUT_VAR`] asks for.
+fn call_timeout() -> Result<Option<Duration>> {
+    let text = match std::env::var(TIMEOUT_VAR) {
+        Ok(t) if !t.is_empty() => t,
+        Err(std::env::VarError::NotUnicode(_)) => {
+            return Err(anyhow!("{TIMEOUT_VAR}: not valid UTF-8"));
+        }
+        _ => return Ok(Some(DEFAULT_TIMEOUT)),
+    };
+    let d = crate::cli::parse_duration(&text).map_err(|e| anyhow!("{TIMEOUT_VAR}: {e}"))?;
+    Ok((!d.is_zero()).then_some(d))
+}
+
+/// `bcs`'s client options: named, with its call timeout.
+fn options() -> Result<ClientOptions> {
+    Ok(ClientOptions::default()
+        .with_client_info("bcs", env!("CARGO_PKG_VERSION"))
+        .with_call_timeout(call_timeout()?))
+}
+
+/// Whether two directory names lead to one directory (by device and inode; by
+/// absolute path when either does not exist yet).
+pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => match (std::path::absolute(a), std::path::absolute(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        },
     }
 }
 

@@ -1,4 +1,5 @@
-//! The writing commands that go through the manager: `new`, `append`, `rm`.
+//! The writing commands: `new`, `append`, `rm`, through the store's running owner
+//! when one serves its sessions directory (`cmd::owner`), else through the manager.
 
 use std::io::{BufRead, Read};
 
@@ -20,12 +21,23 @@ fn manager(store: &Location) -> session_manager::Store {
     session_manager::Store::new(store.layout().clone())
 }
 
-/// `bcs new`.
+/// `bcs new`: through the owner when one serves the store (its store followers see
+/// the session created), else through the manager.
 pub(crate) fn new(store: &Location, args: &NewArgs, out: &mut Out) -> Result<()> {
     let cwd = match &args.cwd {
         Some(c) => std::path::absolute(c)?,
         None => std::env::current_dir()?,
     };
+    if let Some(id) = &args.id {
+        // Refused alike with or without an owner.
+        session_manager::SafeSessionId::new(id)?;
+    }
+    if let Some(owner) = Owner::connect(store)?
+        && owner.serves(store)?
+    {
+        let id = owner.create(&cwd.to_string_lossy(), args.id.clone())?;
+        return out.line(&id);
+    }
     let mut options = NewSessionOptions::default();
     options.id = args.id.clone();
     let session = manager(store)
@@ -155,13 +167,27 @@ fn append_lines(
     Ok(())
 }
 
-/// `bcs rm`.
+/// Whether `path` is a journal of the sessions directory (which an owner serving it
+/// names by its id).
+fn in_sessions_dir(store: &Location, path: &std::path::Path) -> bool {
+    path.parent()
+        .is_some_and(|dir| crate::cmd::owner::same_dir(dir, store.sessions_dir()))
+}
+
+/// `bcs rm`: a session of the sessions directory through the owner when one serves
+/// it (its store followers see it deleted), else through the manager.
 pub(crate) fn rm(store: &Location, args: &SessionArg, out: &mut Out) -> Result<()> {
     let path = store.find(&args.session)?;
-    let report = manager(store).delete(&path).map_err(|e| anyhow!(e))?;
-    out.line(&format!(
-        "removed {} ({} files)",
-        session_id_of(&path),
-        report.removed.len()
-    ))
+    let id = session_id_of(&path);
+    let removed = match Owner::connect(store)? {
+        Some(owner) if in_sessions_dir(store, &path) && owner.serves(store)? => {
+            owner.delete(&id)?.len()
+        }
+        _ => manager(store)
+            .delete(&path)
+            .map_err(|e| anyhow!(e))?
+            .removed
+            .len(),
+    };
+    out.line(&format!("removed {id} ({removed} files)"))
 }

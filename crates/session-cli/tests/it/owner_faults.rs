@@ -1,5 +1,7 @@
 //! Faults of the owner process (`bcs serve`): killed with `kill -9` under load from 16
-//! clients, again and again; a client process killed mid-request.
+//! clients (eight connections of this process, eight `bcs append` processes, two of
+//! which are killed mid-request just before the owner), again and again; a client
+//! process killed mid-request.
 //!
 //! `BCS_OWNER_KILLS` sets how many owners are killed (default 3; the recorded run in
 //! `docs/reliability.md` used 50).
@@ -7,8 +9,8 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::json;
@@ -59,20 +61,137 @@ impl Drop for Reaped {
     }
 }
 
-/// Every entry id of the session, read through the library (no owner running): the
+/// Every entry of the session, read through the library (no owner running): the
 /// open recovers the journal as the next owner would.
-fn stored_ids(bcs: &Bcs, sid: &str) -> Vec<String> {
+fn stored_entries(bcs: &Bcs, sid: &str) -> Vec<session_types::Entry> {
     let store = Store::new(Layout::with_root(bcs.home()).expect("absolute home"));
     let s = store.open_id(sid).expect("the journal opens");
     let limits = ReadLimits {
         max_source_entries: u64::MAX,
         max_source_bytes: u64::MAX,
     };
-    s.read_entries(limits)
-        .expect("every entry reads")
+    s.read_entries(limits).expect("every entry reads")
+}
+
+/// Every entry id of the session (as [`stored_entries`]).
+fn stored_ids(bcs: &Bcs, sid: &str) -> Vec<String> {
+    stored_entries(bcs, sid)
         .iter()
         .map(|e| e.id().expect("an id").to_owned())
         .collect()
+}
+
+/// A client process: `bcs append SESSION` streaming through the owner, fed lines
+/// without end (until its input breaks); each id it prints is an acknowledged
+/// append. Killed (`kill -9`) and reaped when dropped.
+struct ClientProcess {
+    child: Child,
+    /// The ids it printed so far.
+    ids: Arc<Mutex<Vec<String>>>,
+    /// Signalled when its output ends (it exited, however).
+    ended: std::sync::mpsc::Receiver<()>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl ClientProcess {
+    fn spawn(bcs: &Bcs, sid: &str, label: String, progress: &Progress) -> ClientProcess {
+        let mut child = bcs
+            .cmd(&["append", sid])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn bcs append");
+        let mut input = child.stdin.take().expect("stdin");
+        std::thread::spawn(move || {
+            for i in 0.. {
+                let line = json!({"role":"user","content":format!("{label} {i}"),"timestamp":1});
+                // Ends when the process does (EPIPE).
+                if writeln!(input, "{line}").is_err() {
+                    return;
+                }
+            }
+        });
+        let ids = Arc::new(Mutex::new(Vec::new()));
+        let (done, ended) = std::sync::mpsc::channel();
+        let out = BufReader::new(child.stdout.take().expect("stdout"));
+        let (seen, progress) = (ids.clone(), progress.clone());
+        std::thread::spawn(move || {
+            for line in out.lines() {
+                let Ok(id) = line else { break };
+                seen.lock().expect("ids").push(id);
+                progress.tick();
+            }
+            let _ = done.send(());
+        });
+        let mut err = child.stderr.take().expect("stderr");
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut text);
+            text
+        });
+        ClientProcess {
+            child,
+            ids,
+            ended,
+            stderr: Some(stderr),
+        }
+    }
+
+    fn printed(&self) -> usize {
+        self.ids.lock().expect("ids").len()
+    }
+
+    /// Waits (bounded) for it to exit; its exit code (`None`: killed by a signal),
+    /// what it said on stderr, and every id it printed.
+    fn finish(mut self) -> (Option<i32>, String, Vec<String>) {
+        self.ended
+            .recv_timeout(DEADLINE)
+            .expect("the client process ends, none hangs");
+        let status = self.child.wait().expect("wait");
+        let stderr = self
+            .stderr
+            .take()
+            .expect("stderr")
+            .join()
+            .expect("stderr read");
+        let ids = std::mem::take(&mut *self.ids.lock().expect("ids"));
+        (status.code(), stderr, ids)
+    }
+}
+
+impl Drop for ClientProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Acknowledged appends counted across tasks and processes, and a wake-up per one.
+#[derive(Clone, Default)]
+struct Progress {
+    count: Arc<AtomicUsize>,
+    notify: Arc<tokio::sync::Notify>,
+}
+
+impl Progress {
+    fn tick(&self) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.notify.notify_one();
+    }
+
+    /// Waits (bounded) until `done()` holds, re-checking after each tick.
+    fn wait_until(&self, rt: &tokio::runtime::Runtime, done: impl Fn() -> bool) {
+        rt.block_on(async {
+            tokio::time::timeout(DEADLINE, async {
+                while !done() {
+                    self.notify.notified().await;
+                }
+            })
+            .await
+            .expect("appends are acknowledged");
+        });
+    }
 }
 
 #[test]
@@ -87,9 +206,11 @@ fn owners_killed_under_load_from_16_clients_lose_no_acknowledged_entry() {
     let mut sids: Vec<String> = Vec::new();
     let mut acked: BTreeSet<String> = BTreeSet::new();
     let mut appended = 0usize;
+    let mut clients_killed = 0usize;
     for round in 0..kills {
         let owner = Reaped(serve(&bcs));
-        let clients: Vec<Client> = (0..16)
+        // Eight clients are connections of this process (session-client tasks).
+        let clients: Vec<Client> = (0..8)
             .map(|_| {
                 rt.block_on(Client::connect_with(bcs.home(), options.clone()))
                     .expect("connect")
@@ -100,19 +221,22 @@ fn owners_killed_under_load_from_16_clients_lose_no_acknowledged_entry() {
                 sids.push(rt.block_on(c.create("/w")).expect("create").session_id);
             }
         }
-        // Four sessions, four clients (connections, streams of durable appends) each;
-        // every session is recovered by this round's owner from the last one's kill.
+        // Four sessions, two task clients and two client processes each, every one a
+        // stream of durable appends; every session is recovered by this round's owner
+        // from the last one's kill.
         for (k, c) in clients.iter().enumerate() {
             rt.block_on(c.open(&sids[k % 4])).expect("open");
         }
-        let count = Arc::new(AtomicUsize::new(0));
-        let progress = Arc::new(tokio::sync::Notify::new());
+        let progress = Progress::default();
+        let mut processes: Vec<ClientProcess> = (0..8)
+            .map(|k| ClientProcess::spawn(&bcs, &sids[k % 4], format!("r{round} p{k}"), &progress))
+            .collect();
         let streams: Vec<_> = clients
             .iter()
             .enumerate()
             .map(|(k, c)| {
                 let (c, sid) = (c.clone(), sids[k % 4].clone());
-                let (count, progress) = (count.clone(), progress.clone());
+                let progress = progress.clone();
                 rt.spawn(async move {
                     let mut ids = Vec::new();
                     for i in 0.. {
@@ -120,8 +244,7 @@ fn owners_killed_under_load_from_16_clients_lose_no_acknowledged_entry() {
                         match c.append_message(&sid, user(&text), None).await {
                             Ok(id) => {
                                 ids.push(id.as_str().to_owned());
-                                count.fetch_add(1, Ordering::Relaxed);
-                                progress.notify_one();
+                                progress.tick();
                             }
                             Err(e) => return (ids, e),
                         }
@@ -130,17 +253,19 @@ fn owners_killed_under_load_from_16_clients_lose_no_acknowledged_entry() {
                 })
             })
             .collect();
-        // Kill at a point that moves from round to round (32 to 95 acknowledged).
+        // Every process streams through this owner (so none can fall back to the
+        // files once it is gone), and the kill comes at a point that moves from
+        // round to round (32 to 95 acknowledged).
         let at = 32 + (round * 37) % 64;
-        rt.block_on(async {
-            tokio::time::timeout(DEADLINE, async {
-                while count.load(Ordering::Relaxed) < at {
-                    progress.notified().await;
-                }
-            })
-            .await
-            .expect("appends are acknowledged");
+        progress.wait_until(&rt, || {
+            processes.iter().all(|p| p.printed() > 0)
+                && progress.count.load(Ordering::Relaxed) >= at
         });
+        // Two client processes killed mid-stream (a request in flight, or its next
+        // one about to be sent: their input is never empty), then the owner.
+        for k in [round % 8, (round + 3) % 8] {
+            let _ = processes[k].child.kill();
+        }
         drop(owner); // kill -9, reaped
         for s in streams {
             let (ids, e) = rt
@@ -152,11 +277,42 @@ fn owners_killed_under_load_from_16_clients_lose_no_acknowledged_entry() {
             acked.extend(ids);
         }
         assert!(clients.iter().all(Client::is_gone));
+        for (k, p) in processes.into_iter().enumerate() {
+            let (code, stderr, ids) = p.finish();
+            if k == round % 8 || k == (round + 3) % 8 {
+                assert_eq!(code, None, "round {round}: process {k} was killed");
+                clients_killed += 1;
+            } else {
+                // A process gets the owner's death as its typed error, in one line.
+                assert_eq!(code, Some(1), "round {round}: process {k}: {stderr}");
+                assert!(
+                    stderr.starts_with("bcs: ") && stderr.contains("the owner is gone"),
+                    "round {round}: process {k}: {stderr}"
+                );
+            }
+            appended += ids.len();
+            acked.extend(ids);
+        }
     }
     assert_eq!(acked.len(), appended, "no id acknowledged twice");
     let mut stored = BTreeSet::new();
     for sid in &sids {
-        let ids = stored_ids(&bcs, sid);
+        let entries = stored_entries(&bcs, sid);
+        // Whole entries only: each is one of the messages a client sent.
+        for e in &entries {
+            let text = e
+                .as_message()
+                .map(|m| serde_json::to_value(m).expect("json"));
+            let text = text.as_ref().and_then(|m| m["content"].as_str());
+            assert!(
+                text.is_some_and(|t| t.starts_with('r') && t.split(' ').count() == 3),
+                "{sid}: a whole message: {e:?}"
+            );
+        }
+        let ids: Vec<String> = entries
+            .iter()
+            .map(|e| e.id().expect("an id").to_owned())
+            .collect();
         let unique: BTreeSet<String> = ids.iter().cloned().collect();
         assert_eq!(unique.len(), ids.len(), "no entry twice in {sid}");
         stored.extend(unique);
@@ -164,7 +320,8 @@ fn owners_killed_under_load_from_16_clients_lose_no_acknowledged_entry() {
     let lost: Vec<_> = acked.difference(&stored).collect();
     assert!(lost.is_empty(), "{} kills: lost {lost:?}", kills);
     eprintln!(
-        "{kills} owners killed under 16 clients: {} acknowledged entries, all stored",
+        "{kills} owners killed under 16 clients (8 processes, {clients_killed} of them killed \
+         mid-request too): {} acknowledged entries, all stored",
         acked.len()
     );
 }

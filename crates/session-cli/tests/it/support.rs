@@ -1,8 +1,8 @@
 //! The harness: a temp `--home` per test, the built binary, output redaction.
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -150,6 +150,34 @@ impl Bcs {
     pub(crate) fn redact(&self, s: &str) -> String {
         s.replace(&self.home().to_string_lossy().into_owned(), "[HOME]")
             .replace(&fixtures().to_string_lossy().into_owned(), "[FIXTURES]")
+    }
+}
+
+/// `bcs serve` (never idle-exiting), once bound; killed and reaped when dropped.
+pub(crate) struct Serving(Child);
+
+impl Serving {
+    pub(crate) fn start(bcs: &Bcs) -> Serving {
+        let mut child = bcs
+            .cmd(&["serve", "--idle-timeout", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn bcs serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the socket path");
+        assert!(line.ends_with("owner.sock\n"), "{line:?}");
+        Serving(child)
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 

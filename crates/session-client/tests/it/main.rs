@@ -4,4 +4,5 @@
 
 mod fake;
 mod planted;
+mod timeout;
 mod wire;
