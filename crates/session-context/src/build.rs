@@ -475,20 +475,16 @@ fn settings<S: ContextSource>(
     plan: &ContextPlan<'_, S::Handle>,
 ) -> Result<Settings, ContextError<S::Error>> {
     let mut s = Settings::default();
-    let (thinking, model, tier) = plan.settings_sources();
-    if let Some(i) = thinking {
-        let p = &plan.path[i];
+    if let Some(p) = plan.thinking {
         s.thinking_level = match &*load(source, p.handle, p.kind)? {
             Entry::ThinkingLevelChange(t) => Some(Value::String(t.thinking_level.clone())),
             other => other.js_property("thinkingLevel"),
         };
     }
-    if let Some(i) = model {
-        let p = &plan.path[i];
+    if let Some(p) = plan.model {
         s.model = model_of(&*load(source, p.handle, p.kind)?);
     }
-    if let Some(i) = tier {
-        let p = &plan.path[i];
+    if let Some(p) = plan.service_tier {
         s.service_tier = match &*load(source, p.handle, p.kind)? {
             Entry::ServiceTierChange(t) => Some(t.service_tier.clone()),
             other => other

@@ -47,6 +47,6 @@ pub use build::{
 pub use error::{ContextError, ContextWarning};
 pub use kind::{ContextKind, MessageRole};
 pub use resident::{EntryNotFound, ResidentSource};
-pub use source::{ContextSource, Node, Parent, UsageAttribution};
+pub use source::{ContextSource, Node, Parent, PathMarks, UsageAttribution};
 pub use text::{TextLoadError, TextSource};
 pub use walk::{ContextPlan, Leaf, PathEntry, plan};

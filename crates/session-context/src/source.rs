@@ -27,6 +27,22 @@ pub enum Parent<'a, H> {
     Missing(Cow<'a, str>),
 }
 
+/// What a source knows of the path from the root to an entry without walking it
+/// ([`ContextSource::path_marks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathMarks<H> {
+    /// The nearest `thinking_level_change` on the path (the entry itself included).
+    pub thinking_level_change: Option<H>,
+    /// The nearest `service_tier_change` on the path (the entry itself included).
+    pub service_tier_change: Option<H>,
+    /// The nearest model source (`model_change` or assistant message) on the path
+    /// (the entry itself included).
+    pub model_source: Option<H>,
+    /// The path's first entry: where a walk by [`ContextSource::node`] stops
+    /// (its parent is [`Parent::Root`] or [`Parent::Missing`]).
+    pub top: H,
+}
+
 /// Where context building reads a session from.
 ///
 /// Entries are addressed by a cheap [`ContextSource::Handle`] (a position, a row
@@ -89,6 +105,16 @@ pub trait ContextSource {
     /// The walk keeps no visited set while a path is shorter than this; a path that gets
     /// longer must repeat an entry, and only then is the cycle located with a set.
     fn entry_count(&self) -> usize;
+
+    /// The path marks of `entry`, if the source keeps them (an index does): they let
+    /// the walk stop where the context stops — at the latest compaction's kept
+    /// window — instead of reading the path to its root for the settings. They must agree with what a walk by
+    /// [`ContextSource::node`] from `entry` finds. `None` (the default): the walk
+    /// reads the whole path.
+    fn path_marks(&self, entry: Self::Handle) -> Option<PathMarks<Self::Handle>> {
+        let _ = entry;
+        None
+    }
 
     /// The child-usage attribution recorded for an assistant message, if any
     /// (`child_usage_attributed` entries anywhere in the session, in append order).
@@ -164,5 +190,8 @@ impl<S: ContextSource + ?Sized> ContextSource for &S {
     }
     fn usage_attribution(&self, target: &str) -> Option<UsageAttribution> {
         (**self).usage_attribution(target)
+    }
+    fn path_marks(&self, entry: S::Handle) -> Option<PathMarks<S::Handle>> {
+        (**self).path_marks(entry)
     }
 }

@@ -41,9 +41,9 @@ pub struct ContextPlan<'s, H> {
     pub(crate) compaction: Option<usize>,
     pub(crate) compaction_entry: Option<Cow<'s, Entry>>,
     pub(crate) first_kept: Option<usize>,
-    pub(crate) thinking: Option<usize>,
-    pub(crate) model: Option<usize>,
-    pub(crate) service_tier: Option<usize>,
+    pub(crate) thinking: Option<PathEntry<H>>,
+    pub(crate) model: Option<PathEntry<H>>,
+    pub(crate) service_tier: Option<PathEntry<H>>,
     pub(crate) warnings: Vec<ContextWarning>,
 }
 
@@ -63,8 +63,11 @@ impl<H> Default for ContextPlan<'_, H> {
     }
 }
 
-impl<'s, H> ContextPlan<'s, H> {
-    /// The path, root first, leaf last (empty for no leaf).
+impl<'s, H: Copy> ContextPlan<'s, H> {
+    /// The path, root first, leaf last (empty for no leaf): the whole path to the
+    /// root, or — when the source keeps path marks ([`ContextSource::path_marks`])
+    /// and the path has a compaction — only its part from the first entry the
+    /// context needs (the kept window's first entry) to the leaf.
     pub fn path(&self) -> &[PathEntry<H>] {
         &self.path
     }
@@ -85,10 +88,12 @@ impl<'s, H> ContextPlan<'s, H> {
         self.first_kept
     }
 
-    /// The path indices of the latest `thinking_level_change`, model source
-    /// (`model_change` or assistant message) and `service_tier_change`.
-    pub fn settings_sources(&self) -> (Option<usize>, Option<usize>, Option<usize>) {
-        (self.thinking, self.model, self.service_tier)
+    /// The latest `thinking_level_change`, model source (`model_change` or assistant
+    /// message) and `service_tier_change` on the path (which may lie above the part
+    /// [`ContextPlan::path`] holds).
+    pub fn settings_sources(&self) -> (Option<H>, Option<H>, Option<H>) {
+        let h = |p: &Option<PathEntry<H>>| p.map(|p| p.handle);
+        (h(&self.thinking), h(&self.model), h(&self.service_tier))
     }
 
     /// The path indices whose entries the context is made from, in context order:
@@ -164,42 +169,142 @@ pub fn plan<'s, S: ContextSource>(
         return Ok(plan);
     };
     plan.leaf = Some(EntryId::new(source.id(start)));
-    plan.path = walk(source, start, &mut plan.warnings)?;
+    if source.path_marks(start).is_some() && plan_short(source, start, &mut plan)? {
+        return Ok(plan);
+    }
+    let mut walker = Walker::new(source, start);
+    walker.until(&mut plan.warnings, |_| false)?;
+    plan.path = walker.into_path();
     scan(&mut plan);
     if let Some(k) = plan.compaction {
         let entry = load(source, plan.path[k].handle, ContextKind::Compaction)?;
-        // As the reference: the kept window starts at the first path entry before the
-        // compaction whose id is `firstKeptEntryId` (compared on the path, so no id
-        // lookup is needed and a duplicate id off the path cannot hide it).
-        // A compaction read whole (odd fields) compares its `firstKeptEntryId` the same
-        // way (`===`): a number or boolean equals an id of that value (a number id
-        // beyond 2^53 as JavaScript rounds it); `null` and the rest equal no id here.
-        let first = match &*entry {
-            Entry::Compaction(c) => c
-                .first_kept_entry_id
-                .as_ref()
-                .map(|f| serde_json::Value::String(f.as_str().to_owned())),
-            other => other.js_property("firstKeptEntryId"),
-        };
-        match first {
-            Some(serde_json::Value::String(first)) => {
-                plan.first_kept = plan.path[..k]
-                    .iter()
-                    .position(|p| source.id(p.handle) == first.as_str());
-            }
-            Some(v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_))) => {
-                plan.first_kept = plan.path[..k].iter().position(|p| {
-                    source.id(p.handle).is_empty()
-                        && source
-                            .id_value(p.handle)
-                            .is_some_and(|id| js_strictly_equal(&id, &v))
-                });
-            }
-            _ => {}
-        }
+        plan.first_kept = kept_start(source, &plan.path[..k], &entry);
         plan.compaction_entry = Some(entry);
     }
     Ok(plan)
+}
+
+/// The plan read through the source's path marks: the walk stops at the latest
+/// compaction's kept window; the settings in force (thinking level, model source,
+/// service tier) not set inside it come from the marks of the last entry walked,
+/// and the path's top from them too (for its missing-parent warning). Gives exactly the plan of the whole walk; `false` when
+/// the marks cannot tell (the caller then walks the whole path).
+fn plan_short<'s, S: ContextSource>(
+    source: &'s S,
+    start: S::Handle,
+    plan: &mut ContextPlan<'s, S::Handle>,
+) -> Result<bool, ContextError<S::Error>> {
+    let mut w = Walker::new(source, start);
+    let warnings = &mut plan.warnings;
+    if !w.until(warnings, |p| p.kind == ContextKind::Compaction)? {
+        // No compaction: the context is the whole path, walked.
+        plan.path = w.into_path();
+        scan(plan);
+        return Ok(true);
+    }
+    let compaction = w.path.len() - 1;
+    let entry = load(source, w.path[compaction].handle, ContextKind::Compaction)?;
+    match first_kept_id(&entry) {
+        // Ids on a path are distinct (each is the last entry with its id), so the
+        // nearest match is the only one.
+        Some(serde_json::Value::String(first)) if !first.is_empty() => {
+            w.until(warnings, |p| source.id(p.handle) == first.as_str())?;
+        }
+        // Compared with entries without a string id, of which a path may hold
+        // several: the root-most counts, so the whole path is read.
+        Some(
+            serde_json::Value::String(_)
+            | serde_json::Value::Number(_)
+            | serde_json::Value::Bool(_),
+        ) => {
+            w.until(warnings, |_| false)?;
+        }
+        _ => {}
+    }
+    let reached_top = w.next.is_none();
+    let marks = if reached_top {
+        None
+    } else {
+        let last = w.path[w.path.len() - 1].handle;
+        let Some(marks) = source.path_marks(last) else {
+            return Ok(false);
+        };
+        match source.node(marks.top).parent {
+            Parent::Root => {}
+            Parent::Missing(parent) => warnings.push(ContextWarning::MissingParent {
+                id: EntryId::new(source.id(marks.top)),
+                parent: EntryId::new(parent),
+            }),
+            // A top that leads on (a self-parent): only the whole walk tells.
+            Parent::Node(_) => return Ok(false),
+        }
+        Some(marks)
+    };
+    let walked = w.path.len();
+    plan.path = w.into_path();
+    scan(plan);
+    if let Some(m) = marks {
+        let at = |h: Option<S::Handle>, kind| h.map(|handle| PathEntry { handle, kind });
+        if plan.thinking.is_none() {
+            plan.thinking = at(m.thinking_level_change, ContextKind::ThinkingLevelChange);
+        }
+        if plan.service_tier.is_none() {
+            plan.service_tier = at(m.service_tier_change, ContextKind::ServiceTierChange);
+        }
+        if plan.model.is_none() {
+            plan.model = m.model_source.map(|handle| PathEntry {
+                handle,
+                kind: source.node(handle).kind,
+            });
+        }
+    }
+    // The path is root first now: the compaction walked first is the last but
+    // `compaction` entries.
+    let k = walked - 1 - compaction;
+    debug_assert_eq!(plan.compaction, Some(k));
+    plan.compaction = Some(k);
+    plan.first_kept = kept_start(source, &plan.path[..k], &entry);
+    plan.compaction_entry = Some(entry);
+    Ok(true)
+}
+
+/// The compaction's `firstKeptEntryId` as the reference reads it.
+fn first_kept_id(entry: &Entry) -> Option<serde_json::Value> {
+    match entry {
+        Entry::Compaction(c) => c
+            .first_kept_entry_id
+            .as_ref()
+            .map(|f| serde_json::Value::String(f.as_str().to_owned())),
+        other => other.js_property("firstKeptEntryId"),
+    }
+}
+
+/// Where the kept window starts in `before` (the path before the compaction, root
+/// first): as the reference, at the first entry whose id is `firstKeptEntryId`
+/// (compared on the path, so no id lookup is needed and a duplicate id off the path
+/// cannot hide it). A compaction read whole (odd fields) compares its
+/// `firstKeptEntryId` the same way (`===`): a number or boolean equals an id of that
+/// value (a number id beyond 2^53 as JavaScript rounds it); `null` and the rest
+/// equal no id here.
+fn kept_start<S: ContextSource>(
+    source: &S,
+    before: &[PathEntry<S::Handle>],
+    entry: &Entry,
+) -> Option<usize> {
+    match first_kept_id(entry) {
+        Some(serde_json::Value::String(first)) => before
+            .iter()
+            .position(|p| source.id(p.handle) == first.as_str()),
+        Some(v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_))) => {
+            before.iter().position(|p| {
+                source.id(p.handle).is_empty()
+                    && source
+                        .id_value(p.handle)
+                        .is_some_and(|id| js_strictly_equal(&id, &v))
+            })
+        }
+        _ => None,
+    }
 }
 
 /// JavaScript's `===` on two JSON numbers or booleans (numbers as doubles).
@@ -211,74 +316,127 @@ fn js_strictly_equal(a: &serde_json::Value, b: &serde_json::Value) -> bool {
     }
 }
 
-fn walk<S: ContextSource>(
-    source: &S,
-    start: S::Handle,
-    warnings: &mut Vec<ContextWarning>,
-) -> Result<Vec<PathEntry<S::Handle>>, ContextError<S::Error>> {
-    let bound = source.entry_count();
-    let mut path: Vec<PathEntry<S::Handle>> = Vec::new();
-    let mut seen: Option<HashSet<S::Handle>> = None;
-    let mut handle = start;
-    loop {
-        let node = source.node(handle);
-        path.push(PathEntry {
-            handle,
-            kind: node.kind,
-        });
-        let parent = match node.parent {
-            Parent::Root => break,
-            Parent::Missing(parent) => {
-                warnings.push(ContextWarning::MissingParent {
-                    id: EntryId::new(source.id(handle)),
-                    parent: EntryId::new(parent),
-                });
-                break;
+/// A walk from a leaf towards its root, in steps: each [`Walker::until`] goes on from
+/// where the last stopped. O(steps) node lookups by handle; no visited set is kept
+/// unless the path grows longer than [`ContextSource::entry_count`], which only a
+/// cycle can make it do.
+struct Walker<'a, S: ContextSource> {
+    source: &'a S,
+    bound: usize,
+    /// Leaf first.
+    path: Vec<PathEntry<S::Handle>>,
+    seen: Option<HashSet<S::Handle>>,
+    /// The entry to read next (`None`: the path's top was read).
+    next: Option<S::Handle>,
+}
+
+impl<'a, S: ContextSource> Walker<'a, S> {
+    fn new(source: &'a S, start: S::Handle) -> Self {
+        Self {
+            source,
+            bound: source.entry_count(),
+            path: Vec::new(),
+            seen: None,
+            next: Some(start),
+        }
+    }
+
+    /// Walks on until `stop` holds for an entry read (`true`) or the top is read
+    /// (`false`).
+    fn until(
+        &mut self,
+        warnings: &mut Vec<ContextWarning>,
+        mut stop: impl FnMut(&PathEntry<S::Handle>) -> bool,
+    ) -> Result<bool, ContextError<S::Error>> {
+        let source = self.source;
+        while let Some(handle) = self.next {
+            let node = source.node(handle);
+            let entry = PathEntry {
+                handle,
+                kind: node.kind,
+            };
+            self.path.push(entry);
+            self.next = match node.parent {
+                Parent::Root => None,
+                Parent::Missing(parent) => {
+                    warnings.push(ContextWarning::MissingParent {
+                        id: EntryId::new(source.id(handle)),
+                        parent: EntryId::new(parent),
+                    });
+                    None
+                }
+                Parent::Node(p) => {
+                    self.check(handle, p)?;
+                    Some(p)
+                }
+            };
+            if stop(&entry) {
+                return Ok(true);
             }
-            Parent::Node(p) => p,
-        };
-        let cycle = |at: S::Handle, path: &[PathEntry<S::Handle>]| ContextError::Cycle {
+        }
+        Ok(false)
+    }
+
+    /// Fails on a cycle before the walk goes on from `handle` to `parent`.
+    fn check(
+        &mut self,
+        handle: S::Handle,
+        parent: S::Handle,
+    ) -> Result<(), ContextError<S::Error>> {
+        let source = self.source;
+        let path = &self.path;
+        let cycle = |at: S::Handle| ContextError::Cycle {
             at: EntryId::new(source.id(at)),
             leaf: EntryId::new(source.id(path[0].handle)),
             path_len: path.len(),
         };
         if parent == handle {
-            return Err(cycle(parent, &path));
+            return Err(cycle(parent));
         }
-        if seen.is_none() && path.len() >= bound {
+        if self.seen.is_none() && path.len() >= self.bound {
             // Longer than any acyclic path could be: from now on, keep a visited set.
             let mut set = HashSet::with_capacity(path.len() * 2);
-            for p in &path {
+            for p in path {
                 if !set.insert(p.handle) {
-                    return Err(cycle(p.handle, &path));
+                    return Err(cycle(p.handle));
                 }
             }
-            seen = Some(set);
+            self.seen = Some(set);
         }
-        if let Some(set) = &mut seen
+        if let Some(set) = &mut self.seen
             && !set.insert(parent)
         {
-            return Err(cycle(parent, &path));
+            return Err(cycle(parent));
         }
-        handle = parent;
+        Ok(())
     }
-    path.reverse();
-    Ok(path)
+
+    /// The path walked, root-most first.
+    fn into_path(self) -> Vec<PathEntry<S::Handle>> {
+        let mut path = self.path;
+        path.reverse();
+        path
+    }
 }
 
 /// Finds the latest settings sources and compaction, scanning from the leaf back and
 /// stopping once all four are found.
-fn scan<H>(plan: &mut ContextPlan<'_, H>) {
+fn scan<H: Copy>(plan: &mut ContextPlan<'_, H>) {
     for (i, p) in plan.path.iter().enumerate().rev() {
-        let slot = match p.kind {
+        let found = match p.kind {
             ContextKind::ThinkingLevelChange => &mut plan.thinking,
             ContextKind::ServiceTierChange => &mut plan.service_tier,
-            ContextKind::Compaction => &mut plan.compaction,
             k if k.is_model_source() => &mut plan.model,
+            ContextKind::Compaction => {
+                if plan.compaction.is_none() {
+                    plan.compaction = Some(i);
+                }
+                continue;
+            }
             _ => continue,
         };
-        if slot.is_none() {
-            *slot = Some(i);
+        if found.is_none() {
+            *found = Some(*p);
         }
         if plan.thinking.is_some()
             && plan.model.is_some()

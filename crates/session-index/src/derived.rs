@@ -57,6 +57,23 @@ impl EntryInfo<'_> {
     }
 }
 
+/// What the index knows of the path from the root to an entry without walking it
+/// ([`Derived::path_marks`]): the nearest settings changes on it and where it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PathMarks {
+    /// The nearest `thinking_level_change` on the path (the entry itself included).
+    pub thinking_level_change: Option<EntryIndex>,
+    /// The nearest `service_tier_change` on the path (the entry itself included).
+    pub service_tier_change: Option<EntryIndex>,
+    /// The nearest `model_change` or `message` whose role is `assistant` on the path
+    /// (the entry itself included).
+    pub model_source: Option<EntryIndex>,
+    /// The path's first entry: the one whose parent did not resolve (a root, an
+    /// orphan, a self-parent).
+    pub top: EntryIndex,
+}
+
 /// Entry counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -239,6 +256,38 @@ impl Derived {
         let text = self.state.parent_json_of(i.0)?;
         let key = self.state.parent_key_of(i.0).filter(|k| k.truthy())?;
         Some((text, self.state.find_key(key).map(EntryIndex)))
+    }
+
+    /// The path marks of entry `i`: the nearest `thinking_level_change`,
+    /// `service_tier_change` and model source (`model_change` or assistant message)
+    /// on its path to the root and the path's first entry, by
+    /// the resolved parents ([`Derived::parent`]); O(log m) in the number of such
+    /// entries, without walking the path. `None` for a record that is no tree entry,
+    /// and while a duplicate id has made the resolved parents stale (until the next
+    /// load): then only a walk tells.
+    ///
+    /// ```
+    /// use session_index::{Derived, EntryIndex, kinds};
+    /// let mut d = Derived::new();
+    /// d.push_payload(kinds::SESSION_HEADER, br#"{"type":"session","id":"s"}"#);
+    /// d.push_payload(kinds::ENTRY, br#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}"#);
+    /// d.push_payload(kinds::ENTRY, br#"{"type":"thinking_level_change","id":"b","parentId":"a","thinkingLevel":"high"}"#);
+    /// d.push_payload(kinds::ENTRY, br#"{"type":"message","id":"c","parentId":"b","message":{"role":"user","content":"go"}}"#);
+    /// let m = d.path_marks(d.find("c").unwrap()).unwrap();
+    /// assert_eq!(m.thinking_level_change, d.find("b"));
+    /// assert_eq!(m.service_tier_change, None);
+    /// assert_eq!(m.model_source, None);
+    /// assert_eq!(Some(m.top), d.find("a"));
+    /// ```
+    pub fn path_marks(&self, i: EntryIndex) -> Option<PathMarks> {
+        let m = self.state.marks_of(i.0)?;
+        let at = |p: u32| (p != crate::state::NO_POS).then_some(EntryIndex(p));
+        Some(PathMarks {
+            thinking_level_change: at(m.thinking),
+            service_tier_change: at(m.service_tier),
+            model_source: at(m.model),
+            top: EntryIndex(m.top),
+        })
     }
 
     /// Current labels: target id → label, in the reference's map order.

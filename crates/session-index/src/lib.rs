@@ -66,6 +66,7 @@ mod fields;
 mod ids;
 mod index;
 pub mod kinds;
+mod marks;
 mod probe;
 mod sidecar;
 mod state;
@@ -86,7 +87,7 @@ pub fn catalog_record_example() -> String {
 /// The listing catalog's format version (`docs/format.md` §3): a catalog of any other
 /// version is rebuilt, never read.
 pub const CATALOG_VERSION: u32 = catalog::wire::VERSION;
-pub use derived::{Counts, Derived, EntryIndex, EntryInfo};
+pub use derived::{Counts, Derived, EntryIndex, EntryInfo, PathMarks};
 pub use error::{IndexError, LoadError, ObserveError, SaveError};
 pub use index::{
     Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason, sidecar_path,

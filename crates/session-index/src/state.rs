@@ -13,6 +13,7 @@ use session_types::{Entry, EntryType, EntryTypeMap, parse_js_date};
 use crate::fields::{Fields, Message};
 use crate::ids::Ids;
 use crate::kinds::{ENTRY_KIND, SESSION_HEADER_KIND};
+use crate::marks::{Marks, model_change, setting_of};
 use crate::probe::{self, FIRST_MESSAGE_MAX_BYTES, Probe, Text};
 
 /// Sentinel for "no string" in a span.
@@ -247,6 +248,9 @@ pub(crate) struct State {
     /// (whether JSON text, key bytes).
     pub(crate) unresolved_parents: std::collections::HashSet<(bool, Box<[u8]>)>,
     pub(crate) agg: Aggregates,
+    /// Every record's nearest path mark (settings changes and the path's top), for
+    /// walks that stop where the context does; exact while `parents_exact` holds.
+    pub(crate) marks: Marks,
     /// End of the last observed frame (journal bytes covered).
     pub(crate) covered_len: u64,
     pub(crate) covered_seq: u64,
@@ -394,6 +398,59 @@ impl State {
                 self.unresolved_parents.insert(k);
             }
         }
+    }
+
+    /// After a load: every record's path marks, from the records' (exact) parents.
+    /// One pass over the records, with room for as many more as they have.
+    pub(crate) fn rebuild_marks(&mut self) {
+        let settings: Vec<_> = self.types.iter().map(|t| setting_of(t)).collect();
+        let models: Vec<_> = self.types.iter().map(|t| model_change(t)).collect();
+        let assistant = self.role_codes.get("assistant").copied();
+        let message = self.type_codes.get(EntryType::Message.as_str()).copied();
+        self.marks = Marks::with_capacity(self.recs.capacity());
+        for r in &self.recs {
+            let entry = r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0;
+            let typed = r.flags & REC_TYPE_JSON == 0;
+            let setting = settings
+                .get(usize::from(r.type_code))
+                .copied()
+                .flatten()
+                .filter(|_| typed);
+            let model = typed
+                && (models.get(usize::from(r.type_code)) == Some(&true)
+                    || Some(r.type_code) == message && Some(r.role_code) == assistant);
+            self.marks.push(entry, r.parent_pos, setting, model);
+        }
+    }
+
+    /// Marks the record pushed last (see [`Marks::push`]).
+    fn mark_last(&mut self) {
+        let Some(r) = self.recs.last() else { return };
+        if self.marks.len() + 1 != self.recs.len() {
+            // Marks out of step (never expected): recomputed by the next load; until
+            // then `parents_exact`-guarded lookups refuse them.
+            self.marks.clear();
+            return;
+        }
+        let entry = r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0;
+        let i = self.recs.len() as u32 - 1;
+        let (setting, model) = if r.flags & REC_TYPE_JSON != 0 {
+            (None, false)
+        } else {
+            let t = self.type_of(i);
+            let model = model_change(t)
+                || t == EntryType::Message.as_str() && self.role_of(i) == Some("assistant");
+            (setting_of(t), model)
+        };
+        self.marks.push(entry, r.parent_pos, setting, model);
+    }
+
+    /// What the nearest path mark of record `i` knows, while the marks are exact.
+    pub(crate) fn marks_of(&self, i: u32) -> Option<crate::marks::MarkInfo> {
+        if !self.parents_exact || self.marks.len() != self.recs.len() {
+            return None;
+        }
+        self.marks.of(i)
     }
 
     /// An empty index of a journal whose first entry frame starts at `data_start`.
@@ -614,6 +671,7 @@ impl State {
                 self.agg.other_kinds += 1;
             }
             self.recs.push(rec);
+            self.mark_last();
             if entry {
                 // A JSON value that is not an object is an entry keyed `undefined`.
                 self.insert_id(index);
@@ -650,6 +708,7 @@ impl State {
                     self.agg.header_entry = Some(index);
                 }
                 self.recs.push(rec);
+                self.mark_last();
             }
             // `begin` records only header and entry frames: this is an entry.
             _ => self.observe_fields(index, rec, fields),
@@ -746,6 +805,7 @@ impl State {
             rec.role_code = intern(&mut self.roles, &mut self.role_codes, role);
         }
         self.recs.push(rec);
+        self.mark_last();
         let observe = f
             .entry_type
             .as_deref()

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use session_context::{ContextKind, ContextSource, Node, Parent, UsageAttribution};
+use session_context::{ContextKind, ContextSource, Node, Parent, PathMarks, UsageAttribution};
 use session_index::{Derived, EntryIndex, Index, kinds};
 use session_journal::{Capture, Reader};
 use session_types::json::replace_lone_surrogates;
@@ -341,6 +341,23 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
 
     fn entry_count(&self) -> usize {
         usize::try_from(self.records.derived().counts().entries).unwrap_or(usize::MAX)
+    }
+
+    /// The index's path marks (kept while its resolved parents are exact, which are
+    /// the parents [`node`](ContextSource::node) follows): a resume walks only what
+    /// the context holds. Marks name ancestors, which come before the entry in
+    /// append order, so they are inside the read's snapshot when the entry is.
+    fn path_marks(&self, entry: EntryIndex) -> Option<PathMarks<EntryIndex>> {
+        if !self.records.visible(entry) {
+            return None;
+        }
+        let m = self.records.derived().path_marks(entry)?;
+        Some(PathMarks {
+            thinking_level_change: m.thinking_level_change,
+            service_tier_change: m.service_tier_change,
+            model_source: m.model_source,
+            top: m.top,
+        })
     }
 
     /// The latest `child_usage_attributed` entry for the target (the index keeps only

@@ -191,3 +191,108 @@ fn a_last_entry_whose_id_is_null_is_the_empty_context() {
         assert_eq!(lens(Leaf::Id("zzz")), [Ok(3), Ok(3)], "{last}");
     }
 }
+
+/// A source that keeps path marks (computed here by walking, outside what is
+/// counted) and counts the nodes the context's walk reads.
+struct Marked<'a> {
+    inner: ResidentSource<'a>,
+    nodes: std::cell::Cell<usize>,
+}
+
+impl session_context::ContextSource for Marked<'_> {
+    type Handle = usize;
+    type Error = session_context::EntryNotFound;
+    fn last_entry(&self) -> Option<usize> {
+        self.inner.last_entry()
+    }
+    fn find(&self, id: &str) -> Option<usize> {
+        self.inner.find(id)
+    }
+    fn node(&self, entry: usize) -> session_context::Node<'_, usize> {
+        self.nodes.set(self.nodes.get() + 1);
+        self.inner.node(entry)
+    }
+    fn id(&self, entry: usize) -> std::borrow::Cow<'_, str> {
+        self.inner.id(entry)
+    }
+    fn load(&self, entry: usize) -> Result<std::borrow::Cow<'_, Entry>, Self::Error> {
+        self.inner.load(entry)
+    }
+    fn entry_count(&self) -> usize {
+        self.inner.entry_count()
+    }
+    fn path_marks(&self, entry: usize) -> Option<session_context::PathMarks<usize>> {
+        use session_context::{ContextKind, Parent};
+        let (mut thinking, mut tier, mut model) = (None, None, None);
+        let mut at = entry;
+        loop {
+            let node = self.inner.node(at);
+            match node.kind {
+                ContextKind::ThinkingLevelChange => thinking = thinking.or(Some(at)),
+                ContextKind::ServiceTierChange => tier = tier.or(Some(at)),
+                k if k.is_model_source() => model = model.or(Some(at)),
+                _ => {}
+            }
+            match node.parent {
+                Parent::Node(p) => at = p,
+                _ => break,
+            }
+        }
+        Some(session_context::PathMarks {
+            thinking_level_change: thinking,
+            service_tier_change: tier,
+            model_source: model,
+            top: at,
+        })
+    }
+}
+
+/// With path marks, the walk stops where the context does: at the latest
+/// compaction's kept window. A chain of
+/// 100,000 entries whose settings are set near its root and whose last compaction
+/// keeps 10 entries reads about as many nodes as the context has entries, and gives
+/// the context of the whole walk.
+#[test]
+fn with_path_marks_the_walk_stops_where_the_context_stops() {
+    let n = 100_000;
+    let mut entries = users(chain(n, None).into_iter());
+    let at = |i: usize| format!("n{i}");
+    let parent = |i: usize| Some(at(i - 1));
+    let line = |v: serde_json::Value| entries_of(&[v]).remove(0);
+    let ts = "2025-01-01T00:00:00.000Z";
+    entries[1] = line(
+        json!({"type":"thinking_level_change","id":at(1),"parentId":parent(1),
+        "timestamp":ts,"thinkingLevel":"high"}),
+    );
+    entries[2] = line(
+        json!({"type":"service_tier_change","id":at(2),"parentId":parent(2),
+        "timestamp":ts,"serviceTier":"priority"}),
+    );
+    entries[3] = line(
+        json!({"type":"model_change","id":at(3),"parentId":parent(3),
+        "timestamp":ts,"provider":"p","modelId":"m"}),
+    );
+    let c = n - 20;
+    entries[c] = line(json!({"type":"compaction","id":at(c),"parentId":parent(c),
+        "timestamp":ts,"summary":"s","firstKeptEntryId":at(c - 10),"tokensBefore":1}));
+    let whole = ResidentSource::new(&entries);
+    let want = build_context(&whole, Leaf::Default, &ContextOptions::default()).expect("context");
+    let marked = Marked {
+        inner: ResidentSource::new(&entries),
+        nodes: std::cell::Cell::new(0),
+    };
+    let got = build_context(&marked, Leaf::Default, &ContextOptions::default()).expect("context");
+    assert_eq!(got.to_json(), want.to_json());
+    assert_eq!(got.messages.len(), 1 + 10 + 19);
+    assert_eq!(
+        got.settings.model.and_then(|m| m.model_id),
+        Some(json!("m"))
+    );
+    // The window (30 entries) is all it reads: the settings, set near the root (the
+    // model too: no assistant message on the way), come from the marks.
+    assert!(
+        marked.nodes.get() < 100,
+        "{} nodes read for a 30-entry context",
+        marked.nodes.get()
+    );
+}

@@ -377,5 +377,6 @@ fn build(
     };
     state.rebuild_lookups();
     state.restore_orphans();
+    state.rebuild_marks();
     Ok((cp, state))
 }

@@ -562,3 +562,111 @@ fn an_invalid_timestamp_orders_children_alike_everywhere() {
     let view = store.open_read_only(&path).expect("view");
     assert_eq!(render_tree(&view.get_tree()).0, want);
 }
+
+/// Random sessions rich in compactions (kept windows that start on the path, off it,
+/// at an unknown id, at the compaction itself), settings changes above and inside
+/// the window, second roots, orphans, self-parents and (in some seeds) duplicate ids.
+/// Entries from `appendable` on are ones an append accepts (a fresh id, a parent that
+/// exists).
+fn compacting_entries(seed: u64, n: usize, appendable: usize) -> Vec<Value> {
+    let mut rng = Rng(seed);
+    let mut out: Vec<Value> = Vec::new();
+    let mut ids: Vec<String> = Vec::new();
+    let dups = seed % 4 == 3;
+    for k in 0..n {
+        let odd = k < appendable;
+        let id = if odd && dups && !ids.is_empty() && rng.below(12) == 0 {
+            rng.pick(&ids).clone()
+        } else {
+            format!("c{k}")
+        };
+        let parent = match rng.below(40) {
+            0 => Value::Null,
+            1 if odd => json!("missing"),
+            2 if odd => json!(id),
+            3..=8 if !ids.is_empty() => json!(rng.pick(&ids)),
+            _ => ids.last().map_or(Value::Null, |l| json!(l)),
+        };
+        let ts = "2025-01-01T00:00:09.000Z";
+        let e = match rng.below(12) {
+            0 => json!({"type":"thinking_level_change","id":id,"parentId":parent,"timestamp":ts,
+                "thinkingLevel":format!("t{k}")}),
+            1 => json!({"type":"service_tier_change","id":id,"parentId":parent,"timestamp":ts,
+                "serviceTier":format!("s{k}")}),
+            2 => json!({"type":"model_change","id":id,"parentId":parent,"timestamp":ts,
+                "provider":"p","modelId":format!("m{k}")}),
+            3 => {
+                let first = match rng.below(5) {
+                    0 => json!("nowhere"),
+                    1 => json!(id),
+                    _ if !ids.is_empty() => json!(rng.pick(&ids)),
+                    _ => json!("nowhere"),
+                };
+                json!({"type":"compaction","id":id,"parentId":parent,"timestamp":ts,
+                    "summary":format!("sum{k}"),"firstKeptEntryId":first,"tokensBefore":k})
+            }
+            4 => json!({"type":"custom","id":id,"parentId":parent,"timestamp":ts,"customType":"x"}),
+            5 | 6 => json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,
+                "message":{"role":"assistant","content":[{"type":"text","text":format!("a{k}")}],
+                    "api":"messages","provider":"p","model":format!("am{k}"),
+                    "usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,
+                        "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},
+                    "stopReason":"stop","timestamp":k}}),
+            _ => json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,
+                "message":{"role":"user","content":format!("q{k}"),"timestamp":k}}),
+        };
+        ids.push(id);
+        out.push(e);
+    }
+    out
+}
+
+/// Resume walks only what the context needs, through the index's path marks (the
+/// nearest settings changes and the path's top); the whole walk over the same
+/// entries in memory (`ResidentSource`, which keeps no marks) must give the same
+/// context — messages, settings and warnings — at every entry as leaf, in a reopened
+/// session (marks computed on load) and after appends (marks kept while appending).
+#[test]
+fn contexts_through_path_marks_agree_with_the_whole_walk() {
+    use session_context::{ContextOptions, Leaf, ResidentSource, build_context};
+    let whole = |entries: &[Entry], leaf: &str| {
+        let source = ResidentSource::new(entries);
+        build_context(&source, Leaf::Id(leaf), &ContextOptions::default())
+            .map(|c| (c.to_json(), format!("{:?}", c.warnings)))
+            .map_err(|e| e.to_string())
+    };
+    let marked = |s: &mut OwnedSession, leaf: &str| {
+        s.branch_to(Some(leaf)).expect("branch to an entry");
+        s.build_session_context_with(ALL, &ContextOptions::default())
+            .map(|c| (c.to_json(), format!("{:?}", c.warnings)))
+            .map_err(|e| error_kind(&e))
+    };
+    for seed in 0..24u64 {
+        let dir = tempfile::tempdir().expect("dir");
+        let store = store_at(dir.path(), seed);
+        let n = 60 + seed as usize * 3;
+        let lines = compacting_entries(seed, n, n * 2 / 3);
+        let (head, tail) = lines.split_at(n * 2 / 3);
+        let journal = import_lines(&store, dir.path(), &format!("cmp-{seed}"), head);
+        let mut s = store.open(&journal).expect("open");
+        s.set_durability(session_manager::Durability::Buffered);
+        for e in tail.iter().map(entry) {
+            s.append_entry(e).expect("append");
+        }
+        let entries: Vec<Entry> = lines.iter().map(entry).collect();
+        for round in ["appended", "reopened"] {
+            for e in &entries {
+                let Some(id) = e.id() else { continue };
+                let want = whole(&entries, id);
+                let got = marked(&mut s, id);
+                match (&want, &got) {
+                    (Ok(a), Ok(b)) => assert_eq!(a, b, "seed {seed}, {round}, leaf {id}"),
+                    (Err(_), Err(b)) => assert!(b.starts_with("cycle"), "seed {seed}: {b}"),
+                    _ => panic!("seed {seed}, {round}, leaf {id}: {want:?} vs {got:?}"),
+                }
+            }
+            s.close().expect("close");
+            s = store.open(&journal).expect("reopen");
+        }
+    }
+}
