@@ -285,22 +285,87 @@ pub(crate) fn cases() -> Vec<Case> {
         )
         .target(Target::Better(4.0)),
     );
+    c.push(
+        Case::new(
+            "cold `bcs context --json` (reference: `node context.mjs --no-tree`)",
+            "1k",
+            Ms,
+            local("cold/1k"),
+            local("cold-reference/1k"),
+        )
+        .target(Target::AtMost(5.0)),
+    );
+    c.push(
+        Case::new(
+            "cold `bcs context --json`",
+            "100k",
+            Ms,
+            local("cold/100k"),
+            Figure::None,
+        )
+        .target(Target::AtMost(5.0)),
+    );
+    owner_cases(&mut c);
+    huge_cases(&mut c);
+    c
+}
+
+/// The 1M-entry session (issue 19 §1: resume cost follows the context).
+fn huge_cases(c: &mut Vec<Case>) {
+    use Unit::{Factor, MiB, Ms};
+    c.push(
+        Case::new(
+            "resume (open + context)",
+            "1m",
+            Ms,
+            local("resume/1m"),
+            Figure::None,
+        )
+        .target(Target::AtMost(5.0)),
+    );
     c.push(Case::new(
-        "cold `bcs context --json` (reference: `node context.mjs --no-tree`)",
-        "1k",
-        Ms,
-        local("cold/1k"),
-        local("cold-reference/1k"),
-    ));
-    c.push(Case::new(
-        "cold `bcs context --json`",
-        "100k",
-        Ms,
-        local("cold/100k"),
+        "peak RSS of resume (fresh process)",
+        "1m",
+        MiB,
+        local("rss/1m"),
         Figure::None,
     ));
-    owner_cases(&mut c);
-    c
+    for size in ["1k", "100k", "1m"] {
+        c.push(Case::new(
+            "bytes read by resume (open + context, every file; MiB)",
+            size,
+            MiB,
+            local(&format!("resume-bytes/{size}")),
+            Figure::None,
+        ));
+    }
+    c.push(
+        Case::new(
+            "bytes read by resume, 1m beyond 1k, in units of 64 KiB",
+            "1m − 1k",
+            Factor,
+            local("resume-bytes-excess/1m"),
+            Figure::None,
+        )
+        .target(Target::AtMost(1.0)),
+    );
+    c.push(Case::new(
+        "cold `bcs context --json`",
+        "1m",
+        Ms,
+        local("cold/1m"),
+        Figure::None,
+    ));
+    c.push(
+        Case::new(
+            "cold `bcs context --json` scaling (1m / 1k)",
+            "1m/1k",
+            Factor,
+            Figure::Scaling("cold/1m".into(), "cold/1k".into()),
+            Figure::None,
+        )
+        .target(Target::AtMost(1.2)),
+    );
 }
 
 /// Through the owner (issue 17 §6): the reference column is our own baseline.
@@ -432,6 +497,13 @@ mod tests {
             ("owner/context-100k", 10.0),
             ("owner/context-100k-base", 8.0),
             ("owner/rss-1000", 100.0),
+            ("resume/1m", 4.0),
+            ("rss/1m", 40.0),
+            ("resume-bytes/1k", 0.5),
+            ("resume-bytes/100k", 9.0),
+            ("resume-bytes/1m", 0.75),
+            ("resume-bytes-excess/1m", 4.0),
+            ("cold/1m", 3.5),
         ] {
             local.put(key, s(x));
         }
@@ -478,14 +550,22 @@ mod tests {
 | append, batch of 100, durable (journal level, per entry) | ×2000 | 24.0 µs | 40.0 µs | 1.67× | — |  |
 | import throughput (reference: open) | 100k (224 MB) | 160 MB/s | 415 MB/s | 0.39× | ≥ 150 MB/s | yes |
 | import vs reference open | 100k | 1400 ms | 540 ms | 0.39× | ≥ 4× better | **no** |
-| cold `bcs context --json` (reference: `node context.mjs --no-tree`) | 1k | 6.00 ms | 300 ms | 50× | — |  |
-| cold `bcs context --json` | 100k | 18.0 ms | — | — | — |  |
+| cold `bcs context --json` (reference: `node context.mjs --no-tree`) | 1k | 6.00 ms | 300 ms | 50× | ≤ 5.00 ms | **no** |
+| cold `bcs context --json` | 100k | 18.0 ms | — | — | ≤ 5.00 ms | **no** |
 | owner: durable appendMessage round trip (reference column: in-process durable append) | 1 client | 2000 µs | 1800 µs | 0.90× | ≤ 1.2× baseline | yes |
 | owner: buffered appendMessage round trip | 1 client | 20.0 µs | — | — | ≤ 25.0 µs | yes |
 | owner: durable appends/s (reference column: one client) | 32 clients, 1 session | 12000 /s | 1000 /s | 12× | ≥ 10× better | yes |
 | owner: durable appends/s (reference column: one client) | 64 sessions, 1 client each | 4000 /s | 1000 /s | 4.00× | ≥ 5× better | **no** |
 | owner: buildSessionContext round trip (reference column: in-process rebuild + moving its bytes through a socket) | 100k | 20.0 ms | 16.0 ms | 0.80× | ≤ 1.5× baseline | yes |
 | owner: peak RSS holding 1,000 open sessions of 1k entries | 1,000 × 1k | 200 MiB | — | — | ≤ 256 MiB | yes |
+| resume (open + context) | 1m | 8.00 ms | — | — | ≤ 5.00 ms | **no** |
+| peak RSS of resume (fresh process) | 1m | 80.0 MiB | — | — | — |  |
+| bytes read by resume (open + context, every file; MiB) | 1k | 1.00 MiB | — | — | — |  |
+| bytes read by resume (open + context, every file; MiB) | 100k | 18.0 MiB | — | — | — |  |
+| bytes read by resume (open + context, every file; MiB) | 1m | 1.50 MiB | — | — | — |  |
+| bytes read by resume, 1m beyond 1k, in units of 64 KiB | 1m − 1k | 8.00× | — | — | ≤ 1.00× | **no** |
+| cold `bcs context --json` | 1m | 7.00 ms | — | — | — |  |
+| cold `bcs context --json` scaling (1m / 1k) | 1m/1k | 1.17× | — | — | ≤ 1.20× | yes |
 ";
         assert_eq!(table, want);
     }

@@ -158,6 +158,9 @@ pub(crate) struct Native {
     pub(crate) journals: Vec<(String, PathBuf)>,
     pub(crate) many2000: PathBuf,
     pub(crate) many10000: PathBuf,
+    /// The 1M-entry session's (store root, journal), when a resume row is measured
+    /// ([`huge`]).
+    pub(crate) huge: Option<(PathBuf, PathBuf)>,
 }
 
 /// Imports every data set into a native store once (a `done.json` marks each).
@@ -227,5 +230,58 @@ pub(crate) fn import_all(data: &Data) -> Result<Native> {
         journals,
         many2000,
         many10000,
+        huge: None,
     })
+}
+
+/// The size of the largest session, measured only by the resume rows (issue 19):
+/// `big/1m.jsonl`, about 2.2 GB.
+pub(crate) const HUGE: &str = "1m";
+
+/// The 1M-entry session imported into its own store (`native/huge/`): (store root,
+/// journal). The legacy file is hard-linked from `--peer-data` when there, else
+/// generated (`gen.mjs --sizes 1k,1m`: with 1k the smallest size, the generator does
+/// not fork the 1M session, which needs the whole file as one string). Imported once
+/// (a `done.json` marks it), untimed.
+pub(crate) fn huge(
+    root: &Path,
+    peer_data: &Path,
+    data: &Data,
+    use_node: bool,
+) -> Result<(PathBuf, PathBuf)> {
+    let file = data.big.join(format!("{HUGE}.jsonl"));
+    if !file.is_file() {
+        let src = peer_data.join(format!("big/{HUGE}.jsonl"));
+        if src.is_file() {
+            link_or_copy(&src, &file)?;
+        } else {
+            let scratch = data.dir.join("gen-1m");
+            let _ = fs::remove_dir_all(&scratch);
+            generate(
+                root,
+                use_node,
+                &scratch,
+                &["--sizes", &format!("1k,{HUGE}"), "--only", "big"],
+            )?;
+            fs::rename(scratch.join(format!("big/{HUGE}.jsonl")), &file)?;
+            let _ = fs::remove_dir_all(&scratch);
+        }
+    }
+    let store_root = data.dir.join("native/huge");
+    let marker = store_root.join("done.json");
+    if let Ok(text) = fs::read_to_string(&marker) {
+        let v: Value = serde_json::from_str(&text)?;
+        let journal = v[HUGE].as_str().context("done.json names the journal")?;
+        return Ok((store_root, PathBuf::from(journal)));
+    }
+    let _ = fs::remove_dir_all(&store_root);
+    let store = Store::new(Layout::with_root(&store_root).expect("absolute root"));
+    eprintln!("bench: importing {HUGE}.jsonl (once)");
+    let o = store.import(&file)?;
+    store.open(&o.journal)?.close()?;
+    fs::write(
+        &marker,
+        json!({ HUGE: o.journal.to_string_lossy() }).to_string(),
+    )?;
+    Ok((store_root, o.journal))
 }

@@ -157,7 +157,10 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     let load_start = report::loadavg();
     let use_node = opts.reference && node_ok();
     let data = data::prepare_data(&root, &opts.peer_data, use_node)?;
-    let native = data::import_all(&data)?;
+    let mut native = data::import_all(&data)?;
+    if ours::wants_huge(&opts) {
+        native.huge = Some(data::huge(&root, &opts.peer_data, &data, use_node)?);
+    }
     let (local, notes) = ours::measure(&root, &data, &native, &opts)?;
     let node = if use_node {
         reference::measure(&root, &data, &opts)?

@@ -6,8 +6,10 @@
 //! `resume-open/` and `first-append/{size}` (µs); `tree-resident/100k`; `append/{durable,bare-sync,buffered,buffered-cpu,
 //! buffered-100k,bare-write,batch}` (µs per entry); `list/{2000,10000}` (in-process)
 //! and `cold-list/{2000,10000}` (whole process `bcs list --all --json`); `import/100k`
-//! and `import/bytes`; `cold/{1k,100k}` and `cold-reference/1k`. Times are in ms unless
-//! the key says otherwise.
+//! and `import/bytes`; `cold/{1k,100k,1m}` and `cold-reference/1k`;
+//! `resume-bytes/{size}` (MiB) and `resume-bytes-excess/1m` (64 KiB units). The resume rows also
+//! read the 1M-entry session (`resume/1m`, `rss/1m`, …) when it is prepared. Times
+//! are in ms unless the key says otherwise.
 
 use std::fs;
 use std::io::Write as _;
@@ -46,6 +48,7 @@ type Measure = fn(&mut Bench<'_>) -> Result<()>;
 /// Our measurements, in the order they run.
 const MEASUREMENTS: &[(&str, Measure)] = &[
     ("resume", resume),
+    ("bytes read by resume", resume_bytes),
     ("first append after a resume", first_append),
     ("peak RSS of resume", peak_rss),
     ("durable append", append_durable),
@@ -136,12 +139,46 @@ fn timed<S, T>(
 
 // ----- resume -----
 
+/// The measurements that read the 1M-entry session (`data::huge`): it is prepared
+/// (2.2 GB, imported once) only when one of them runs.
+const HUGE_MEASUREMENTS: [&str; 4] = [
+    "resume",
+    "bytes read by resume",
+    "peak RSS of resume",
+    "cold bcs context",
+];
+
+/// Whether this run measures one of [`HUGE_MEASUREMENTS`].
+pub(crate) fn wants_huge(opts: &Options) -> bool {
+    opts.only.is_empty()
+        || HUGE_MEASUREMENTS
+            .iter()
+            .any(|m| opts.only.iter().any(|o| m.contains(o.as_str())))
+}
+
+/// The sessions the resume rows read: (size, journal, store root), the 1M one last
+/// when prepared.
+fn resume_sessions(b: &Bench<'_>) -> Vec<(String, PathBuf, PathBuf)> {
+    let big = b
+        .native
+        .journals
+        .iter()
+        .map(|(size, journal)| (size.clone(), journal.clone(), b.native.big_root.clone()));
+    let huge = b
+        .native
+        .huge
+        .iter()
+        .map(|(root, journal)| (super::data::HUGE.to_owned(), journal.clone(), root.clone()));
+    big.chain(huge).collect()
+}
+
 /// `Store::open` (lock, recovery check, index sidecar) + `build_session_context`, and
 /// where the open goes.
 fn resume(b: &mut Bench<'_>) -> Result<()> {
-    let store = b.store();
     let reps = b.opts.reps;
-    for (size, journal) in &b.native.journals {
+    for (size, journal, home) in resume_sessions(b) {
+        let store = Store::new(Layout::with_root(&home).expect("absolute root"));
+        let journal = &journal;
         let (mut open, mut ctx) = (Vec::new(), Vec::new());
         for i in 0..=reps {
             let t0 = Instant::now();
@@ -165,9 +202,41 @@ fn resume(b: &mut Bench<'_>) -> Result<()> {
         b.samples.put(format!("open/{size}"), open);
         b.samples.put(format!("context/{size}"), ctx);
         b.samples.put(format!("resume/{size}"), total);
-        let note = resume_breakdown(journal, reps, b.median(&format!("context/{size}")), size)?;
+        let note = resume_breakdown(journal, reps, b.median(&format!("context/{size}")), &size)?;
         eprintln!("ours: {note}");
         b.notes.push(note);
+    }
+    Ok(())
+}
+
+/// Bytes read (every file: journal, sidecar, lock) by `Store::open` + the context,
+/// through a counting file system: `resume-bytes/{size}` in MiB, and
+/// `resume-bytes-excess/1m`, what the 1M session reads beyond the 1k one in units of
+/// 64 KiB (issue 19: at most one).
+fn resume_bytes(b: &mut Bench<'_>) -> Result<()> {
+    let mut read = std::collections::BTreeMap::new();
+    for (size, journal, home) in resume_sessions(b) {
+        let counting = session_testkit::CountingVfs::new(Arc::new(session_journal::vfs::StdVfs));
+        let store = Store::new(Layout::with_root(&home).expect("absolute root"))
+            .with_vfs(Arc::new(counting.clone()));
+        let s = store.open(&journal)?;
+        let c = s.build_session_context()?;
+        drop(c);
+        drop(s);
+        let bytes = counting.bytes_read_matching("");
+        eprintln!("ours: resume/{size} read {bytes} bytes");
+        b.samples.put(
+            format!("resume-bytes/{size}"),
+            vec![bytes as f64 / 1048576.0],
+        );
+        read.insert(size, bytes);
+    }
+    if let (Some(small), Some(huge)) = (read.get("1k"), read.get(super::data::HUGE)) {
+        let excess = *huge as f64 - *small as f64;
+        b.samples.put(
+            format!("resume-bytes-excess/{}", super::data::HUGE),
+            vec![excess / 65536.0],
+        );
     }
     Ok(())
 }
@@ -272,14 +341,14 @@ fn resume_breakdown(journal: &Path, reps: usize, context_ms: f64, size: &str) ->
 /// Peak RSS of a resume: a fresh process per size (this binary's `--child-resume`).
 fn peak_rss(b: &mut Bench<'_>) -> Result<()> {
     let me = std::env::current_exe()?;
-    for (size, journal) in &b.native.journals {
+    for (size, journal, home) in resume_sessions(b) {
         let mut peaks = Vec::new();
         for _ in 0..3 {
             let out = Command::new(&me)
                 .args(["bench", "--child-resume"])
-                .arg(journal)
+                .arg(&journal)
                 .arg("--home")
-                .arg(&b.native.big_root)
+                .arg(&home)
                 .output()
                 .context("running the resume probe")?;
             if !out.status.success() {
@@ -576,21 +645,22 @@ fn import(b: &mut Bench<'_>) -> Result<()> {
 
 // ----- cold processes -----
 
-/// Cold `bcs context` as a whole process (release binary beside this one), 1k and 100k.
+/// Cold `bcs context` as a whole process (release binary beside this one), 1k, 100k
+/// and 1m.
 fn cold_bcs(b: &mut Bench<'_>) -> Result<()> {
     let bcs = build_bcs(b.root)?;
     let reps = b.opts.reps;
-    for (size, journal) in &b.native.journals {
+    for (size, journal, home) in resume_sessions(b) {
         if size == "10k" {
             continue;
         }
-        let n = if size == "100k" { reps.min(3) } else { reps };
+        let n = if size == "1k" { reps } else { reps.min(3) };
         let samples = cold_runs(n, || {
             let mut c = Command::new(&bcs);
             c.arg("--home")
-                .arg(&b.native.big_root)
+                .arg(&home)
                 .arg("context")
-                .arg(journal)
+                .arg(&journal)
                 .arg("--json");
             c
         })?;
