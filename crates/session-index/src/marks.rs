@@ -125,30 +125,29 @@ impl Marks {
         };
         let m = if model { i } else { above(&self.model) };
         self.model.push(m);
-        let inherited = if parent == NO_POS {
-            None
-        } else {
-            match self.nearest.get(parent as usize).copied() {
-                Some(m) if m != NO_POS => self.info(m),
-                // A parent that is not a tree entry (not possible while parents are
-                // exact): no marks below it.
-                _ => {
-                    self.nearest.push(NO_POS);
-                    return;
-                }
-            }
-        };
-        if inherited.is_some() && setting.is_none() {
-            let m = self.nearest[parent as usize];
-            self.nearest.push(m);
-            return;
-        }
-        let mut info = inherited.unwrap_or(MarkInfo {
+        let mut info = MarkInfo {
             thinking: NO_POS,
             service_tier: NO_POS,
             top: i,
             model: NO_POS,
-        });
+        };
+        if parent != NO_POS {
+            // The parent's mark (none below a record that is no tree entry, which
+            // cannot be a parent while parents are exact): the record's own, unless
+            // it changes a setting.
+            let m = self.nearest.get(parent as usize).copied().unwrap_or(NO_POS);
+            if m == NO_POS || setting.is_none() {
+                self.nearest.push(m);
+                return;
+            }
+            match self.info(m) {
+                Some(above) => info = above,
+                None => {
+                    self.nearest.push(NO_POS);
+                    return;
+                }
+            }
+        }
         match setting {
             Some(Setting::Thinking) => info.thinking = i,
             Some(Setting::ServiceTier) => info.service_tier = i,
