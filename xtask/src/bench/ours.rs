@@ -179,20 +179,34 @@ fn resume(b: &mut Bench<'_>) -> Result<()> {
     for (size, journal, home) in resume_sessions(b) {
         let store = Store::new(Layout::with_root(&home).expect("absolute root"));
         let journal = &journal;
-        let (mut open, mut ctx) = (Vec::new(), Vec::new());
+        let (mut open, mut ctx, mut ser) = (Vec::new(), Vec::new(), Vec::new());
+        let mut json_len = 0;
         for i in 0..=reps {
             let t0 = Instant::now();
             let s = store.open(journal)?;
             let t1 = Instant::now();
             let c = s.build_session_context()?;
             let t2 = Instant::now();
+            // What `bcs context --json` does with it (outside the resume figure).
+            let text = serde_json::to_vec(&c.to_reference_json())?;
+            let t3 = Instant::now();
+            json_len = text.len();
             if i > 0 {
                 open.push((t1 - t0).as_secs_f64() * 1e3);
                 ctx.push((t2 - t1).as_secs_f64() * 1e3);
+                ser.push((t3 - t2).as_secs_f64() * 1e3);
             }
+            drop(text);
             drop(c);
             drop(s);
         }
+        let note = format!(
+            "- resume/{size}: the context as `bcs context --json` prints it: `to_reference_json` + `serde_json::to_vec` {:.2} ms ({:.0} KB)",
+            median(&ser).unwrap_or(0.0),
+            json_len as f64 / 1e3
+        );
+        eprintln!("ours: {note}");
+        b.notes.push(note);
         eprintln!(
             "ours: resume/{size} open {:.3} ms + context {:.3} ms",
             median(&open).unwrap_or(0.0),
