@@ -7,7 +7,7 @@ use session_types::{Entry, EntryId};
 
 use crate::error::{ContextError, ContextWarning};
 use crate::kind::ContextKind;
-use crate::source::{ContextSource, Parent};
+use crate::source::{ContextSource, Parent, PathMarks};
 
 /// Which leaf to build the context for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,80 +169,41 @@ pub fn plan<'s, S: ContextSource>(
         return Ok(plan);
     };
     plan.leaf = Some(EntryId::new(source.id(start)));
-    if source.path_marks(start).is_some() && plan_short(source, start, &mut plan)? {
-        return Ok(plan);
-    }
-    let mut walker = Walker::new(source, start);
-    walker.until(&mut plan.warnings, |_| false)?;
-    plan.path = walker.into_path();
-    scan(&mut plan);
-    if let Some(k) = plan.compaction {
-        let entry = load(source, plan.path[k].handle, ContextKind::Compaction)?;
-        plan.first_kept = kept_start(source, &plan.path[..k], &entry);
-        plan.compaction_entry = Some(entry);
-    }
-    Ok(plan)
-}
-
-/// The plan read through the source's path marks: the walk stops at the latest
-/// compaction's kept window; the settings in force (thinking level, model source,
-/// service tier) not set inside it come from the marks of the last entry walked,
-/// and the path's top from them too (for its missing-parent warning). Gives exactly the plan of the whole walk; `false` when
-/// the marks cannot tell (the caller then walks the whole path).
-fn plan_short<'s, S: ContextSource>(
-    source: &'s S,
-    start: S::Handle,
-    plan: &mut ContextPlan<'s, S::Handle>,
-) -> Result<bool, ContextError<S::Error>> {
     let mut w = Walker::new(source, start);
-    let warnings = &mut plan.warnings;
-    if !w.until(warnings, |p| p.kind == ContextKind::Compaction)? {
-        // No compaction: the context is the whole path, walked.
-        plan.path = w.into_path();
-        scan(plan);
-        return Ok(true);
+    let mut marks = None;
+    let mut compaction = None;
+    if w.until(&mut plan.warnings, |p| p.kind == ContextKind::Compaction)? {
+        // The latest compaction: the context needs the path from its kept window on.
+        let c = w.path.len() - 1;
+        let entry = load(source, w.path[c].handle, ContextKind::Compaction)?;
+        match first_kept_id(&entry) {
+            // Ids on a path are distinct (each is the last entry with its id), so
+            // the nearest match is the only one.
+            Some(serde_json::Value::String(first)) if !first.is_empty() => {
+                w.until(&mut plan.warnings, |p| {
+                    source.id(p.handle) == first.as_str()
+                })?;
+            }
+            // Compared with entries without a string id, of which a path may hold
+            // several: the root-most counts, so the whole path is read.
+            Some(
+                serde_json::Value::String(_)
+                | serde_json::Value::Number(_)
+                | serde_json::Value::Bool(_),
+            ) => {
+                w.until(&mut plan.warnings, |_| false)?;
+            }
+            _ => {}
+        }
+        compaction = Some((c, entry));
+        marks = settings_above(source, &mut w, &mut plan.warnings)?;
     }
-    let compaction = w.path.len() - 1;
-    let entry = load(source, w.path[compaction].handle, ContextKind::Compaction)?;
-    match first_kept_id(&entry) {
-        // Ids on a path are distinct (each is the last entry with its id), so the
-        // nearest match is the only one.
-        Some(serde_json::Value::String(first)) if !first.is_empty() => {
-            w.until(warnings, |p| source.id(p.handle) == first.as_str())?;
-        }
-        // Compared with entries without a string id, of which a path may hold
-        // several: the root-most counts, so the whole path is read.
-        Some(
-            serde_json::Value::String(_)
-            | serde_json::Value::Number(_)
-            | serde_json::Value::Bool(_),
-        ) => {
-            w.until(warnings, |_| false)?;
-        }
-        _ => {}
+    if marks.is_none() {
+        w.until(&mut plan.warnings, |_| false)?;
     }
-    let reached_top = w.next.is_none();
-    let marks = if reached_top {
-        None
-    } else {
-        let last = w.path[w.path.len() - 1].handle;
-        let Some(marks) = source.path_marks(last) else {
-            return Ok(false);
-        };
-        match source.node(marks.top).parent {
-            Parent::Root => {}
-            Parent::Missing(parent) => warnings.push(ContextWarning::MissingParent {
-                id: EntryId::new(source.id(marks.top)),
-                parent: EntryId::new(parent),
-            }),
-            // A top that leads on (a self-parent): only the whole walk tells.
-            Parent::Node(_) => return Ok(false),
-        }
-        Some(marks)
-    };
     let walked = w.path.len();
     plan.path = w.into_path();
-    scan(plan);
+    scan(&mut plan);
     if let Some(m) = marks {
         let at = |h: Option<S::Handle>, kind| h.map(|handle| PathEntry { handle, kind });
         if plan.thinking.is_none() {
@@ -258,14 +219,52 @@ fn plan_short<'s, S: ContextSource>(
             });
         }
     }
-    // The path is root first now: the compaction walked first is the last but
-    // `compaction` entries.
-    let k = walked - 1 - compaction;
-    debug_assert_eq!(plan.compaction, Some(k));
-    plan.compaction = Some(k);
-    plan.first_kept = kept_start(source, &plan.path[..k], &entry);
-    plan.compaction_entry = Some(entry);
-    Ok(true)
+    if let Some((c, entry)) = compaction {
+        // The path is root first now.
+        let k = walked - 1 - c;
+        debug_assert_eq!(plan.compaction, Some(k));
+        plan.compaction = Some(k);
+        plan.first_kept = kept_start(source, &plan.path[..k], &entry);
+        plan.compaction_entry = Some(entry);
+    }
+    Ok(plan)
+}
+
+/// After the part of the path the context needs: the settings above it. The walk
+/// goes on for up to an eighth of the session's entries (reading a node costs about
+/// what computing a record's path marks does, so a one-off resume of a session
+/// whose path is shorter than that never computes them); beyond that, the source's
+/// path marks of the last entry walked ([`ContextSource::path_marks`]) answer, and
+/// the path's top from them (its missing-parent warning, as the walk would give
+/// it). `None`: the walk read the top, or the source keeps no marks, or its top
+/// leads on (a self-parent, which only the whole walk reports): the caller walks on.
+fn settings_above<S: ContextSource>(
+    source: &S,
+    w: &mut Walker<'_, S>,
+    warnings: &mut Vec<ContextWarning>,
+) -> Result<Option<PathMarks<S::Handle>>, ContextError<S::Error>> {
+    let mut budget = source.entry_count() / 8;
+    if budget > 0 {
+        w.until(warnings, |_| {
+            budget -= 1;
+            budget == 0
+        })?;
+    }
+    let Some(last) = w.path.last().map(|p| p.handle).filter(|_| w.next.is_some()) else {
+        return Ok(None);
+    };
+    let Some(marks) = source.path_marks(last) else {
+        return Ok(None);
+    };
+    match source.node(marks.top).parent {
+        Parent::Root => {}
+        Parent::Missing(parent) => warnings.push(ContextWarning::MissingParent {
+            id: EntryId::new(source.id(marks.top)),
+            parent: EntryId::new(parent),
+        }),
+        Parent::Node(_) => return Ok(None),
+    }
+    Ok(Some(marks))
 }
 
 /// The compaction's `firstKeptEntryId` as the reference reads it.

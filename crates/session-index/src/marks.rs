@@ -10,8 +10,10 @@
 //! table in append order, the nearest mark of each setting and the top of its path.
 //! The model's source (a `model_change` or an assistant message, half of all
 //! entries) is kept apart: every entry record points to its nearest one (4 bytes a
-//! record). All are computed from the records' resolved parents as each record is
-//! indexed (and once after a load, from the records), so a lookup is O(log marks).
+//! record). All are computed from the records' resolved parents in one pass on
+//! first use (about what a walk of as many entries costs: a one-off resume walks
+//! instead, see `session-context`'s plan), then kept as each record is indexed, so a
+//! lookup is O(log marks).
 //!
 //! They are exact while the parents are ([`State::parents_exact`](crate::state::State)):
 //! a later duplicate id re-parents earlier entries, and the marks are then not used
@@ -97,13 +99,6 @@ impl Marks {
     /// How many records have been marked.
     pub(crate) fn len(&self) -> usize {
         self.nearest.len()
-    }
-
-    /// Drops every record's marks (before they are computed again).
-    pub(crate) fn clear(&mut self) {
-        self.nearest.clear();
-        self.model.clear();
-        self.info.clear();
     }
 
     /// Marks the next record (number `self.len()`): `entry` says whether it is a tree

@@ -250,7 +250,9 @@ pub(crate) struct State {
     pub(crate) agg: Aggregates,
     /// Every record's nearest path mark (settings changes and the path's top), for
     /// walks that stop where the context does; exact while `parents_exact` holds.
-    pub(crate) marks: Marks,
+    /// Computed from the records on first use (an O(n) pass that costs about what a
+    /// walk of as many entries does), then kept in step by every record indexed.
+    pub(crate) marks: std::sync::OnceLock<Marks>,
     /// End of the last observed frame (journal bytes covered).
     pub(crate) covered_len: u64,
     pub(crate) covered_seq: u64,
@@ -400,14 +402,20 @@ impl State {
         }
     }
 
-    /// After a load: every record's path marks, from the records' (exact) parents.
-    /// One pass over the records, with room for as many more as they have.
-    pub(crate) fn rebuild_marks(&mut self) {
+    /// Every record's path marks, from the records' (exact) parents: one pass.
+    fn compute_marks(&self) -> Marks {
         let settings: Vec<_> = self.types.iter().map(|t| setting_of(t)).collect();
         let models: Vec<_> = self.types.iter().map(|t| model_change(t)).collect();
-        let assistant = self.role_codes.get("assistant").copied();
-        let message = self.type_codes.get(EntryType::Message.as_str()).copied();
-        self.marks = Marks::with_capacity(self.recs.capacity());
+        let code = |table: &[Box<str>], name: &str| {
+            table
+                .iter()
+                .skip(1)
+                .position(|t| &**t == name)
+                .map(|p| p as u16 + 1)
+        };
+        let assistant = code(&self.roles, "assistant");
+        let message = code(&self.types, EntryType::Message.as_str());
+        let mut marks = Marks::with_capacity(self.recs.capacity());
         for r in &self.recs {
             let entry = r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0;
             let typed = r.flags & REC_TYPE_JSON == 0;
@@ -419,38 +427,49 @@ impl State {
             let model = typed
                 && (models.get(usize::from(r.type_code)) == Some(&true)
                     || Some(r.type_code) == message && Some(r.role_code) == assistant);
-            self.marks.push(entry, r.parent_pos, setting, model);
+            marks.push(entry, r.parent_pos, setting, model);
         }
+        marks
     }
 
-    /// Marks the record pushed last (see [`Marks::push`]).
+    /// Marks the record pushed last (see [`Marks::push`]), if the marks are in use.
     fn mark_last(&mut self) {
-        let Some(r) = self.recs.last() else { return };
-        if self.marks.len() + 1 != self.recs.len() {
-            // Marks out of step (never expected): recomputed by the next load; until
-            // then `parents_exact`-guarded lookups refuse them.
-            self.marks.clear();
+        let n = self.recs.len();
+        let Some(r) = self.recs.last().copied() else {
             return;
-        }
-        let entry = r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0;
-        let i = self.recs.len() as u32 - 1;
-        let (setting, model) = if r.flags & REC_TYPE_JSON != 0 {
+        };
+        let setting_model = if r.flags & REC_TYPE_JSON != 0 {
             (None, false)
         } else {
+            let i = n as u32 - 1;
             let t = self.type_of(i);
             let model = model_change(t)
                 || t == EntryType::Message.as_str() && self.role_of(i) == Some("assistant");
             (setting_of(t), model)
         };
-        self.marks.push(entry, r.parent_pos, setting, model);
+        let Some(marks) = self.marks.get_mut() else {
+            return;
+        };
+        if marks.len() + 1 != n {
+            // Out of step (never expected): computed afresh on the next use.
+            self.marks = std::sync::OnceLock::new();
+            return;
+        }
+        let entry = r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0;
+        marks.push(entry, r.parent_pos, setting_model.0, setting_model.1);
     }
 
-    /// What the nearest path mark of record `i` knows, while the marks are exact.
+    /// What the nearest path mark of record `i` knows, while the marks are exact
+    /// (computing them on first use).
     pub(crate) fn marks_of(&self, i: u32) -> Option<crate::marks::MarkInfo> {
-        if !self.parents_exact || self.marks.len() != self.recs.len() {
+        if !self.parents_exact {
             return None;
         }
-        self.marks.of(i)
+        let marks = self.marks.get_or_init(|| self.compute_marks());
+        if marks.len() != self.recs.len() {
+            return None;
+        }
+        marks.of(i)
     }
 
     /// An empty index of a journal whose first entry frame starts at `data_start`.

@@ -377,6 +377,5 @@ fn build(
     };
     state.rebuild_lookups();
     state.restore_orphans();
-    state.rebuild_marks();
     Ok((cp, state))
 }

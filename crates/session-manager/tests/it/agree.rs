@@ -565,7 +565,8 @@ fn an_invalid_timestamp_orders_children_alike_everywhere() {
 
 /// Random sessions rich in compactions (kept windows that start on the path, off it,
 /// at an unknown id, at the compaction itself), settings changes above and inside
-/// the window, second roots, orphans, self-parents and (in some seeds) duplicate ids.
+/// the window, second roots, orphans, self-parents and (in some seeds) duplicate ids,
+/// after a linear first half.
 /// Entries from `appendable` on are ones an append accepts (a fresh id, a parent that
 /// exists).
 fn compacting_entries(seed: u64, n: usize, appendable: usize) -> Vec<Value> {
@@ -588,7 +589,21 @@ fn compacting_entries(seed: u64, n: usize, appendable: usize) -> Vec<Value> {
             _ => ids.last().map_or(Value::Null, |l| json!(l)),
         };
         let ts = "2025-01-01T00:00:09.000Z";
-        let e = match rng.below(12) {
+        // A linear first half (settings set near the root, messages after): paths
+        // deeper than the walk's budget, so the path marks answer.
+        let kind = match k {
+            1 => 0,
+            2 => 1,
+            3 => 2,
+            _ if k < n / 2 => 11,
+            _ => rng.below(12),
+        };
+        let parent = if k < n / 2 {
+            ids.last().map_or(Value::Null, |l| json!(l))
+        } else {
+            parent
+        };
+        let e = match kind {
             0 => json!({"type":"thinking_level_change","id":id,"parentId":parent,"timestamp":ts,
                 "thinkingLevel":format!("t{k}")}),
             1 => json!({"type":"service_tier_change","id":id,"parentId":parent,"timestamp":ts,
