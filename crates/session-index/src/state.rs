@@ -434,6 +434,10 @@ impl State {
 
     /// Marks the record pushed last (see [`Marks::push`]), if the marks are in use.
     fn mark_last(&mut self) {
+        if self.marks.get().is_none() {
+            // Not in use: nothing to keep (the append path pays nothing for them).
+            return;
+        }
         let n = self.recs.len();
         let Some(r) = self.recs.last().copied() else {
             return;
