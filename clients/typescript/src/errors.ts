@@ -29,6 +29,7 @@ export const ErrorCode = {
   EXISTS: ERROR_KINDS.exists.code,
   LEGACY_JSONL: ERROR_KINDS.legacyJsonl.code,
   IO: ERROR_KINDS.io.code,
+  NOT_A_JOURNAL: ERROR_KINDS.notAJournal.code,
   STORE: ERROR_KINDS.store.code,
   /** Client side: the owner's connection ended with the request unanswered. */
   OWNER_GONE: -1,
@@ -118,6 +119,13 @@ export class ExistsError extends SessionError {}
 export class LegacyJsonlError extends SessionError {}
 /** `1011`: a file-system operation failed (`path`, `op`, `detail`). */
 export class IoError extends SessionError {}
+/** `1012`: the file is not a session journal (empty, or not the journal signature);
+ *  `path`, and `detail` saying what was found. */
+export class NotAJournalError extends SessionError {
+  get path(): string {
+    return String(this.data.path ?? "");
+  }
+}
 /** `1099`: another library error; the message says what and where. */
 export class StoreError extends SessionError {}
 /** The owner's connection ended before the answer: the owner died or was stopped. */
@@ -151,6 +159,7 @@ const byKind: Record<ErrorKind, ErrorClass> = {
   exists: ExistsError,
   legacyJsonl: LegacyJsonlError,
   io: IoError,
+  notAJournal: NotAJournalError,
   store: StoreError,
 };
 

@@ -15,7 +15,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { it } from "node:test";
 
-import { LegacyJsonlError, LimitError, OwnedError, SessionManager, StoreError, connectOwner } from "../src/index.js";
+import { LegacyJsonlError, LimitError, NotAJournalError, OwnedError, SessionManager, connectOwner } from "../src/index.js";
 import { assistant, bothImplementations, user } from "./harness.js";
 
 const T = "2025-01-01T00:00:00.000Z";
@@ -128,8 +128,11 @@ bothImplementations("legacy files", (get) => {
         assert.equal(lines.length, 1);
         assert.equal(JSON.parse(lines[0]!).id, sm.getSessionId(), "destructive recovery: the content is gone");
       } else {
-        // "uninitialised journal" / "not a native journal", naming the file (1099).
-        await assert.rejects(impl.open(path), (e: unknown) => e instanceof StoreError && e.code === 1099 && e.message.startsWith(path));
+        // "not a session journal", naming the file (1012).
+        await assert.rejects(
+          impl.open(path),
+          (e: unknown) => e instanceof NotAJournalError && e.code === 1012 && e.path === path && e.message.startsWith(path),
+        );
         assert.equal(await readFile(path, "utf8"), content, "never modified");
       }
     }

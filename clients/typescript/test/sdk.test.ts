@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -267,6 +267,7 @@ describe("typed errors", () => {
       [1009, "exists", errors.ExistsError],
       [1010, "legacyJsonl", errors.LegacyJsonlError],
       [1011, "io", errors.IoError],
+      [1012, "notAJournal", errors.NotAJournalError],
       [1099, "store", errors.StoreError],
     ];
     for (const [code, kind, Class] of cases) {
@@ -280,6 +281,33 @@ describe("typed errors", () => {
     const unknown = fromErrorObject({ code: 4242, message: "newer", data: { kind: "future" } });
     assert.equal(unknown.constructor, errors.SessionError);
     assert.equal(unknown.code, 4242);
+  });
+
+  it("an empty or foreign file is refused with NotAJournalError (1012), naming the path", async () => {
+    const scratch = await mkdtemp(join(tmpdir(), "bcs-ts-notj-"));
+    try {
+      SessionManager.configure({ home: scratch });
+      const dir = join(scratch, "sessions");
+      await mkdir(dir, { recursive: true });
+      for (const [name, bytes, detail] of [
+        ["empty.jsonl", "", /empty/],
+        ["foreign.jsonl", "PK\u0003\u0004 zip", /expected signature/],
+      ] as const) {
+        const path = join(dir, name);
+        await writeFile(path, bytes);
+        await assert.rejects(SessionManager.open(path), (e: unknown) => {
+          assert.ok(e instanceof errors.NotAJournalError, String(e));
+          assert.equal(e.code, ErrorCode.NOT_A_JOURNAL);
+          assert.equal(e.path, path);
+          assert.match(String(e.data.detail), detail);
+          return true;
+        });
+      }
+    } finally {
+      await stopOwners();
+      SessionManager.configure({});
+      await rm(scratch, { recursive: true, force: true });
+    }
   });
 
   it("a newer major version is refused by the owner with both versions named", async () => {

@@ -32,6 +32,10 @@ pub(crate) fn open_error(method: &str, e: OpenError) -> Error {
             op: op.to_owned(),
             detail: source.to_string(),
         },
+        OpenError::NotAJournal { path, found } => Error::NotAJournal {
+            path: lossy(&path),
+            detail: found,
+        },
         OpenError::Journal(j) => journal_open_error(j),
         OpenError::Read(r) => read_error(*r),
         OpenError::Append(a) => append_error(*a),
@@ -39,6 +43,14 @@ pub(crate) fn open_error(method: &str, e: OpenError) -> Error {
             detail: other.to_string(),
         },
     }
+}
+
+/// The journal signature in hex, as the journal's own message spells it.
+fn signature_hex() -> String {
+    session_journal::format::SIGNATURE
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn journal_open_error(e: session_journal::OpenError) -> Error {
@@ -59,6 +71,23 @@ fn journal_open_error(e: session_journal::OpenError) -> Error {
             path: lossy(&path),
             offset: offset.0,
             detail,
+        },
+        J::NotAJournal { path, found, .. } => Error::NotAJournal {
+            path: lossy(&path),
+            detail: format!(
+                "expected signature {} at offset 0, found {found}",
+                signature_hex()
+            ),
+        },
+        J::Uninitialized { path, len: 0 } => Error::NotAJournal {
+            path: lossy(&path),
+            detail: "the file is empty".to_owned(),
+        },
+        J::Uninitialized { path, len } => Error::NotAJournal {
+            path: lossy(&path),
+            detail: format!(
+                "{len} bytes and no complete header frame (a creation that never finished)"
+            ),
         },
         _ => Error::Store { detail },
     }

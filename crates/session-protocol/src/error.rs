@@ -58,6 +58,8 @@ pub mod code {
     pub const LEGACY_JSONL: i64 = 1010;
     /// A file-system operation failed.
     pub const IO: i64 = 1011;
+    /// The file is not a session journal (empty, or not the journal signature).
+    pub const NOT_A_JOURNAL: i64 = 1012;
     /// Any other library error (its message says what).
     pub const STORE: i64 = 1099;
 }
@@ -263,6 +265,16 @@ pub enum Error {
         /// The OS error.
         detail: String,
     },
+    /// The file is not a session journal: it is empty, holds no complete header (a
+    /// creation that never finished), or does not start with the journal signature
+    /// (and is not legacy JSONL, which is [`Error::LegacyJsonl`]).
+    #[error("{path}: not a session journal: {detail}")]
+    NotAJournal {
+        /// The file.
+        path: String,
+        /// What was found instead.
+        detail: String,
+    },
     /// Another library error; its message says what and where.
     #[error("{detail}")]
     Store {
@@ -330,6 +342,7 @@ impl Error {
             Error::Exists { .. } => code::EXISTS,
             Error::LegacyJsonl { .. } => code::LEGACY_JSONL,
             Error::Io { .. } => code::IO,
+            Error::NotAJournal { .. } => code::NOT_A_JOURNAL,
             Error::Store { .. } => code::STORE,
             Error::Unknown { code, .. } => *code,
         }

@@ -28,6 +28,7 @@ export const ERROR_KINDS = {
   exists: { code: 1009, retryable: false },
   legacyJsonl: { code: 1010, retryable: false },
   io: { code: 1011, retryable: false },
+  notAJournal: { code: 1012, retryable: false },
   store: { code: 1099, retryable: false },
 } as const;
 

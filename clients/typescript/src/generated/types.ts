@@ -804,6 +804,13 @@ export type ErrorData =
     detail: string;
   }
   | {
+    kind: "notAJournal";
+    /** The file. */
+    path: string;
+    /** What was found instead. */
+    detail: string;
+  }
+  | {
     kind: "store";
     /** The library's message. */
     detail: string;

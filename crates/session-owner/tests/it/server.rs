@@ -592,3 +592,41 @@ async fn a_listing_asked_with_progress_notifies_before_it_answers() {
         .expect("listing");
     assert_eq!(r.sessions.len(), 3);
 }
+
+#[tokio::test]
+async fn an_empty_or_foreign_file_is_refused_as_not_a_journal() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+    let s = c.create().await;
+    let dir = std::path::Path::new(&s.session_file)
+        .parent()
+        .expect("sessions dir");
+
+    let empty = dir.join("empty.jsonl");
+    std::fs::write(&empty, b"").expect("write");
+    let foreign = dir.join("foreign.jsonl");
+    std::fs::write(&foreign, b"PK\x03\x04 not a journal").expect("write");
+
+    for (path, detail) in [
+        (&empty, "the file is empty"),
+        (&foreign, "expected signature 894a4e4c0d0a1a0a"),
+    ] {
+        let e = c
+            .call::<call::StoreOpen>(OpenParams {
+                path: Some(path.to_string_lossy().into_owned()),
+                session_id: None,
+            })
+            .await
+            .expect_err("refused");
+        let Error::NotAJournal { path: p, detail: d } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(p, &path.to_string_lossy());
+        assert!(d.contains(detail), "{d}");
+        assert_eq!(e.code(), code::NOT_A_JOURNAL);
+        // The message names the path once.
+        assert_eq!(e.to_string().matches(p.as_str()).count(), 1, "{e}");
+    }
+}
