@@ -7,7 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 
-import { ErrorCode, OwnerGoneError, fromErrorObject, type SessionError } from "./errors.js";
+import { CallTimeoutError, ErrorCode, OwnerGoneError, fromErrorObject, type SessionError } from "./errors.js";
 import type { ErrorObject, ListProgressParams, Method, ParamsOf, ResultOf } from "./wire.js";
 
 /** An answer line may be large (a complete read of 64 MiB of source data, escaped). */
@@ -18,7 +18,15 @@ type Pending = {
   resolve: (value: unknown) => void;
   reject: (error: SessionError) => void;
   onProgress?: (loaded: number, total: number) => void;
+  timer?: ReturnType<typeof setTimeout>;
 };
+
+/** Per-call options. */
+export interface CallOptions {
+  /** This call's timeout in milliseconds, instead of the connection's `callTimeoutMs`;
+   *  `null` waits without a bound. */
+  timeoutMs?: number | null;
+}
 
 /** Something whose handle can stop holding the event loop open. */
 type Refable = { ref?: () => unknown; unref?: () => unknown };
@@ -49,6 +57,10 @@ export class Connection {
   readonly child: ChildProcess | undefined;
   /** Why a private owner could not be started, if it could not. */
   spawnFailed: string | undefined;
+  /** How long a call waits for its answer before failing with `CallTimeoutError`, in
+   *  milliseconds; `undefined` (the default) waits without a bound. A call's own
+   *  `timeoutMs` overrides it. */
+  callTimeoutMs: number | undefined;
 
   constructor(private readonly parts: ConnectionParts) {
     this.describe = parts.describe;
@@ -66,24 +78,45 @@ export class Connection {
     return this.closedError !== undefined;
   }
 
-  /** Calls `method` and resolves with its result, or rejects with its typed error. */
+  /** Calls `method` and resolves with its result, or rejects with its typed error
+   *  (`CallTimeoutError` when no answer comes within the call's timeout). */
   call<M extends Method>(
     method: M,
     params: ParamsOf<M>,
     onProgress?: (loaded: number, total: number) => void,
+    options?: CallOptions,
   ): Promise<ResultOf<M>> {
     if (this.closedError) {
       return Promise.reject(this.gone(method, this.closedError.message));
     }
+    const timeoutMs = options?.timeoutMs !== undefined ? options.timeoutMs : this.callTimeoutMs;
     const id = this.nextId++;
     const line = JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n";
     return new Promise<ResultOf<M>>((resolve, reject) => {
       const pending: Pending = { method, resolve: resolve as (v: unknown) => void, reject };
       if (onProgress) pending.onProgress = onProgress;
+      if (timeoutMs !== undefined && timeoutMs !== null) {
+        pending.timer = setTimeout(() => this.timedOut(id, timeoutMs), timeoutMs);
+      }
       this.pending.set(id, pending);
       this.setRef(true);
       this.parts.output.write(line);
     });
+  }
+
+  /** Fails a call left unanswered; its answer, if it comes later, is dropped. */
+  private timedOut(id: number, timeoutMs: number): void {
+    const pending = this.pending.get(id);
+    if (!pending) return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.setRef(false);
+    const e = new CallTimeoutError(
+      ErrorCode.CALL_TIMEOUT,
+      `${pending.method}: the owner did not answer within ${timeoutMs} ms (${this.describe})`,
+      { kind: "callTimeout", method: pending.method, timeoutMs },
+    );
+    e.method = pending.method;
+    pending.reject(e);
   }
 
   /** Ends the connection; pending requests fail with `OwnerGoneError`. */
@@ -106,7 +139,10 @@ export class Connection {
     this.closedError = this.gone("close", why);
     const pending = [...this.pending.values()];
     this.pending.clear();
-    for (const p of pending) p.reject(this.gone(p.method, why));
+    for (const p of pending) {
+      clearTimeout(p.timer);
+      p.reject(this.gone(p.method, why));
+    }
     this.setRef(false);
   }
 
@@ -172,6 +208,7 @@ export class Connection {
     const pending = this.pending.get(message.id);
     if (!pending) return;
     this.pending.delete(message.id);
+    clearTimeout(pending.timer);
     if (this.pending.size === 0) this.setRef(false);
     if (message.error) pending.reject(fromErrorObject(message.error, pending.method));
     else pending.resolve(message.result);

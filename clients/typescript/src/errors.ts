@@ -35,6 +35,8 @@ export const ErrorCode = {
   OWNER_GONE: -1,
   /** Client side: no owner answered and none could be started. */
   OWNER_UNAVAILABLE: -2,
+  /** Client side: the owner did not answer a call within its timeout. */
+  CALL_TIMEOUT: -3,
 } as const;
 
 type Data = { kind?: string; [key: string]: unknown };
@@ -132,6 +134,15 @@ export class StoreError extends SessionError {}
 export class OwnerGoneError extends SessionError {}
 /** No owner answered and none could be started. */
 export class OwnerUnavailableError extends SessionError {}
+/** The owner did not answer a call within its timeout (`callTimeoutMs`); `method` names
+ *  the call (`initialize` while connecting) and `timeoutMs` the time. The connection goes
+ *  on (a late answer is dropped); nothing says whether the owner performed the call: an
+ *  append may be in the journal. */
+export class CallTimeoutError extends SessionError {
+  get timeoutMs(): number {
+    return Number(this.data.timeoutMs);
+  }
+}
 
 type ErrorClass = new (code: number, message: string, data?: Data | null) => SessionError;
 

@@ -34,6 +34,13 @@ export interface OwnerOptions {
   env?: NodeJS.ProcessEnv;
   /** Who this client is (sent in `initialize`). */
   clientInfo?: { name: string; version: string };
+  /**
+   * How long each call (the `initialize` handshake included) waits for the owner's
+   * answer, in milliseconds, before failing with `CallTimeoutError` naming the method
+   * and the time. Default: no bound. `Connection.callTimeoutMs` changes it on an open
+   * connection, and a call's own `{ timeoutMs }` overrides it for that call.
+   */
+  callTimeoutMs?: number;
 }
 
 /** The resolved location of a store. */
@@ -84,6 +91,7 @@ export async function connectOwner(options: OwnerOptions = {}): Promise<{ connec
   const clientInfo = options.clientInfo ?? CLIENT_INFO;
   if (options.transport === "stdio") {
     const connection = spawnStdio(location, options.env);
+    connection.callTimeoutMs = options.callTimeoutMs;
     try {
       await initialize(connection, clientInfo);
     } catch (e) {
@@ -104,6 +112,7 @@ export async function connectOwner(options: OwnerOptions = {}): Promise<{ connec
     const socket = await trySocket(socketPath(location.home));
     if (socket.ok) {
       const connection = socketConnection(socket.socket, location);
+      connection.callTimeoutMs = options.callTimeoutMs;
       await initialize(connection, clientInfo);
       return started ? { connection, started } : { connection };
     }
