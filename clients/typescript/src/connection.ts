@@ -1,8 +1,9 @@
 // One JSON-RPC 2.0 connection to a session owner: newline-delimited JSON over a Unix
 // socket or a child's stdin/stdout (docs/rpc.md "Messages"). Requests are matched to
-// answers by id; `store/listProgress` notifications go to the request that asked.
-// While no request is pending the connection does not keep node's event loop alive,
-// so a program that is done exits without closing it.
+// answers by id; `store/listProgress` notifications go to the request that asked, every
+// other notification to the listeners (`listen`: the follow wrappers). While no request
+// is pending and no listener registered, the connection does not keep node's event loop
+// alive, so a program that is done exits without closing it.
 
 import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
@@ -28,6 +29,14 @@ export interface CallOptions {
   timeoutMs?: number | null;
 }
 
+/** Receives the owner's notifications (other than `store/listProgress`) on one
+ *  connection: `session/appended`, `session/lagged`, `store/changed`, `store/lagged`. */
+export interface NotificationListener {
+  onNotification(method: string, params: unknown): void;
+  /** The connection ended: no more notifications. */
+  onClose?(error: SessionError): void;
+}
+
 /** Something whose handle can stop holding the event loop open. */
 type Refable = { ref?: () => unknown; unref?: () => unknown };
 
@@ -49,6 +58,7 @@ export interface ConnectionParts {
 export class Connection {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly listeners = new Set<NotificationListener>();
   private chunks: Buffer[] = [];
   private buffered = 0;
   private closedError: SessionError | undefined;
@@ -109,7 +119,7 @@ export class Connection {
     const pending = this.pending.get(id);
     if (!pending) return;
     this.pending.delete(id);
-    if (this.pending.size === 0) this.setRef(false);
+    this.updateRef();
     const e = new CallTimeoutError(
       ErrorCode.CALL_TIMEOUT,
       `${pending.method}: the owner did not answer within ${timeoutMs} ms (${this.describe})`,
@@ -117,6 +127,20 @@ export class Connection {
     );
     e.method = pending.method;
     pending.reject(e);
+  }
+
+  /** Hands the owner's notifications to `listener` until the returned function is
+   *  called. While a listener is registered the connection keeps node's event loop
+   *  alive (a follower waits for notifications). On a closed connection it throws
+   *  `OwnerGoneError`. */
+  listen(listener: NotificationListener): () => void {
+    if (this.closedError) throw this.gone("listen", this.closedError.message);
+    this.listeners.add(listener);
+    this.updateRef();
+    return () => {
+      this.listeners.delete(listener);
+      this.updateRef();
+    };
   }
 
   /** Ends the connection; pending requests fail with `OwnerGoneError`. */
@@ -143,7 +167,15 @@ export class Connection {
       clearTimeout(p.timer);
       p.reject(this.gone(p.method, why));
     }
+    const listeners = [...this.listeners];
+    this.listeners.clear();
+    for (const l of listeners) l.onClose?.(this.gone("follow", why));
     this.setRef(false);
+  }
+
+  /** Holds the event loop while a request is pending or a listener registered. */
+  private updateRef(): void {
+    this.setRef(!this.closedError && (this.pending.size > 0 || this.listeners.size > 0));
   }
 
   private setRef(on: boolean): void {
@@ -201,6 +233,8 @@ export class Connection {
         const p = message.params as ListProgressParams;
         const target = typeof p?.requestId === "number" ? this.pending.get(p.requestId) : undefined;
         target?.onProgress?.(p.loaded, p.total);
+      } else {
+        for (const l of [...this.listeners]) l.onNotification(message.method, message.params);
       }
       return;
     }
@@ -209,7 +243,7 @@ export class Connection {
     if (!pending) return;
     this.pending.delete(message.id);
     clearTimeout(pending.timer);
-    if (this.pending.size === 0) this.setRef(false);
+    this.updateRef();
     if (message.error) pending.reject(fromErrorObject(message.error, pending.method));
     else pending.resolve(message.result);
   }

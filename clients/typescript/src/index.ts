@@ -4,7 +4,8 @@
 export { SessionManager } from "./session-manager.js";
 export type { SessionInfo, ListCallbacks, NewSessionOptions, Limits } from "./session-manager.js";
 export type { SessionTreeNode } from "./tree.js";
-export { Connection, type CallOptions } from "./connection.js";
+export type { Following, SessionFollowHandlers, SessionFollowing, StoreFollowHandlers } from "./follow.js";
+export { Connection, type CallOptions, type NotificationListener } from "./connection.js";
 export { connectOwner, resolveLocation, socketPath, type OwnerOptions, type StoreLocation } from "./owner.js";
 export * from "./errors.js";
 export * from "./wire.js";

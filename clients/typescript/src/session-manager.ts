@@ -8,6 +8,14 @@ import { readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 
 import { EntryNotFoundError, ErrorCode, SessionError } from "./errors.js";
+import {
+  followSession,
+  followStore,
+  type Following,
+  type SessionFollowHandlers,
+  type SessionFollowing,
+  type StoreFollowHandlers,
+} from "./follow.js";
 import { resolveLocation, sessionsDir, type OwnerOptions } from "./owner.js";
 import { Store } from "./store.js";
 import { nestTree, type SessionTreeNode } from "./tree.js";
@@ -251,6 +259,15 @@ export class SessionManager {
     return sessions;
   }
 
+  /** Follows the store (the agents view): `onChange` for every session created,
+   *  renamed, deleted, or whose lifecycle state or agent status changes through the
+   *  owner, from now on (read the current state with `listAll` after this resolves).
+   *  While a follow runs, the process stays alive; `close()` the follow to end it. */
+  static async followStore(handlers: StoreFollowHandlers, sessionDir?: string): Promise<Following> {
+    const c = await storeFor(sessionDir).conn();
+    return followStore(c, handlers);
+  }
+
   /** Imports one legacy JSONL file (never modified); importing it again is a no-op
    *  (`alreadyImported`). */
   static async importLegacy(path: string, sessionDir?: string): Promise<Imported> {
@@ -407,6 +424,17 @@ export class SessionManager {
       return;
     }
     await c.call("session/close", { sessionId: this.id });
+  }
+
+  /** Follows this session: `onEntry` for every entry appended after `lastEntryId` (by
+   *  any client, this one included), in journal order. Read the history up to
+   *  `lastEntryId`, then apply the entries. The follow is of the session open now (not
+   *  of one `newSession` switches to later); closing the session ends it, as does the
+   *  end of the connection (`onEnd`). While a follow runs, the process stays alive;
+   *  `close()` the follow to end it. */
+  async follow(handlers: SessionFollowHandlers): Promise<SessionFollowing> {
+    const c = await this.conn();
+    return followSession(c, this.id, handlers);
   }
 
   /** Re-reads the metadata (leaf, name) from the owner: another client of the same
