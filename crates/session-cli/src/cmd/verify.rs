@@ -69,38 +69,43 @@ fn settled_verify(path: &Path) -> Result<session_journal::VerifyReport, OpenErro
 }
 
 /// What is wrong with the session records of a journal whose frames are sound: no
-/// session header record (a creation that never finished), or a header that names
-/// another session than the file does (a journal copied over another's name).
+/// session header record (a creation that never finished), or a journal header that
+/// names another session than the file does (a journal copied over another's name).
+/// When nothing is, the session header record's `id` (when it has one).
 fn session_problem(
     path: &Path,
     report: &session_journal::VerifyReport,
-) -> Option<(Status, String)> {
+) -> Result<Option<Value>, (Status, String)> {
     let name = session_id_of(path);
     if let Some(id) = &report.header.session_id
         && *id != name
     {
-        return Some((
+        return Err((
             Status::Corrupt,
             format!(
                 "journal of session {id:?} under the name of session {name:?} (copied or renamed?)"
             ),
         ));
     }
-    let reader =
-        session_journal::Reader::open(path, session_journal::ReaderOptions::default()).ok()?;
+    let Ok(reader) = session_journal::Reader::open(path, session_journal::ReaderOptions::default())
+    else {
+        return Ok(None);
+    };
     let first = reader.frames(None).find_map(|f| match f {
-        Ok(f) if f.info.kind == session_index::kinds::SESSION_HEADER => Some(Ok(())),
+        Ok(f) if f.info.kind == session_index::kinds::SESSION_HEADER => {
+            Some(Ok(header_record_id(&f.payload)))
+        }
         Ok(f) if f.info.kind == session_index::kinds::ENTRY => Some(Err(f.info.offset.0)),
         Ok(_) => None,
         Err(_) => None,
     });
     match first {
-        Some(Ok(())) => None,
-        Some(Err(offset)) => Some((
+        Some(Ok(id)) => Ok(id),
+        Some(Err(offset)) => Err((
             Status::Corrupt,
             format!("no session header record: the first entry frame is at offset {offset}"),
         )),
-        None => Some((
+        None => Err((
             Status::NeverCreated,
             format!(
                 "the session was never created: no session header record (the journal's frames end at offset {})",
@@ -108,6 +113,33 @@ fn session_problem(
             ),
         )),
     }
+}
+
+/// The `id` of a session header record's JSON (`None` when it is not an object with
+/// one: the reader's own checks report such a record).
+fn header_record_id(payload: &[u8]) -> Option<Value> {
+    match serde_json::from_slice::<Value>(payload) {
+        Ok(Value::Object(mut m)) => m.remove("id").filter(|id| !id.is_null()),
+        _ => None,
+    }
+}
+
+/// The warning for a journal whose session header record names another id than its
+/// file name: an import made before one id per session (docs/format.md §4) kept the
+/// legacy header's id under a derived file name. Not corruption, and not repaired.
+fn header_id_warning(path: &Path, ids: &Value) -> String {
+    let header = match &ids["header"] {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    let name = ids["fileName"].as_str().unwrap_or("");
+    format!(
+        "{}: the session header record's id {header} differs from the file name's id {name:?} \
+         (imported before one id per session): bcs commands take {name:?}, getSessionId() \
+         returns the header's; not corruption, and --repair does not rewrite headers: to give \
+         it one id, re-import it (bcs export {name} -o FILE; bcs rm {name}; bcs import FILE)",
+        path.display()
+    )
 }
 
 /// Checks one journal without modifying anything.
@@ -125,16 +157,20 @@ pub(crate) fn check(path: &Path) -> (Status, Value) {
             return (Status::Corrupt, json!({"journal": journal, "index": null}));
         }
     };
-    if report.torn_tail.is_none()
-        && let Some((status, problem)) = session_problem(path, &report)
-    {
-        journal.insert(
-            "error".into(),
-            format!("{}: {problem}", path.display()).into(),
-        );
-        let offset = (status == Status::NeverCreated).then_some(report.end.0);
-        journal.insert("offset".into(), offset.into());
-        return (status, json!({"journal": journal, "index": null}));
+    let mut header_id = None;
+    if report.torn_tail.is_none() {
+        match session_problem(path, &report) {
+            Ok(id) => header_id = id,
+            Err((status, problem)) => {
+                journal.insert(
+                    "error".into(),
+                    format!("{}: {problem}", path.display()).into(),
+                );
+                let offset = (status == Status::NeverCreated).then_some(report.end.0);
+                journal.insert("offset".into(), offset.into());
+                return (status, json!({"journal": journal, "index": null}));
+            }
+        }
     }
     journal.insert("frames".into(), report.frames.into());
     journal.insert("end".into(), report.end.0.into());
@@ -145,6 +181,13 @@ pub(crate) fn check(path: &Path) -> (Status, Value) {
         json!({"offset": off.0, "bytes": report.len - off.0, "fault": one_line(&fault.to_string())})
     });
     journal.insert("tornTail".into(), torn.clone().unwrap_or(Value::Null));
+    let name = session_id_of(path);
+    if let Some(header) = header_id.filter(|h| h.as_str() != Some(name.as_str())) {
+        journal.insert(
+            "headerId".into(),
+            json!({"fileName": name, "header": header}),
+        );
+    }
     let index = match Index::open_or_rebuild(path, read_only_index()) {
         Ok((_, r)) => {
             let (status, detail) = index_status(&r.status);
@@ -301,6 +344,9 @@ pub(crate) fn run(store: &Location, args: &VerifyArgs, out: &mut Out) -> Result<
         }
     }
     for v in &results {
+        if let (Some(ids), Some(path)) = (v["journal"].get("headerId"), v["path"].as_str()) {
+            out.warn(&header_id_warning(Path::new(path), ids));
+        }
         if v["status"] == "corrupt" {
             eprintln!(
                 "bcs: verify: {}",

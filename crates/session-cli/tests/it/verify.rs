@@ -154,3 +154,88 @@ fn leftovers_of_a_killed_import_are_reported_and_repaired() {
     assert!(!tmp.exists() && !record.exists());
     assert_eq!(b.run(&["verify", "--all"]).code, 0);
 }
+
+/// A journal imported before the one-id change (docs/format.md §4) kept the legacy
+/// header's id in its session header record under a derived file name. `verify` reports
+/// it clearly, as a warning (not corruption): a line on stderr and `journal.headerId`
+/// naming both ids; `--repair` leaves the header as it is.
+#[test]
+fn a_header_id_that_differs_from_the_file_name_is_a_warning() {
+    use session_journal::{CreateOptions, Durability, JournalId, NewFrame, Writer};
+    let b = Bcs::new();
+    std::fs::create_dir_all(b.sessions()).expect("mkdir");
+    let name = "c0ffee00-1111-2222-3333-444455556666-0badf00d";
+    let original = "c0ffee00-1111-2222-3333-444455556666";
+    let journal = b.sessions().join(format!("{name}.jsonl"));
+    let mut w = Writer::create(
+        &journal,
+        JournalId([7; 16]),
+        CreateOptions {
+            session_id: Some(name.to_owned()),
+            ..CreateOptions::default()
+        },
+    )
+    .expect("create");
+    let header = format!(
+        r#"{{"type":"session","version":3,"id":"{original}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}}"#
+    );
+    let entry = r#"{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1735689601000}}"#;
+    for (kind, payload) in [
+        (session_index::kinds::SESSION_HEADER, header.as_bytes()),
+        (session_index::kinds::ENTRY, entry.as_bytes()),
+    ] {
+        w.append_frame(NewFrame::new(kind, payload), Durability::Durable)
+            .expect("append");
+    }
+    w.close().expect("close");
+
+    // Its index is built by --repair; the journal itself is not rewritten.
+    let before = std::fs::read(&journal).expect("read");
+    let r = b.run(&["verify", name, "--repair"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read(&journal).expect("read"),
+        before,
+        "--repair rewrote the journal"
+    );
+
+    let r = b.run(&["verify", name]);
+    assert_eq!(r.code, 0, "a warning, not a failure: {}", r.stderr);
+    assert!(r.stdout.starts_with("clean"), "{}", r.stdout);
+    let warning = r.stderr.trim_end();
+    assert_eq!(warning.lines().count(), 1, "{warning}");
+    assert!(warning.starts_with("bcs: warning: "), "{warning}");
+    for needle in [name, original, "re-import", "--repair"] {
+        assert!(warning.contains(needle), "{needle}: {warning}");
+    }
+
+    let r = b.run(&["verify", name, "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(v[0]["status"], "clean");
+    assert_eq!(
+        v[0]["journal"]["headerId"],
+        serde_json::json!({"fileName": name, "header": original})
+    );
+    assert!(r.stderr.starts_with("bcs: warning: "), "{}", r.stderr);
+
+    // The re-import the warning suggests gives the session one id.
+    let file = b.sessions().join("../exported.jsonl");
+    let file = file.to_str().expect("utf-8");
+    b.run(&["export", name, "-o", file]).ok();
+    b.run(&["rm", name]).ok();
+    let imported = b.run(&["import", file, "--json"]).json();
+    let id = imported["sessionId"].as_str().expect("an id").to_owned();
+    b.run(&["verify", &id, "--repair"]).ok();
+    let r = b.run(&["verify", &id, "--json"]);
+    assert_eq!(r.stderr, "", "one id after the re-import");
+    assert!(r.json()[0]["journal"].get("headerId").is_none());
+
+    // A session whose ids agree has no such field and no warning.
+    b.run(&["new", "--id", "plain", "--cwd", "/w"]).ok();
+    b.run(&["verify", "plain", "--repair"]).ok();
+    let r = b.run(&["verify", "plain", "--json"]);
+    assert_eq!(r.stderr, "");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert!(v[0]["journal"].get("headerId").is_none(), "{v}");
+}
