@@ -9,7 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, describe, it } from "node:test";
 
-import { OwnerGoneError, SessionManager, connectOwner, type Entry, type SessionError, type StoreChangedParams } from "../src/index.js";
+import { PassThrough } from "node:stream";
+
+import { followSession, followStore } from "../src/follow.js";
+import { Connection, OwnerGoneError, SessionManager, connectOwner, type Entry, type SessionError, type StoreChangedParams } from "../src/index.js";
 import { assistant, stopOwners, user } from "./harness.js";
 
 /** Values pushed by a callback, awaited one by one (no sleeps: each waits for a push). */
@@ -28,6 +31,69 @@ class Inbox<T> {
     return this.seen[this.taken++]!;
   }
 }
+
+/** A connection over in-process streams: the test reads its requests and writes the
+ *  owner's lines (a lagged notice cannot be provoked deterministically from a real owner). */
+function scripted(): { connection: Connection; requests: Inbox<{ id: number; method: string }>; send: (m: unknown) => void } {
+  const toOwner = new PassThrough();
+  const fromOwner = new PassThrough();
+  const requests = new Inbox<{ id: number; method: string }>();
+  let buf = "";
+  toOwner.on("data", (d: Buffer) => {
+    buf += d.toString("utf8");
+    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+      requests.push(JSON.parse(buf.slice(0, nl)));
+      buf = buf.slice(nl + 1);
+    }
+  });
+  const connection = new Connection({ input: fromOwner, output: toOwner, handles: [], end: () => fromOwner.end(), describe: "scripted" });
+  return { connection, requests, send: (m) => fromOwner.write(JSON.stringify(m) + "\n") };
+}
+
+describe("follow notifications", () => {
+  it("lagged notices reach onLagged; another session's entries are not this follow's", async () => {
+    const { connection, requests, send } = scripted();
+    const entries = new Inbox<Entry>();
+    const lagged = new Inbox<string>();
+    const following = followSession(connection, "s1", { onEntry: entries.push, onLagged: () => lagged.push("session") });
+    const follow = await requests.next();
+    assert.equal(follow.method, "session/follow");
+    send({ jsonrpc: "2.0", id: follow.id, result: { lastEntryId: null } });
+    const f = await following;
+    assert.equal(f.lastEntryId, null);
+    const entry = (id: string) => ({ type: "message", id, parentId: null, timestamp: "2025-01-01T00:00:00.000Z", message: { role: "user", content: "x", timestamp: 1 } });
+    send({ jsonrpc: "2.0", method: "session/appended", params: { sessionId: "other", entry: entry("00000000") } });
+    send({ jsonrpc: "2.0", method: "session/lagged", params: { sessionId: "other" } });
+    send({ jsonrpc: "2.0", method: "session/lagged", params: { sessionId: "s1" } });
+    send({ jsonrpc: "2.0", method: "session/appended", params: { sessionId: "s1", entry: entry("11111111") } });
+    assert.equal(await lagged.next(), "session");
+    assert.equal((await entries.next()).id, "11111111");
+    assert.equal(entries.seen.length, 1);
+    assert.equal(lagged.seen.length, 1);
+
+    const store = new Inbox<string>();
+    const storeFollowing = followStore(connection, { onChange: (c) => store.push(c.change.kind), onLagged: () => store.push("lagged") });
+    const sf = await requests.next();
+    assert.equal(sf.method, "store/follow");
+    send({ jsonrpc: "2.0", id: sf.id, result: {} });
+    const s = await storeFollowing;
+    send({ jsonrpc: "2.0", method: "store/lagged", params: {} });
+    send({ jsonrpc: "2.0", method: "store/changed", params: { sessionId: "s2", sessionFile: "/s2.jsonl", change: { kind: "deleted" } } });
+    assert.deepEqual([await store.next(), await store.next()], ["lagged", "deleted"]);
+
+    const closing = f.close();
+    const unfollow = await requests.next();
+    assert.deepEqual([unfollow.method, (unfollow as { params?: unknown }).params], ["session/unfollow", { sessionId: "s1" }]);
+    send({ jsonrpc: "2.0", id: unfollow.id, result: {} });
+    await closing;
+    const closingStore = s.close();
+    const storeUnfollow = await requests.next();
+    assert.equal(storeUnfollow.method, "store/unfollow");
+    send({ jsonrpc: "2.0", id: storeUnfollow.id, result: {} });
+    await closingStore;
+    connection.close();
+  });
+});
 
 describe("follow", () => {
   let scratch = "";
