@@ -36,6 +36,13 @@ pub(crate) fn open_error(method: &str, e: OpenError) -> Error {
             path: lossy(&path),
             detail: found,
         },
+        // A journal whose session header record never made it (a creation that
+        // never finished): not a session, as `bcs` says too.
+        OpenError::NoHeader { path } => Error::NotAJournal {
+            path: lossy(&path),
+            detail: "a journal with no session header record (the session was never created)"
+                .to_owned(),
+        },
         OpenError::Journal(j) => journal_open_error(j),
         OpenError::Read(r) => read_error(*r),
         OpenError::Append(a) => append_error(*a),

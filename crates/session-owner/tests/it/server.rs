@@ -608,10 +608,21 @@ async fn an_empty_or_foreign_file_is_refused_as_not_a_journal() {
     std::fs::write(&empty, b"").expect("write");
     let foreign = dir.join("foreign.jsonl");
     std::fs::write(&foreign, b"PK\x03\x04 not a journal").expect("write");
+    // A journal whose session header record was never written: not a session.
+    let headless = dir.join("headless.jsonl");
+    drop(
+        session_journal::Writer::create(
+            &headless,
+            session_journal::JournalId([3; 16]),
+            session_journal::CreateOptions::default(),
+        )
+        .expect("journal"),
+    );
 
     for (path, detail) in [
         (&empty, "the file is empty"),
         (&foreign, "expected signature 894a4e4c0d0a1a0a"),
+        (&headless, "no session header record"),
     ] {
         let e = c
             .call::<call::StoreOpen>(OpenParams {
