@@ -7,7 +7,6 @@ use std::path::Path;
 use session_journal::{Durability, FrameKind, NewFrame, Tag, Writer};
 
 use crate::error::ImportError;
-use crate::format::{KIND_RETENTION, RetentionRecord};
 
 /// Frames waiting to be appended together (one write; the sync comes at the end).
 #[derive(Default)]
@@ -23,13 +22,9 @@ impl Batch {
         self.frames.push((kind, tag, start, self.bytes.len()));
     }
 
-    pub(super) fn push_retention(&mut self, line: u64, changed: bool) {
-        let record = RetentionRecord { line, changed };
-        let start = self.bytes.len();
-        // Serializing two plain fields cannot fail.
-        let _ = serde_json::to_writer(&mut self.bytes, &record);
-        self.frames
-            .push((KIND_RETENTION, Tag::default(), start, self.bytes.len()));
+    /// Frames queued.
+    pub(super) fn len(&self) -> usize {
+        self.frames.len()
     }
 
     /// Appends the frames `range` of the batch with one write.

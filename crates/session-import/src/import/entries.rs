@@ -1,6 +1,7 @@
 //! The lines after the header: each validated, migrated if the source's version
-//! requires it, and queued as its record's frame and a retention frame; everything
-//! but the last frame written (the caller syncs, then writes that frame).
+//! requires it, and queued as its record's frame (its source line noted in the
+//! retention table, written after the last record); everything but the last frame
+//! written (the caller writes that frame, then syncs).
 
 use std::path::Path;
 
@@ -17,8 +18,8 @@ use super::parse::{
 };
 use crate::error::ImportError;
 use crate::format::{
-    BATCH_BYTES, ENTRY, KIND_IMPORT_SOURCE, KIND_ORIGINAL_HEADER, SESSION_HEADER, SourceRecord,
-    id_tag,
+    BATCH_BYTES, ENTRY, KIND_IMPORT_SOURCE, KIND_ORIGINAL_HEADER, KIND_RETENTION_TABLE,
+    SESSION_HEADER, SourceRecord, id_tag,
 };
 use crate::lines::{LineMeta, LineReader};
 use crate::migrate::{Slot, migrate_header, migrate_v1_entry, rename_hook_message, to_js_json};
@@ -39,6 +40,9 @@ impl Run<'_> {
         hash_hex: &str,
     ) -> Result<(Writer, Batch), ImportError> {
         let mut batch = self.first_frames(&header, shown_source, hash_hex);
+        // The header frame has seq 0 and each later frame the next: the records start
+        // after the frames queued so far.
+        let first_seq = batch.len() as u64 + 1;
         // A record followed by JavaScript whitespace that JSON refuses (U+00A0…) is the
         // reference's only if nothing but whitespace follows it (its `trim()` of the
         // whole file removes the whitespace; `JSON.parse` refuses it anywhere else): it
@@ -78,6 +82,10 @@ impl Run<'_> {
         }
         if let Some((meta, buf)) = pending {
             self.take_line(&buf, meta, &mut batch);
+        }
+        // The retention table follows the last record (docs/format.md §4).
+        for payload in self.table.payloads(first_seq) {
+            batch.push(KIND_RETENTION_TABLE, Tag::default(), &payload);
         }
         batch.flush_all_but_last(&mut writer, tmp, reader.lines())?;
         let found = reader.hash();
@@ -125,7 +133,7 @@ impl Run<'_> {
     }
 
     /// Takes one non-blank line after the header: validates it, migrates it if the
-    /// source version requires, and queues its record and retention frames.
+    /// source version requires, queues its record frame and notes its line.
     fn take_line(&mut self, buf: &[u8], meta: LineMeta, batch: &mut Batch) {
         let n = meta.number;
         let line = match parse_line(buf, meta, false) {
@@ -141,7 +149,7 @@ impl Run<'_> {
                     self.entries += 1;
                     self.issue(n, IssueKind::NotAnObjectKept);
                     batch.push(ENTRY, Tag::default(), buf);
-                    batch.push_retention(n, false);
+                    self.table.push(n, false);
                     return;
                 }
                 self.issue(n, IssueKind::NotAnObject);
@@ -223,7 +231,7 @@ impl Run<'_> {
         }
         let (kind, tag) = kind_and_tag(is_session, env.id.as_deref());
         batch.push(kind, tag, buf);
-        batch.push_retention(n, false);
+        self.table.push(n, false);
     }
 
     /// Migrates a line as the reference does for its source version and queues the
@@ -282,7 +290,7 @@ impl Run<'_> {
         }
         let (kind, tag) = kind_and_tag(is_session, map.get("id").and_then(Value::as_str));
         batch.push(kind, tag, to_js_json(map).as_bytes());
-        batch.push_retention(n, true);
+        self.table.push(n, true);
     }
 }
 
