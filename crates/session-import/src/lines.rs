@@ -2,6 +2,7 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::mpsc;
 
 use session_journal::vfs::{OpenMode, Vfs, VfsReader};
 
@@ -107,6 +108,76 @@ pub(crate) struct LineMeta {
     pub(crate) crlf: bool,
 }
 
+/// Sources at least this long are hashed on a thread of their own as they are read.
+pub(crate) const BACKGROUND_HASH_MIN: u64 = 4 << 20;
+
+/// The hash of what a [`LineReader`] read: on the reading thread, or — for a large
+/// source — on a thread of its own fed copies of each read (at most four 1 MiB reads in
+/// flight), so that hashing costs the parse no time where a second core is free.
+enum Hashing {
+    Inline(Box<blake3::Hasher>),
+    Background {
+        chunks: mpsc::SyncSender<Vec<u8>>,
+        spare: mpsc::Receiver<Vec<u8>>,
+        thread: std::thread::JoinHandle<blake3::Hash>,
+    },
+}
+
+impl Hashing {
+    fn new(background: bool) -> Self {
+        if !background {
+            return Self::Inline(Box::default());
+        }
+        let (chunks, rx) = mpsc::sync_channel::<Vec<u8>>(4);
+        let (give_back, spare) = mpsc::channel::<Vec<u8>>();
+        let spawned = std::thread::Builder::new()
+            .name("import-hash".to_owned())
+            .spawn(move || {
+                let mut hasher = blake3::Hasher::new();
+                for chunk in rx {
+                    hasher.update(&chunk);
+                    // The reader may be gone; the buffer is then just dropped.
+                    let _ = give_back.send(chunk);
+                }
+                hasher.finalize()
+            });
+        match spawned {
+            Ok(thread) => Self::Background {
+                chunks,
+                spare,
+                thread,
+            },
+            Err(_) => Self::Inline(Box::default()),
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) -> Result<(), ()> {
+        match self {
+            Self::Inline(h) => {
+                h.update(bytes);
+                Ok(())
+            }
+            Self::Background { chunks, spare, .. } => {
+                let mut chunk = spare.try_recv().unwrap_or_default();
+                chunk.clear();
+                chunk.extend_from_slice(bytes);
+                chunks.send(chunk).map_err(|_| ())
+            }
+        }
+    }
+
+    /// The hash of everything passed to `update`; `None` if the hashing thread died.
+    fn finish(self) -> Option<blake3::Hash> {
+        match self {
+            Self::Inline(h) => Some(h.finalize()),
+            Self::Background { chunks, thread, .. } => {
+                drop(chunks);
+                thread.join().ok()
+            }
+        }
+    }
+}
+
 /// Streams lines through one buffer (1 MiB, grown only for a longer line, never past
 /// [`MAX_LINE_LEN`]), hashing each read in bulk.
 pub(crate) struct LineReader<'p> {
@@ -117,12 +188,13 @@ pub(crate) struct LineReader<'p> {
     scanned: usize,
     end: usize,
     eof: bool,
-    hasher: blake3::Hasher,
+    hashing: Option<Hashing>,
     number: u64,
 }
 
 impl<'p> LineReader<'p> {
-    pub(crate) fn open(vfs: &dyn Vfs, path: &'p Path) -> Result<Self, ImportError> {
+    /// Opens the source; `bytes` (its length at the scan) decides where it is hashed.
+    pub(crate) fn open(vfs: &dyn Vfs, path: &'p Path, bytes: u64) -> Result<Self, ImportError> {
         let file = open_source(vfs, path)?;
         Ok(Self {
             path,
@@ -132,7 +204,7 @@ impl<'p> LineReader<'p> {
             scanned: 0,
             end: 0,
             eof: false,
-            hasher: blake3::Hasher::new(),
+            hashing: Some(Hashing::new(bytes >= BACKGROUND_HASH_MIN)),
             number: 0,
         })
     }
@@ -196,7 +268,11 @@ impl<'p> LineReader<'p> {
             if n == 0 {
                 self.eof = true;
             } else {
-                self.hasher.update(&self.buf[self.end..self.end + n]);
+                let fresh = &self.buf[self.end..self.end + n];
+                let hashed = self.hashing.as_mut().map(|h| h.update(fresh));
+                if hashed != Some(Ok(())) {
+                    return Err(hash_failed(self.path));
+                }
                 self.end += n;
             }
         }
@@ -207,8 +283,19 @@ impl<'p> LineReader<'p> {
         self.number
     }
 
-    /// The hash of everything read so far.
-    pub(crate) fn hash(&self) -> blake3::Hash {
-        self.hasher.finalize()
+    /// The hash of everything read (once: the reader hashes nothing after it).
+    pub(crate) fn finish_hash(&mut self) -> Result<blake3::Hash, ImportError> {
+        self.hashing
+            .take()
+            .and_then(Hashing::finish)
+            .ok_or_else(|| hash_failed(self.path))
+    }
+}
+
+fn hash_failed(path: &Path) -> ImportError {
+    ImportError::Io {
+        path: path.to_path_buf(),
+        op: "hash",
+        source: std::io::Error::other("the source's hashing thread stopped"),
     }
 }

@@ -88,7 +88,7 @@ impl Run<'_> {
             batch.push(KIND_RETENTION_TABLE, Tag::default(), &payload);
         }
         batch.flush_all_but_last(&mut writer, tmp, reader.lines())?;
-        let found = reader.hash();
+        let found = reader.finish_hash()?;
         if found != self.scan_hash {
             return Err(ImportError::SourceChanged {
                 path: self.path.to_path_buf(),

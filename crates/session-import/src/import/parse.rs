@@ -84,10 +84,11 @@ pub(super) fn trailing_whitespace_refused(buf: &[u8]) -> IssueKind {
 /// (and after it only on the last, which the caller decides).
 pub(super) fn parse_line(buf: &[u8], meta: LineMeta, first: bool) -> Parsed<'_> {
     let torn = !meta.newline;
-    let decoded = String::from_utf8_lossy(buf);
-    let invalid_utf8 = match &decoded {
-        Cow::Borrowed(_) => None,
-        Cow::Owned(_) => std::str::from_utf8(buf).err().map(|e| e.valid_up_to() + 1),
+    // `from_utf8` first: its ASCII fast path is several times quicker than the lossy
+    // decoder's, which only invalid UTF-8 needs.
+    let (decoded, invalid_utf8) = match std::str::from_utf8(buf) {
+        Ok(text) => (Cow::Borrowed(text), None),
+        Err(e) => (String::from_utf8_lossy(buf), Some(e.valid_up_to() + 1)),
     };
     let bad = |e: session_types::ParseError| match e.kind {
         ParseErrorKind::NotAnObject => IssueKind::NotAnObject,
