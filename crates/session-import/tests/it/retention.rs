@@ -219,9 +219,9 @@ fn a_flipped_byte_in_the_table_is_an_error_not_an_answer() {
 }
 
 /// The per-entry layout (a `0x21` frame after every record), written by the import
-/// before the table: `tests/fixtures/formats/v1/import/`.
+/// before the table: `tests/fixtures/import-per-entry-retention/`.
 fn old_layout(name: &str, dir: &Path) -> PathBuf {
-    let golden = fixtures().join("formats/v1/import").join(name);
+    let golden = fixtures().join("import-per-entry-retention").join(name);
     let journal = dir.join(name);
     std::fs::copy(&golden, &journal).unwrap();
     journal
