@@ -10,7 +10,7 @@ use session_journal::{FrameKind, Tag, Writer};
 use session_types::EntryType;
 
 use super::Run;
-use super::batch::Batch;
+use super::batch::{Batch, Sink};
 use super::header::Header;
 use super::parse::{
     Line, Parsed, is_blank, odd_trailing_whitespace, parse_line, parse_map, session_state,
@@ -21,7 +21,7 @@ use crate::format::{
     BATCH_BYTES, ENTRY, KIND_IMPORT_SOURCE, KIND_ORIGINAL_HEADER, KIND_RETENTION_TABLE,
     SESSION_HEADER, SourceRecord, id_tag,
 };
-use crate::lines::{LineMeta, LineReader};
+use crate::lines::{BACKGROUND_HASH_MIN, LineMeta, LineReader};
 use crate::migrate::{Slot, migrate_header, migrate_v1_entry, rename_hook_message, to_js_json};
 use crate::outcome::IssueKind;
 
@@ -33,13 +33,14 @@ impl Run<'_> {
     pub(super) fn write_all(
         &mut self,
         reader: &mut LineReader<'_>,
-        mut writer: Writer,
+        writer: Writer,
         tmp: &Path,
         header: Header,
         shown_source: &Path,
         hash_hex: &str,
     ) -> Result<(Writer, Batch), ImportError> {
         let mut batch = self.first_frames(&header, shown_source, hash_hex);
+        let mut sink = Sink::new(writer, tmp, self.bytes >= BACKGROUND_HASH_MIN)?;
         // The header frame has seq 0 and each later frame the next: the records start
         // after the frames queued so far.
         let first_seq = batch.len() as u64 + 1;
@@ -74,7 +75,7 @@ impl Run<'_> {
             }
             self.take_line(buf, meta, &mut batch);
             if batch.bytes.len() >= BATCH_BYTES {
-                batch.flush_all_but_last(&mut writer, tmp, meta.number)?;
+                sink.flush_all_but_last(&mut batch, tmp, meta.number)?;
             }
         }
         if header_trail {
@@ -87,7 +88,8 @@ impl Run<'_> {
         for payload in self.table.payloads(first_seq) {
             batch.push(KIND_RETENTION_TABLE, Tag::default(), &payload);
         }
-        batch.flush_all_but_last(&mut writer, tmp, reader.lines())?;
+        sink.flush_all_but_last(&mut batch, tmp, reader.lines())?;
+        let writer = sink.finish()?;
         let found = reader.finish_hash()?;
         if found != self.scan_hash {
             return Err(ImportError::SourceChanged {
