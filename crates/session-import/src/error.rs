@@ -165,6 +165,16 @@ pub enum RetentionError {
         #[source]
         source: serde_json::Error,
     },
+    /// A retention table breaks a rule of its encoding (`docs/format.md` §4).
+    #[error("{path}: retention table at offset {offset} is malformed: {reason}")]
+    Table {
+        /// The journal.
+        path: PathBuf,
+        /// The table frame's offset.
+        offset: u64,
+        /// Which rule.
+        reason: &'static str,
+    },
     /// A retention frame with no import-source frame before it.
     #[error("{path}: retention frame at offset {offset} has no import-source frame before it")]
     Orphaned {

@@ -4,7 +4,7 @@
 //! reproduces and a test keeps the two in agreement.
 //!
 //! The record kinds are `session-index`'s ([`SESSION_HEADER`] `0x10`, [`ENTRY`] `0x11`,
-//! entry frames tagged with [`id_tag`]); this crate adds two provenance kinds, which
+//! entry frames tagged with [`id_tag`]); this crate adds its provenance kinds, which
 //! readers of the session skip.
 
 use serde::{Deserialize, Serialize};
@@ -25,11 +25,20 @@ pub const KIND_IMPORT_SOURCE: FrameKind = match FrameKind::new(0x20) {
     None => panic!("0x20 is in the caller range"),
 };
 
-/// Kind of a retention frame: it immediately follows the imported entry record it
-/// describes. Payload: [`RetentionRecord`] as JSON.
+/// Kind of a per-entry retention frame, the layout imports wrote before the retention
+/// table ([`KIND_RETENTION_TABLE`]): it immediately follows the imported entry record
+/// it describes. Payload: [`RetentionRecord`] as JSON. Still read, no longer written.
 pub const KIND_RETENTION: FrameKind = match FrameKind::new(0x21) {
     Some(k) => k,
     None => panic!("0x21 is in the caller range"),
+};
+
+/// Kind of a retention-table frame: one (or a few, consecutive) after an import's last
+/// record, holding the source line of every record the import wrote, run-length
+/// encoded (`docs/format.md` §4).
+pub const KIND_RETENTION_TABLE: FrameKind = match FrameKind::new(0x23) {
+    Some(k) => k,
+    None => panic!("0x23 is in the caller range"),
 };
 
 /// Kind of the original-header frame, written right after the import-source frame
@@ -41,6 +50,14 @@ pub const KIND_ORIGINAL_HEADER: FrameKind = match FrameKind::new(0x22) {
     Some(k) => k,
     None => panic!("0x22 is in the caller range"),
 };
+
+/// The retention table's encoding version, the first byte of a
+/// [`KIND_RETENTION_TABLE`] payload.
+pub const RETENTION_TABLE_VERSION: u8 = 1;
+
+/// The most runs one retention-table frame holds (1 MiB of runs); a longer table
+/// continues in the next frame.
+pub const RETENTION_TABLE_RUNS_PER_FRAME: usize = 1 << 16;
 
 /// The imports registry: a JSONL file in the destination directory mapping a source's
 /// BLAKE3 to the journal imported from it (a derived file; deleting it loses nothing).
@@ -85,7 +102,8 @@ pub struct SourceRecord {
     pub original_id: Option<String>,
 }
 
-/// The provenance of one imported entry: the payload of a [`KIND_RETENTION`] frame.
+/// The provenance of one imported entry: the payload of a [`KIND_RETENTION`] frame
+/// (the per-entry layout, read but no longer written).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetentionRecord {
     /// The 1-based source line the entry came from.
@@ -136,6 +154,15 @@ pub fn constants_table() -> String {
         (
             "kind_original_header",
             format!("0x{:02x}", KIND_ORIGINAL_HEADER.get()),
+        ),
+        (
+            "kind_retention_table",
+            format!("0x{:02x}", KIND_RETENTION_TABLE.get()),
+        ),
+        ("table_version", RETENTION_TABLE_VERSION.to_string()),
+        (
+            "table_runs_per_frame",
+            RETENTION_TABLE_RUNS_PER_FRAME.to_string(),
         ),
         ("registry_file", format!("{REGISTRY_FILE:?}")),
         ("registry_version", REGISTRY_VERSION.to_string()),

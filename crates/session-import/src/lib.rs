@@ -61,6 +61,7 @@ mod migrate;
 mod outcome;
 pub mod registry;
 mod retention;
+mod table;
 mod tree_check;
 
 pub use error::{ExportError, ImportError, RetentionError};
@@ -71,5 +72,5 @@ pub use import::{
 };
 pub use outcome::{Disposition, ImportOutcome, IssueKind, LineIssue, SourceInfo};
 pub use retention::{
-    Retention, import_source, import_source_in, retention, retention_after, retention_in,
+    Retention, import_source, import_source_in, retention, retention_in, retention_of,
 };

@@ -548,8 +548,9 @@ impl OwnedSession {
     }
 
     /// `readEntryRetention(id)`: where an imported entry came from. `None` for
-    /// natively appended entries — absence does not establish authorship. Reads at most
-    /// three frames (the index locates the retention frame that follows the entry).
+    /// natively appended entries — absence does not establish authorship. The index
+    /// locates the import's retention table (or the earlier layout's retention frame
+    /// after the entry): reads at most three frames.
     pub fn read_entry_retention(
         &self,
         id: impl AsRef<str>,
@@ -560,17 +561,11 @@ impl OwnedSession {
             session: self.error_name(),
             id: id.to_owned(),
         })?;
-        // An import writes an entry's retention frame right after the entry's frame.
-        let entry = self.index.info(i).ok_or_else(|| ReadError::EntryNotFound {
-            session: self.error_name(),
-            id: id.to_owned(),
-        })?;
-        let next =
-            entry.offset.0 + session_journal::format::frame_len(u64::from(entry.payload_len));
         let bound = view.snapshot.committed_bytes();
-        Ok(session_import::retention_after(
+        Ok(session_import::retention_of(
             &self.reader,
-            session_journal::Offset(next),
+            &self.index,
+            i,
             bound,
         )?)
     }

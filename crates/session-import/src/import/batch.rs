@@ -2,12 +2,12 @@
 //! synced the rest, so that every entry frame is covered by a later frame's
 //! `synced_to`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use session_journal::{Durability, FrameKind, NewFrame, Tag, Writer};
 
 use crate::error::ImportError;
-use crate::format::{KIND_RETENTION, RetentionRecord};
 
 /// Frames waiting to be appended together (one write; the sync comes at the end).
 #[derive(Default)]
@@ -23,13 +23,9 @@ impl Batch {
         self.frames.push((kind, tag, start, self.bytes.len()));
     }
 
-    pub(super) fn push_retention(&mut self, line: u64, changed: bool) {
-        let record = RetentionRecord { line, changed };
-        let start = self.bytes.len();
-        // Serializing two plain fields cannot fail.
-        let _ = serde_json::to_writer(&mut self.bytes, &record);
-        self.frames
-            .push((KIND_RETENTION, Tag::default(), start, self.bytes.len()));
+    /// Frames queued.
+    pub(super) fn len(&self) -> usize {
+        self.frames.len()
     }
 
     /// Appends the frames `range` of the batch with one write.
@@ -104,5 +100,132 @@ impl Batch {
         self.bytes.clear();
         self.frames.clear();
         Ok(())
+    }
+}
+
+/// Where full batches go: appended on this thread, or — for a large source — handed to
+/// a thread that owns the writer, so that the frames' checks and the kernel's copy of
+/// the bytes overlap the parse of the next batch (at most two batches in flight).
+/// Either way one writer appends the batches in order: the same writes as on one
+/// thread.
+pub(super) enum Sink {
+    /// The writer (taken by [`Sink::finish`]).
+    Inline(Option<Box<Writer>>),
+    Thread {
+        batches: Option<mpsc::SyncSender<(Batch, u64)>>,
+        spare: mpsc::Receiver<Batch>,
+        thread: Option<std::thread::JoinHandle<Result<Writer, ImportError>>>,
+        tmp: PathBuf,
+    },
+}
+
+impl Sink {
+    /// A sink for `writer` (writing the temporary journal `tmp`): a thread of its own
+    /// when `background`.
+    pub(super) fn new(writer: Writer, tmp: &Path, background: bool) -> Result<Self, ImportError> {
+        if !background {
+            return Ok(Self::Inline(Some(Box::new(writer))));
+        }
+        let (batches, rx) = mpsc::sync_channel::<(Batch, u64)>(1);
+        let (give_back, spare) = mpsc::channel::<Batch>();
+        let path = tmp.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("import-write".to_owned())
+            .spawn(move || {
+                let mut writer = writer;
+                for (mut batch, line) in rx {
+                    let n = batch.frames.len();
+                    batch.append(&mut writer, &path, line, 0..n, Durability::Buffered)?;
+                    batch.bytes.clear();
+                    batch.frames.clear();
+                    // The parse may be done; the buffer is then just dropped.
+                    let _ = give_back.send(batch);
+                }
+                Ok(writer)
+            })
+            .map_err(|source| ImportError::Io {
+                path: tmp.to_path_buf(),
+                op: "start the writing thread",
+                source,
+            })?;
+        Ok(Self::Thread {
+            batches: Some(batches),
+            spare,
+            thread: Some(thread),
+            tmp: tmp.to_path_buf(),
+        })
+    }
+
+    /// [`Batch::flush_all_but_last`] through the sink: every frame of `batch` but the
+    /// last is appended (here or by the writing thread); the last stays in `batch`.
+    pub(super) fn flush_all_but_last(
+        &mut self,
+        batch: &mut Batch,
+        tmp: &Path,
+        line: u64,
+    ) -> Result<(), ImportError> {
+        match self {
+            Self::Inline(Some(writer)) => batch.flush_all_but_last(writer, tmp, line),
+            Self::Inline(None) => Err(sink_gone(Some(tmp))),
+            Self::Thread { batches, spare, .. } => {
+                let Some(&(kind, tag, s, e)) = batch.frames.last() else {
+                    return Ok(());
+                };
+                let mut next = spare.try_recv().unwrap_or_default();
+                next.push(kind, tag, &batch.bytes[s..e]);
+                let mut full = std::mem::replace(batch, next);
+                full.frames.pop();
+                let sent = batches.as_ref().map(|b| b.send((full, line)));
+                match sent {
+                    Some(Ok(())) => Ok(()),
+                    // The thread stopped: its error says why.
+                    _ => self.finish().map(drop),
+                }
+            }
+        }
+    }
+
+    /// The writer back, once every batch handed over is appended; the first append
+    /// error otherwise.
+    pub(super) fn finish(&mut self) -> Result<Writer, ImportError> {
+        match self {
+            Self::Inline(writer) => writer.take().map(|w| *w).ok_or_else(|| sink_gone(None)),
+            Self::Thread {
+                batches,
+                thread,
+                tmp,
+                ..
+            } => {
+                drop(batches.take());
+                let joined = thread.take().map(|t| t.join());
+                match joined {
+                    Some(Ok(result)) => result,
+                    _ => Err(sink_gone(Some(tmp.as_path()))),
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Sink {
+    /// An import that fails leaves no thread writing behind it.
+    fn drop(&mut self) {
+        if let Self::Thread {
+            batches, thread, ..
+        } = self
+        {
+            drop(batches.take());
+            if let Some(t) = thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+fn sink_gone(tmp: Option<&Path>) -> ImportError {
+    ImportError::Io {
+        path: tmp.map(Path::to_path_buf).unwrap_or_default(),
+        op: "append",
+        source: std::io::Error::other("the writing thread stopped"),
     }
 }

@@ -168,7 +168,7 @@ impl<'a> Bulk<'a> {
         src: &Source<'_>,
     ) -> Result<Option<Staged<'a>>, ImportError> {
         let vfs = &self.options.vfs;
-        let mut reader = LineReader::open(vfs.as_ref(), source)?;
+        let mut reader = LineReader::open(vfs.as_ref(), source, src.scan.bytes)?;
         let mut run = Run::new(source, src.scan, self.options);
         let mut header = run.read_header(&mut reader)?;
         let place = publish::place(

@@ -1,6 +1,7 @@
 //! The lines after the header: each validated, migrated if the source's version
-//! requires it, and queued as its record's frame and a retention frame; everything
-//! but the last frame written (the caller syncs, then writes that frame).
+//! requires it, and queued as its record's frame (its source line noted in the
+//! retention table, written after the last record); everything but the last frame
+//! written (the caller writes that frame, then syncs).
 
 use std::path::Path;
 
@@ -9,7 +10,7 @@ use session_journal::{FrameKind, Tag, Writer};
 use session_types::EntryType;
 
 use super::Run;
-use super::batch::Batch;
+use super::batch::{Batch, Sink};
 use super::header::Header;
 use super::parse::{
     Line, Parsed, is_blank, odd_trailing_whitespace, parse_line, parse_map, session_state,
@@ -17,10 +18,10 @@ use super::parse::{
 };
 use crate::error::ImportError;
 use crate::format::{
-    BATCH_BYTES, ENTRY, KIND_IMPORT_SOURCE, KIND_ORIGINAL_HEADER, SESSION_HEADER, SourceRecord,
-    id_tag,
+    BATCH_BYTES, ENTRY, KIND_IMPORT_SOURCE, KIND_ORIGINAL_HEADER, KIND_RETENTION_TABLE,
+    SESSION_HEADER, SourceRecord, id_tag,
 };
-use crate::lines::{LineMeta, LineReader};
+use crate::lines::{BACKGROUND_HASH_MIN, LineMeta, LineReader};
 use crate::migrate::{Slot, migrate_header, migrate_v1_entry, rename_hook_message, to_js_json};
 use crate::outcome::IssueKind;
 
@@ -32,13 +33,17 @@ impl Run<'_> {
     pub(super) fn write_all(
         &mut self,
         reader: &mut LineReader<'_>,
-        mut writer: Writer,
+        writer: Writer,
         tmp: &Path,
         header: Header,
         shown_source: &Path,
         hash_hex: &str,
     ) -> Result<(Writer, Batch), ImportError> {
         let mut batch = self.first_frames(&header, shown_source, hash_hex);
+        let mut sink = Sink::new(writer, tmp, self.bytes >= BACKGROUND_HASH_MIN)?;
+        // The header frame has seq 0 and each later frame the next: the records start
+        // after the frames queued so far.
+        let first_seq = batch.len() as u64 + 1;
         // A record followed by JavaScript whitespace that JSON refuses (U+00A0…) is the
         // reference's only if nothing but whitespace follows it (its `trim()` of the
         // whole file removes the whitespace; `JSON.parse` refuses it anywhere else): it
@@ -70,7 +75,7 @@ impl Run<'_> {
             }
             self.take_line(buf, meta, &mut batch);
             if batch.bytes.len() >= BATCH_BYTES {
-                batch.flush_all_but_last(&mut writer, tmp, meta.number)?;
+                sink.flush_all_but_last(&mut batch, tmp, meta.number)?;
             }
         }
         if header_trail {
@@ -79,8 +84,13 @@ impl Run<'_> {
         if let Some((meta, buf)) = pending {
             self.take_line(&buf, meta, &mut batch);
         }
-        batch.flush_all_but_last(&mut writer, tmp, reader.lines())?;
-        let found = reader.hash();
+        // The retention table follows the last record (docs/format.md §4).
+        for payload in self.table.payloads(first_seq) {
+            batch.push(KIND_RETENTION_TABLE, Tag::default(), &payload);
+        }
+        sink.flush_all_but_last(&mut batch, tmp, reader.lines())?;
+        let writer = sink.finish()?;
+        let found = reader.finish_hash()?;
         if found != self.scan_hash {
             return Err(ImportError::SourceChanged {
                 path: self.path.to_path_buf(),
@@ -125,7 +135,7 @@ impl Run<'_> {
     }
 
     /// Takes one non-blank line after the header: validates it, migrates it if the
-    /// source version requires, and queues its record and retention frames.
+    /// source version requires, queues its record frame and notes its line.
     fn take_line(&mut self, buf: &[u8], meta: LineMeta, batch: &mut Batch) {
         let n = meta.number;
         let line = match parse_line(buf, meta, false) {
@@ -141,7 +151,7 @@ impl Run<'_> {
                     self.entries += 1;
                     self.issue(n, IssueKind::NotAnObjectKept);
                     batch.push(ENTRY, Tag::default(), buf);
-                    batch.push_retention(n, false);
+                    self.table.push(n, false);
                     return;
                 }
                 self.issue(n, IssueKind::NotAnObject);
@@ -223,7 +233,7 @@ impl Run<'_> {
         }
         let (kind, tag) = kind_and_tag(is_session, env.id.as_deref());
         batch.push(kind, tag, buf);
-        batch.push_retention(n, false);
+        self.table.push(n, false);
     }
 
     /// Migrates a line as the reference does for its source version and queues the
@@ -282,7 +292,7 @@ impl Run<'_> {
         }
         let (kind, tag) = kind_and_tag(is_session, map.get("id").and_then(Value::as_str));
         batch.push(kind, tag, to_js_json(map).as_bytes());
-        batch.push_retention(n, true);
+        self.table.push(n, true);
     }
 }
 

@@ -4,7 +4,7 @@
 //! batch of one; `bulk` is the sequence (stage each source, sync the batch, publish
 //! it), and each step is a module: `header` reads the session header and the version,
 //! `entries` streams the lines after it (each validated, migrated if its version
-//! requires, queued with its retention record), `parse` is how the reference reads one
+//! requires, queued, its line noted in the retention table), `parse` is how the reference reads one
 //! line, `batch` appends one journal's queued frames, and `publish` chooses the
 //! journal's name, creates its temporary and links it into place (and finds what
 //! killed imports left).
@@ -21,6 +21,7 @@ use crate::lines::{LineMeta, SourceScan, scan_source};
 use crate::migrate::V1State;
 use crate::outcome::{ImportOutcome, IssueKind, LineIssue, SourceInfo};
 use crate::registry;
+use crate::table::TableBuilder;
 use crate::tree_check::TreeCheck;
 
 mod batch;
@@ -238,6 +239,8 @@ struct Run<'a> {
     max_issues: usize,
     v1: Option<V1State>,
     tree: TreeCheck,
+    /// The source line of every record queued so far.
+    table: TableBuilder,
 }
 
 impl<'a> Run<'a> {
@@ -256,6 +259,7 @@ impl<'a> Run<'a> {
             max_issues: options.max_listed_issues,
             v1: None,
             tree: TreeCheck::default(),
+            table: TableBuilder::default(),
         }
     }
 

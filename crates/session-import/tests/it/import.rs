@@ -586,3 +586,138 @@ fn odd_header_versions_are_read_as_the_reference_compares_them() {
         assert_eq!(m["message"]["role"], role, "version {version}");
     }
 }
+
+/// A file system that changes the source (one byte, in place) when it is opened the
+/// second time: between the scan that hashed it and the pass that imports it.
+#[derive(Debug)]
+struct ChangesSource {
+    source: std::path::PathBuf,
+    opens: std::sync::atomic::AtomicUsize,
+}
+
+mod changes_source {
+    use std::io;
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::Ordering;
+
+    use session_journal::vfs::{DirEntry, FileId, OpenMode, PathStatus, StdVfs, Vfs, VfsFile};
+
+    impl Vfs for super::ChangesSource {
+        fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn VfsFile>> {
+            if path == self.source && self.opens.fetch_add(1, Ordering::SeqCst) == 1 {
+                let mut bytes = std::fs::read(path)?;
+                // A digit of the last record's timestamp: still valid JSON.
+                let at = bytes.len() - 40;
+                let digit = bytes[..at].iter().rposition(u8::is_ascii_digit).unwrap();
+                bytes[digit] = if bytes[digit] == b'1' { b'2' } else { b'1' };
+                std::fs::write(path, bytes)?;
+            }
+            StdVfs.open(path, mode)
+        }
+        fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+            StdVfs.create_dir_all(path)
+        }
+        fn sync_dir(&self, path: &Path) -> io::Result<()> {
+            StdVfs.sync_dir(path)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+            StdVfs.rename(from, to)
+        }
+        fn remove_file(&self, path: &Path) -> io::Result<()> {
+            StdVfs.remove_file(path)
+        }
+        fn exists(&self, path: &Path) -> io::Result<bool> {
+            StdVfs.exists(path)
+        }
+        fn identity(&self, path: &Path) -> io::Result<Option<FileId>> {
+            StdVfs.identity(path)
+        }
+        fn stat(&self, path: &Path) -> io::Result<Option<PathStatus>> {
+            StdVfs.stat(path)
+        }
+        fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
+            StdVfs.hard_link(existing, new)
+        }
+        fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<(PathBuf, Box<dyn VfsFile>)> {
+            StdVfs.create_temp(dir, prefix)
+        }
+        fn read_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+            StdVfs.read_dir(dir)
+        }
+        fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+            StdVfs.remove_dir_all(path)
+        }
+    }
+}
+
+/// A source that changes after its scan is refused, whether it is hashed on the
+/// reading thread (small) or on a thread of its own (4 MiB and more), and nothing is
+/// left behind.
+#[test]
+fn a_source_changed_after_its_scan_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for records in [3usize, 40_000] {
+        let mut text = format!("{HEADER_V3}\n");
+        let mut parent: Option<String> = None;
+        for k in 0..records {
+            let id = format!("e{k}");
+            text.push_str(&entry(&id, parent.as_deref()));
+            text.push('\n');
+            parent = Some(id);
+        }
+        assert_eq!(text.len() >= 4 << 20, records > 3);
+        let source = write_source(
+            dir.path(),
+            &format!("changing-{records}.jsonl"),
+            text.as_bytes(),
+        );
+        let out = dir.path().join(format!("out-{records}"));
+        let vfs = std::sync::Arc::new(ChangesSource {
+            source: source.clone(),
+            opens: Default::default(),
+        });
+        let options = session_import::ImportOptions { vfs, ..options() };
+        let result = session_import::import(&source, &Destination::Dir(out.clone()), &options);
+        assert!(
+            matches!(result, Err(ImportError::SourceChanged { .. })),
+            "{records} records: {result:?}"
+        );
+        assert!(listing(&out).is_empty(), "{:?}", listing(&out));
+    }
+}
+
+/// A source of 4 MiB or more is written by a thread of its own (and hashed by another):
+/// the journal holds the same records in the same order, the table the same lines, and
+/// the export is the source byte for byte.
+#[test]
+fn a_large_source_imports_and_exports_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = format!("{HEADER_V3}\n");
+    let mut parent: Option<String> = None;
+    let mut k = 0usize;
+    while text.len() < 9 << 20 {
+        let id = format!("e{k}");
+        text.push_str(&entry(&id, parent.as_deref()));
+        text.push('\n');
+        if k % 1000 == 999 {
+            text.push('\n');
+        }
+        parent = Some(id);
+        k += 1;
+    }
+    let source = write_source(dir.path(), "large.jsonl", text.as_bytes());
+    let outcome = import_into(&source, &dir.path().join("out")).unwrap();
+    assert_eq!(outcome.entries, k as u64);
+    let out = dir.path().join("exported.jsonl");
+    session_import::export(&outcome.journal, &out).unwrap();
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        text.replace("\n\n", "\n").into_bytes()
+    );
+    let last = format!("e{}", k - 1);
+    let blanks = (k as u64 - 1) / 1000;
+    let r = session_import::retention(&outcome.journal, &last)
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.line, k as u64 + 1 + blanks);
+}
