@@ -3,10 +3,11 @@
 //!
 //! Entries are serialized on every append, and most of their bytes are string
 //! contents (message text, tool output, code). `serde_json` escapes strings one byte
-//! at a time through a lookup table; this serializer tests sixteen bytes at a time
-//! (two 64-bit words, each byte's answer in its high bit) for the three things JSON
-//! must escape (`"`, `\` and the controls below `0x20`) and copies runs without them
-//! whole. Everything else is serde_json's own output:
+//! at a time through a lookup table and writes each run between escapes with its
+//! own call; this serializer tests sixteen bytes at a time (two 64-bit words, each
+//! byte's answer in its high bit) for the three things JSON must escape (`"`, `\`
+//! and the controls below `0x20`), gathering the escaped text in fixed-size copies
+//! on the stack ([`write_escaped`]). Everything else is serde_json's own output:
 //! numbers are written by serde_json itself, and structure (`{`, `:`, `,`, `[`) is
 //! the compact formatter's, which has no choices to make. The unit tests compare
 //! the output with serde_json's over every character and the shapes serde derives.
@@ -158,10 +159,28 @@ fn escape_bits(x: u64) -> u64 {
     !(printable & not_quote & not_backslash) & HIGH
 }
 
+/// Writes the escape of `b` (a byte [`must_escape`] holds) at the start of `out`;
+/// returns its length (2 or 6).
+#[inline]
+fn put_escape(out: &mut [u8], b: u8) -> usize {
+    let mut six = [0u8; 6];
+    let e = escape_of(b, &mut six);
+    out[..e.len()].copy_from_slice(e);
+    e.len()
+}
+
+/// How much escaped text is gathered before it is written.
+const GATHER: usize = 512;
+
 /// `s` as a JSON string, quotes included, escaped as serde_json escapes: `"`, `\`,
 /// and the controls below `0x20` (`\b \t \n \f \r`, the rest `\u00XX` in lower-case
-/// hex); everything else (DEL, every non-ASCII character) verbatim. Sixteen bytes
-/// are tested at a time (two words), the escapes found in them taken in order.
+/// hex); everything else (DEL, every non-ASCII character) verbatim.
+///
+/// The text is gathered in a buffer on the stack and written in pieces of a few
+/// hundred bytes. Each step copies a whole 16-byte block into it (a fixed-size copy),
+/// tests the block two words at a time, and keeps the copy up to its first escape
+/// (all of it when there is none); the escape follows and the next block starts after
+/// it. So an escape costs one step, not a copy call for the run before it.
 fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
     if bytes.len() < 16 && !bytes.iter().any(|&b| must_escape(b)) {
@@ -170,39 +189,52 @@ fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
         quoted[1..=bytes.len()].copy_from_slice(bytes);
         return w.write_all(&quoted[..bytes.len() + 2]);
     }
-    w.write_all(b"\"")?;
-    // `bytes[start..at]` is the run of verbatim bytes not yet written.
-    let mut start = 0;
-    let mut six = [0u8; 6];
-    let mut escape = |w: &mut W, start: &mut usize, at: usize| -> io::Result<()> {
-        w.write_all(&bytes[*start..at])?;
-        w.write_all(escape_of(bytes[at], &mut six))?;
-        *start = at + 1;
-        Ok(())
-    };
-    let mut blocks = bytes.chunks_exact(16);
-    let mut i = 0;
-    for block in &mut blocks {
+    let mut out = [0u8; GATHER];
+    out[0] = b'"';
+    let mut o = 1;
+    let mut pos = 0;
+    while let Some(block) = bytes.get(pos..pos + 16) {
+        // Room for the block's copy and an escape after at most 15 of its bytes.
+        if o > GATHER - 22 {
+            w.write_all(&out[..o])?;
+            o = 0;
+        }
+        out[o..o + 16].copy_from_slice(block);
         let (a, b) = block.split_at(8);
         let a = escape_bits(u64::from_le_bytes(a.try_into().map_err(io::Error::other)?));
         let b = escape_bits(u64::from_le_bytes(b.try_into().map_err(io::Error::other)?));
-        if a | b != 0 {
-            for (mut bits, base) in [(a, i), (b, i + 8)] {
-                while bits != 0 {
-                    escape(w, &mut start, base + (bits.trailing_zeros() / 8) as usize)?;
-                    bits &= bits - 1;
-                }
-            }
+        let run = if a != 0 {
+            a.trailing_zeros() as usize / 8
+        } else if b != 0 {
+            8 + b.trailing_zeros() as usize / 8
+        } else {
+            16
+        };
+        o += run;
+        pos += run;
+        if run < 16 {
+            o += put_escape(&mut out[o..], bytes[pos]);
+            pos += 1;
         }
-        i += 16;
     }
-    for (j, &b) in blocks.remainder().iter().enumerate() {
+    for &b in &bytes[pos..] {
+        if o > GATHER - 7 {
+            w.write_all(&out[..o])?;
+            o = 0;
+        }
         if must_escape(b) {
-            escape(w, &mut start, i + j)?;
+            o += put_escape(&mut out[o..], b);
+        } else {
+            out[o] = b;
+            o += 1;
         }
     }
-    w.write_all(&bytes[start..])?;
-    w.write_all(b"\"")
+    if o == GATHER {
+        w.write_all(&out)?;
+        o = 0;
+    }
+    out[o] = b'"';
+    w.write_all(&out[..=o])
 }
 
 impl<'a, W: io::Write> ser::Serializer for &'a mut Compact<W> {
@@ -692,6 +724,28 @@ mod tests {
                     s.push(char::from(b));
                     same(&s);
                 }
+            }
+        }
+    }
+
+    /// Every length up to past two gathered pieces, of text that is all escapes (the
+    /// six-byte ones too) and of text that mixes them with plain and multi-byte
+    /// characters: each flush point of the gathering buffer is crossed every way.
+    #[test]
+    fn every_length_across_the_gathering_buffer() {
+        let patterns: [&[char]; 4] = [
+            &['\u{1}'],
+            &['\n'],
+            &[
+                'a', '\u{1f}', '"', 'é', 'b', 'c', '\\', 'd', 'e', 'f', 'g', '🎉',
+            ],
+            &['x'],
+        ];
+        for pattern in patterns {
+            let mut s = String::new();
+            for n in 0..1100 {
+                same(&s);
+                s.push(pattern[n % pattern.len()]);
             }
         }
     }
