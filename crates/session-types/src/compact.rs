@@ -111,28 +111,30 @@ fn must_escape(b: u8) -> bool {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// The escape serde_json writes for a byte [`must_escape`] holds.
-#[inline]
-fn escape_of(b: u8, six: &mut [u8; 6]) -> &[u8] {
+/// The escape serde_json writes for a byte [`must_escape`] holds, padded to six
+/// bytes, and its length: a fixed-size copy, with no call, whatever the escape.
+#[inline(always)]
+fn escape_of(b: u8) -> ([u8; 6], usize) {
+    let two = |c: u8| ([b'\\', c, 0, 0, 0, 0], 2);
     match b {
-        b'"' => b"\\\"",
-        b'\\' => b"\\\\",
-        0x08 => b"\\b",
-        0x09 => b"\\t",
-        0x0a => b"\\n",
-        0x0c => b"\\f",
-        0x0d => b"\\r",
-        _ => {
-            *six = [
+        b'"' => two(b'"'),
+        b'\\' => two(b'\\'),
+        0x08 => two(b'b'),
+        0x09 => two(b't'),
+        0x0a => two(b'n'),
+        0x0c => two(b'f'),
+        0x0d => two(b'r'),
+        _ => (
+            [
                 b'\\',
                 b'u',
                 b'0',
                 b'0',
                 HEX[usize::from(b >> 4)],
                 HEX[usize::from(b & 0xf)],
-            ];
-            &six[..]
-        }
+            ],
+            6,
+        ),
     }
 }
 
@@ -159,14 +161,13 @@ fn escape_bits(x: u64) -> u64 {
     !(printable & not_quote & not_backslash) & HIGH
 }
 
-/// Writes the escape of `b` (a byte [`must_escape`] holds) at the start of `out`;
-/// returns its length (2 or 6).
-#[inline]
-fn put_escape(out: &mut [u8], b: u8) -> usize {
-    let mut six = [0u8; 6];
-    let e = escape_of(b, &mut six);
-    out[..e.len()].copy_from_slice(e);
-    e.len()
+/// Writes the escape of `b` (a byte [`must_escape`] holds) at `out[o..]`, which has
+/// room for six bytes; returns its length (2 or 6).
+#[inline(always)]
+fn put_escape(out: &mut [u8; GATHER], o: usize, b: u8) -> usize {
+    let (e, len) = escape_of(b);
+    out[o..o + 6].copy_from_slice(&e);
+    len
 }
 
 /// How much escaped text is gathered before it is written.
@@ -213,7 +214,7 @@ fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
         o += run;
         pos += run;
         if run < 16 {
-            o += put_escape(&mut out[o..], bytes[pos]);
+            o += put_escape(&mut out, o, bytes[pos]);
             pos += 1;
         }
     }
@@ -223,7 +224,7 @@ fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
             o = 0;
         }
         if must_escape(b) {
-            o += put_escape(&mut out[o..], b);
+            o += put_escape(&mut out, o, b);
         } else {
             out[o] = b;
             o += 1;

@@ -493,8 +493,8 @@ fn append_buffered(b: &mut Bench<'_>) -> Result<()> {
 
 /// The serialization inside a buffered append: `Entry::write_json` (ours) against
 /// serde_json's `to_writer` of the same entries into the same reused buffer, the two
-/// interleaved run by run (order alternating); µs per entry. Both write the same bytes
-/// (checked here once, untimed).
+/// interleaved run by run (order alternating); on-CPU µs per entry. Both write the
+/// same bytes (checked here once, untimed).
 fn append_serialization(b: &mut Bench<'_>) -> Result<()> {
     let entries: Vec<Entry> = b
         .msgs(N_FAST)
@@ -516,8 +516,9 @@ fn append_serialization(b: &mut Bench<'_>) -> Result<()> {
             bail!("write_json and serde_json differ on an entry");
         }
     }
+    // On-CPU time (this thread's): a loaded machine's waits would swamp a few µs.
     let mut run = |ours: bool| -> Result<f64> {
-        let t = Instant::now();
+        let cpu0 = thread_cpu_ns();
         for e in &entries {
             buf.clear();
             if ours {
@@ -527,9 +528,9 @@ fn append_serialization(b: &mut Bench<'_>) -> Result<()> {
             }
             std::hint::black_box(&buf);
         }
-        Ok(ms_since(t) * 1e3 / entries.len() as f64)
+        Ok((thread_cpu_ns() - cpu0) as f64 / 1e3 / entries.len() as f64)
     };
-    for i in 0..=b.opts.reps.max(3) * 2 {
+    for i in 0..=b.opts.reps.max(3) * 4 {
         let (ours, theirs) = if i % 2 == 0 {
             let o = run(true)?;
             (o, run(false)?)
@@ -543,8 +544,8 @@ fn append_serialization(b: &mut Bench<'_>) -> Result<()> {
         }
     }
     let note = format!(
-        "- serializing an entry (the bench's 2,000 messages): `Entry::write_json` {:.2} µs, \
-         serde_json's `to_writer` {:.2} µs (same bytes, interleaved)",
+        "- serializing an entry (the bench's 2,000 messages, on-CPU): `Entry::write_json` \
+         {:.2} µs, serde_json's `to_writer` {:.2} µs (same bytes, interleaved)",
         b.median("append/serialize"),
         b.median("append/serialize-serde"),
     );
