@@ -42,6 +42,7 @@
 //! ```
 
 mod build;
+mod compact;
 pub mod construct;
 pub mod content;
 pub mod entry;

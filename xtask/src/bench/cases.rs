@@ -241,6 +241,16 @@ pub(crate) fn cases() -> Vec<Case> {
         local("append/bare-write"),
         persisted(),
     ));
+    c.push(
+        Case::new(
+            "append, buffered vs its floor: each frame's keyed checks + one pwrite of its bytes, same frames, interleaved (reference column = floor)",
+            "×2000",
+            Us,
+            local("append/buffered"),
+            local("append/floor"),
+        )
+        .target(Target::WithinOf(1.5)),
+    );
     c.push(Case::new(
         "append, durable (per entry)",
         "×200",
@@ -477,6 +487,7 @@ mod tests {
             ("append/buffered-cpu", 1.1),
             ("append/buffered-100k", 2.2),
             ("append/buffered", 1.5),
+            ("append/floor", 1.2),
             ("append/batch", 12.0),
             ("tree-resident/100k", 33.0),
             ("list/2000", 4.0),
@@ -545,6 +556,7 @@ mod tests {
 | append, buffered, on-CPU time per entry (reference: process CPU) | ×2000 | 2.20 µs | 30.0 µs | 14× | ≥ 6× better | yes |
 | append, buffered, to the 100k session (per entry; journal synced every 1,024, index saved every 1/8 of the session) | ×16384 | 4.40 µs | 40.0 µs | 9.09× | — |  |
 | bare write of the same framed bytes, no sync (floor of a buffered append) | ×2000 | 1.40 µs | 40.0 µs | 29× | — |  |
+| append, buffered vs its floor: each frame's keyed checks + one pwrite of its bytes, same frames, interleaved (reference column = floor) | ×2000 | 3.00 µs | 2.40 µs | 0.80× | ≤ 1.5× baseline | yes |
 | append, durable (per entry) | ×200 | 1800 µs | 40.0 µs | 0.02× | — |  |
 | append, durable vs bare write+fdatasync (reference column = bare) | ×200 | 1800 µs | 1600 µs | 0.89× | ≤ 1.2× baseline | yes |
 | append, batch of 100, durable (journal level, per entry) | ×2000 | 24.0 µs | 40.0 µs | 1.67× | — |  |

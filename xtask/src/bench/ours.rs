@@ -4,7 +4,7 @@
 //!
 //! Keys recorded: `open/`, `context/`, `resume/`, `rss/` and `tree/{size}`;
 //! `resume-open/` and `first-append/{size}` (µs); `tree-resident/100k`; `append/{durable,bare-sync,buffered,buffered-cpu,
-//! buffered-100k,bare-write,batch}` (µs per entry); `list/{2000,10000}` (in-process)
+//! buffered-save,floor,floor-cpu,serialize,serialize-serde,buffered-100k,bare-write,batch}` (µs per entry; `append/floor-ratio{,-cpu}` ratios); `list/{2000,10000}` (in-process)
 //! and `cold-list/{2000,10000}` (whole process `bcs list --all --json`); `import/100k`
 //! and `import/bytes`; `cold/{1k,100k,1m}` and `cold-reference/1k`;
 //! `resume-bytes/{size}` (MiB) and `resume-bytes-excess/1m` (64 KiB units). The resume rows also
@@ -53,6 +53,7 @@ const MEASUREMENTS: &[(&str, Measure)] = &[
     ("peak RSS of resume", peak_rss),
     ("durable append", append_durable),
     ("buffered append", append_buffered),
+    ("buffered append: serialization", append_serialization),
     ("buffered append to the 100k session", append_buffered_100k),
     ("bare write", bare_write),
     ("batch append", append_batch),
@@ -437,17 +438,195 @@ fn append_durable(b: &mut Bench<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Buffered `append_message` ×2,000 into a new session: wall and on-CPU µs per entry.
+/// Buffered `append_message` ×2,000 into a new session (wall and on-CPU µs per entry),
+/// interleaved run by run with its floor over the very frames that run wrote: each
+/// frame's two keyed checks (header, then header and payload: what `Writer` computes)
+/// and one positional write of its bytes at its offset in a fresh file. The order
+/// alternates, so a loaded machine slows both alike; `append/floor-ratio` is the
+/// ratio within each pair.
 fn append_buffered(b: &mut Bench<'_>) -> Result<()> {
     let tmp = b.tmp("tmp-append");
-    for i in 0..=b.opts.reps.min(5) {
-        let (us, cpu) = append_run_cpu(&tmp, Durability::Buffered, b.msgs(N_FAST))?;
+    let reps = b.opts.reps.max(3);
+    let mut journal = Vec::new();
+    for i in 0..=reps {
+        let batch = b.msgs(N_FAST);
+        let (run, floor) = if i % 2 == 0 {
+            let run = append_run_cpu(&tmp, Durability::Buffered, batch)?;
+            let floor = floor_run(&tmp, &run.journal)?;
+            (run, floor)
+        } else {
+            // Floor first, over the frames of the previous run (the same payloads,
+            // so the same lengths; ids and times aside).
+            let floor = floor_run(&tmp, &journal)?;
+            (append_run_cpu(&tmp, Durability::Buffered, batch)?, floor)
+        };
         if i > 0 {
-            b.samples.push("append/buffered", us);
-            b.samples.push("append/buffered-cpu", cpu);
+            b.samples.push("append/buffered", run.us);
+            b.samples.push("append/buffered-cpu", run.cpu_us);
+            b.samples.push("append/buffered-save", run.save_us);
+            b.samples.push("append/floor", floor.0);
+            b.samples.push("append/floor-cpu", floor.1);
+            b.samples.push("append/floor-ratio", run.us / floor.0);
+            b.samples
+                .push("append/floor-ratio-cpu", run.cpu_us / floor.1);
+        }
+        journal = run.journal;
+    }
+    let note = format!(
+        "- append, buffered vs its floor: wall {:.2} µs vs {:.2} µs (median ratio within a \
+         pair {:.2}×; of the append's wall, {:.2} µs is the one journal sync and index \
+         save of the run, at the 1,024th append), on-CPU {:.2} µs vs {:.2} µs ({:.2}×); the \
+         floor is each frame's keyed checks and one positional write of its bytes, over \
+         the frames the append run wrote",
+        b.median("append/buffered"),
+        b.median("append/floor"),
+        b.median("append/floor-ratio"),
+        b.median("append/buffered-save"),
+        b.median("append/buffered-cpu"),
+        b.median("append/floor-cpu"),
+        b.median("append/floor-ratio-cpu"),
+    );
+    eprintln!("ours: {note}");
+    b.notes.push(note);
+    Ok(())
+}
+
+/// The serialization inside a buffered append: `Entry::write_json` (ours) against
+/// serde_json's `to_writer` of the same entries into the same reused buffer, the two
+/// interleaved run by run (order alternating); on-CPU µs per entry. Both write the
+/// same bytes (checked here once, untimed).
+fn append_serialization(b: &mut Bench<'_>) -> Result<()> {
+    let entries: Vec<Entry> = b
+        .msgs(N_FAST)
+        .into_iter()
+        .map(|m| {
+            let base = session_types::EntryBase {
+                id: Some(session_types::EntryId::new("0123abcd")),
+                parent_id: Some(session_types::EntryId::new("4567cdef")),
+                timestamp: Some(session_types::Timestamp::from_unix_ms(1_735_689_600_000)),
+            };
+            Entry::message(base, m)
+        })
+        .collect();
+    let mut buf = Vec::with_capacity(1 << 20);
+    for e in &entries {
+        buf.clear();
+        e.write_json(&mut buf)?;
+        if buf != serde_json::to_vec(e)? {
+            bail!("write_json and serde_json differ on an entry");
         }
     }
+    // On-CPU time (this thread's): a loaded machine's waits would swamp a few µs.
+    let mut run = |ours: bool| -> Result<f64> {
+        let cpu0 = thread_cpu_ns();
+        for e in &entries {
+            buf.clear();
+            if ours {
+                e.write_json(&mut buf)?;
+            } else {
+                serde_json::to_writer(&mut buf, e)?;
+            }
+            std::hint::black_box(&buf);
+        }
+        Ok((thread_cpu_ns() - cpu0) as f64 / 1e3 / entries.len() as f64)
+    };
+    for i in 0..=b.opts.reps.max(3) * 4 {
+        let (ours, theirs) = if i % 2 == 0 {
+            let o = run(true)?;
+            (o, run(false)?)
+        } else {
+            let t = run(false)?;
+            (run(true)?, t)
+        };
+        if i > 0 {
+            b.samples.push("append/serialize", ours);
+            b.samples.push("append/serialize-serde", theirs);
+        }
+    }
+    let note = format!(
+        "- serializing an entry (the bench's 2,000 messages, on-CPU): `Entry::write_json` \
+         {:.2} µs, serde_json's `to_writer` {:.2} µs (same bytes, interleaved)",
+        b.median("append/serialize"),
+        b.median("append/serialize-serde"),
+    );
+    eprintln!("ours: {note}");
+    b.notes.push(note);
     Ok(())
+}
+
+/// One frame of a journal as written: its offset and bytes (header, payload, padding).
+struct RawFrame {
+    offset: u64,
+    payload_len: usize,
+    bytes: Vec<u8>,
+}
+
+/// The entry frames of `journal` (a whole journal's bytes, the writer's frame key
+/// derived from its id), each checked to carry exactly the checks the floor computes.
+fn entry_frames(journal: &[u8]) -> Result<([u8; 32], Vec<RawFrame>)> {
+    use session_journal::format::{FRAME_HEADER_LEN, FRAME_KEY_CONTEXT, frame_len};
+    // The header frame's tag (bytes 40..56 of its header) is the journal id.
+    let header_at = session_journal::format::HEADER_FRAME_OFFSET as usize;
+    let id = journal
+        .get(header_at + 40..header_at + 56)
+        .context("a journal header")?;
+    let key = blake3::derive_key(FRAME_KEY_CONTEXT, id);
+    let mut frames = Vec::new();
+    let mut at = header_at;
+    while at + FRAME_HEADER_LEN <= journal.len() {
+        let h = &journal[at..at + FRAME_HEADER_LEN];
+        let kind = h[5];
+        let len = u32::from_le_bytes(h[8..12].try_into()?) as usize;
+        let end = at + frame_len(len as u64) as usize;
+        if kind == kinds::ENTRY.get() {
+            let frame = RawFrame {
+                offset: at as u64,
+                payload_len: len,
+                bytes: journal.get(at..end).context("a whole frame")?.to_vec(),
+            };
+            let (head, body) = frame_checks(&key, &frame);
+            if head.as_bytes()[..4] != h[12..16] || body.as_bytes()[..8] != h[56..64] {
+                bail!("the floor's checks differ from the frame's at offset {at}");
+            }
+            frames.push(frame);
+        }
+        at = end;
+    }
+    Ok((key, frames))
+}
+
+/// A frame's two keyed checks as the writer computes them: over the offset and the
+/// header fields (the header check), then on over the payload (the body check).
+#[inline]
+fn frame_checks(key: &[u8; 32], f: &RawFrame) -> (blake3::Hash, blake3::Hash) {
+    let mut h = blake3::Hasher::new_keyed(key);
+    h.update(&f.offset.to_le_bytes());
+    h.update(&f.bytes[..12]);
+    h.update(&f.bytes[16..56]);
+    let head = h.finalize();
+    h.update(&f.bytes[64..64 + f.payload_len]);
+    (head, h.finalize())
+}
+
+/// Per-frame µs of the floor over `journal`'s entry frames, wall and on-CPU: both
+/// keyed checks and one positional write at the frame's offset, into a fresh file
+/// holding the journal's prefix.
+fn floor_run(tmp: &Path, journal: &[u8]) -> Result<(f64, f64)> {
+    use std::os::unix::fs::FileExt as _;
+    let (key, frames) = entry_frames(journal)?;
+    let first = frames.first().context("entry frames")?.offset as usize;
+    fs::create_dir_all(tmp)?;
+    let file = fs::File::create(tmp.join("floor.bin"))?;
+    file.write_all_at(&journal[..first], 0)?;
+    let n = frames.len() as f64;
+    let cpu0 = thread_cpu_ns();
+    let t = Instant::now();
+    for f in &frames {
+        std::hint::black_box(frame_checks(&key, f));
+        file.write_all_at(&f.bytes, f.offset)?;
+    }
+    let us = ms_since(t) * 1e3 / n;
+    Ok((us, (thread_cpu_ns() - cpu0) as f64 / 1e3 / n))
 }
 
 /// Buffered appends to the 100k session (a copy): 16,384 of them, so the journal
@@ -707,6 +886,20 @@ fn cold_reference(b: &mut Bench<'_>) -> Result<()> {
 
 // ----- helpers -----
 
+/// What one run of buffered
+/// `OwnedSession::append_message` over `batch` into a new session.
+struct AppendRun {
+    /// Wall µs per append.
+    us: f64,
+    /// On-CPU µs per append.
+    cpu_us: f64,
+    /// The wall time of the one append that syncs the journal and saves the index
+    /// (the `INDEX_SAVE_EVERY`-th), spread over all of them: µs per append.
+    save_us: f64,
+    /// The journal's bytes after the close.
+    journal: Vec<u8>,
+}
+
 /// Per-append µs, wall and on-CPU (this thread's run time from
 /// `/proc/thread-self/schedstat`, so a loaded machine's waiting is left out), of
 /// `OwnedSession::append_message` over `batch` into a new session.
@@ -714,21 +907,35 @@ fn append_run_cpu(
     tmp: &Path,
     durability: Durability,
     batch: Vec<AgentMessage>,
-) -> Result<(f64, f64)> {
+) -> Result<AppendRun> {
     let _ = fs::remove_dir_all(tmp);
     let st = Store::new(Layout::with_root(tmp).expect("absolute root"));
     let mut s = st.create("/bench/append")?;
     s.set_durability(durability);
     let n = batch.len() as f64;
+    let saving = session_manager::INDEX_SAVE_EVERY as usize - 1;
+    let mut save_ms = 0.0;
     let cpu0 = thread_cpu_ns();
     let t = Instant::now();
-    for m in batch {
-        s.append_message(m)?;
+    for (k, m) in batch.into_iter().enumerate() {
+        if k == saving {
+            let t = Instant::now();
+            s.append_message(m)?;
+            save_ms = ms_since(t);
+        } else {
+            s.append_message(m)?;
+        }
     }
     let us = ms_since(t) * 1e3 / n;
     let cpu_us = (thread_cpu_ns() - cpu0) as f64 / 1e3 / n;
+    let path = s.session_file().context("a journal")?.to_path_buf();
     s.close()?;
-    Ok((us, cpu_us))
+    Ok(AppendRun {
+        us,
+        cpu_us,
+        save_us: save_ms * 1e3 / n,
+        journal: fs::read(path)?,
+    })
 }
 
 /// Per-append µs of buffered `append_message` over `batch` into a copy of `journal`
@@ -918,8 +1125,8 @@ pub(crate) fn child_append(args: &[String]) -> Result<()> {
         .map(|i| payloads[i % payloads.len()].clone())
         .collect();
     let tmp = std::env::temp_dir().join(format!("xtask-bench-append-{}", std::process::id()));
-    let (us, _) = append_run_cpu(&tmp, Durability::Buffered, batch)?;
+    let run = append_run_cpu(&tmp, Durability::Buffered, batch)?;
     let _ = fs::remove_dir_all(&tmp);
-    println!("{us:.2} µs per buffered append");
+    println!("{:.2} µs per buffered append", run.us);
     Ok(())
 }

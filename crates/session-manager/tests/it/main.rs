@@ -2,6 +2,7 @@
 //! reference's black-box tests re-expressed against this API.
 
 mod agree;
+mod append_bytes;
 mod conformance;
 mod errors;
 mod layout;
