@@ -8,9 +8,12 @@
 //!   sync (a buffered append, `branch`, `follow`, `unfollow`), is performed at once on
 //!   the connection's own task, under the write lock if it is free (no thread
 //!   hand-off: the answer goes out on the same thread that read the request).
-//! - **Drain.** Anything else (a write that asks for a sync, a write that finds the
-//!   lock held by a read, a write that finds others queued or running) is queued, and
-//!   when the gate was free a *drain* task is started that performs batches until
+//! - **Lead.** A write that finds the gate free but cannot run inline (it asks for a
+//!   sync, or a read holds the lock) is queued first and its connection spawns one
+//!   task ([`Lead::run`]) that performs the batch (everything queued by then) and
+//!   then sends the answer itself: one task on one thread, no second wake-up.
+//! - **Drain.** A write that finds others queued or a batch running is queued; when
+//!   a batch ends with writes queued meanwhile, a *drain* task performs batches until
 //!   the queue is empty. A batch is everything queued (up to `max_batch` commands).
 //!
 //! A batch, wherever it runs:
@@ -176,17 +179,31 @@ impl Shared {
     /// `Unfollow` and `Close` are never refused for a full queue (a connection sends
     /// at most one of each per session).
     pub(crate) fn submit(self: &Arc<Self>, command: Command) -> Submitted {
+        match self.enter(command) {
+            Entered::Lead(lead) => {
+                tokio::spawn(lead.run());
+                Submitted::Queued
+            }
+            Entered::Was(submitted) => submitted,
+        }
+    }
+
+    /// As [`Shared::submit`], but when the command starts a batch that cannot run
+    /// inline (it syncs, say) the caller gets the [`Lead`]: it runs that batch on a
+    /// task of its own, which then answers from the same thread (no second task to
+    /// wake for the answer).
+    pub(crate) fn enter(self: &Arc<Self>, command: Command) -> Entered {
         let mut gate = self.gate();
         if gate.closed {
-            return Submitted::Closed;
+            return Entered::Was(Submitted::Closed);
         }
         if gate.running {
             let bounded = matches!(command, Command::Call { .. } | Command::Follow { .. });
             if bounded && gate.queue.len() >= self.queue {
-                return Submitted::Full;
+                return Entered::Was(Submitted::Full);
             }
             gate.queue.push_back(command);
-            return Submitted::Queued;
+            return Entered::Was(Submitted::Queued);
         }
         // Nothing runs, so nothing is queued (the last batch's runner emptied it).
         gate.running = true;
@@ -196,14 +213,12 @@ impl Shared {
         };
         let Some(guard) = inline else {
             gate.queue.push_back(command);
-            drop(gate);
-            tokio::spawn(self.clone().drain());
-            return Submitted::Queued;
+            return Entered::Lead(Lead(Some(self.clone())));
         };
         drop(gate);
         let open = self.perform_locked(guard, vec![command]);
         self.finish(open);
-        Submitted::Done
+        Entered::Was(Submitted::Done)
     }
 
     /// After a batch performed outside the drain task: hands what was queued
@@ -232,20 +247,27 @@ impl Shared {
                 tokio::task::yield_now().await;
             }
             first = false;
-            let batch: Vec<Command> = {
-                let mut gate = self.gate();
-                if gate.queue.is_empty() {
-                    gate.running = false;
-                    return;
-                }
-                let n = gate.queue.len().min(self.max_batch);
-                gate.queue.drain(..n).collect()
-            };
+            let batch = self.take_batch();
+            if batch.is_empty() {
+                return; // the gate is free
+            }
             if !self.perform(batch).await {
                 self.close_gate();
                 return;
             }
         }
+    }
+
+    /// The next batch: everything queued, up to `max_batch` commands; none (and the
+    /// gate freed) when nothing is queued.
+    fn take_batch(&self) -> Vec<Command> {
+        let mut gate = self.gate();
+        if gate.queue.is_empty() {
+            gate.running = false;
+            return Vec::new();
+        }
+        let n = gate.queue.len().min(self.max_batch);
+        gate.queue.drain(..n).collect()
     }
 
     /// The session is gone: every queued command is refused, and all that come later.
@@ -301,6 +323,43 @@ impl Shared {
                 drop(self.take());
                 false
             }
+        }
+    }
+}
+
+/// What became of an entered command.
+pub(crate) enum Entered {
+    /// As [`Submitted`].
+    Was(Submitted),
+    /// Queued first, the gate taken: the caller runs its batch ([`Lead::run`]).
+    Lead(Lead),
+}
+
+/// The duty to perform the batch a command started: run it, or (when dropped
+/// unrun) a drain task is started to run it, so the gate is never left taken.
+#[must_use]
+pub(crate) struct Lead(Option<Arc<Shared>>);
+
+impl Lead {
+    /// Performs the first batch (everything queued by now, up to `max_batch`), then
+    /// hands what was queued meanwhile to a drain task, or frees the gate.
+    pub(crate) async fn run(mut self) {
+        let Some(shared) = self.0.take() else {
+            return;
+        };
+        let batch = shared.take_batch();
+        let open = shared.perform(batch).await;
+        shared.finish(open);
+    }
+}
+
+impl Drop for Lead {
+    fn drop(&mut self) {
+        // Outside a runtime (its shutdown) nothing runs any more anyway.
+        if let Some(shared) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(shared.drain());
         }
     }
 }
