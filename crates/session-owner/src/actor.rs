@@ -1,8 +1,22 @@
-//! One actor per open session: the task that alone writes the session, fed by a
-//! bounded queue; reads go beside it.
+//! One writer at a time per open session, fed by a bounded queue; reads go beside it.
 //!
-//! The session sits in a [`Shared`] cell behind a read-write lock. The actor takes
-//! everything queued (up to `max_batch` commands) and, on tokio's blocking pool:
+//! The session sits in a [`Shared`] cell behind a read-write lock, with a *gate*: the
+//! queue of writes not yet performed and whether a batch is being performed now.
+//! Whoever finds the gate free performs; everyone else queues behind:
+//!
+//! - **Inline.** A write that finds nothing queued and nothing running, and needs no
+//!   sync (a buffered append, `branch`, `follow`, `unfollow`), is performed at once on
+//!   the connection's own task, under the write lock if it is free (no thread
+//!   hand-off: the answer goes out on the same thread that read the request).
+//! - **Lead.** A write that finds the gate free but cannot run inline (it asks for a
+//!   sync, or a read holds the lock) is queued first and its connection spawns one
+//!   task ([`Lead::run`]) that performs the batch (everything queued by then) and
+//!   then sends the answer itself: one task on one thread, no second wake-up.
+//! - **Drain.** A write that finds others queued or a batch running is queued; when
+//!   a batch ends with writes queued meanwhile, a *drain* task performs batches until
+//!   the queue is empty. A batch is everything queued (up to `max_batch` commands).
+//!
+//! A batch, wherever it runs:
 //!
 //! 1. under the write lock, performs the writes in order with the journal in
 //!    buffered mode (each append is written when performed);
@@ -11,12 +25,24 @@
 //! 3. answers each command in order, and notifies the session's followers of each
 //!    acknowledged append (and the store's followers of names, states and statuses).
 //!
-//! Appends that arrive together therefore share one sync, and none is acknowledged
-//! as durable before it is. Reads ([`read`]) do not enter the queue: the connection
-//! runs them on the blocking pool under the read lock, through a capture of the
-//! session as it is then. They never wait for a sync, only for a batch's writes.
+//! A batch that syncs runs on the drain task's worker thread itself when no other
+//! batch is syncing on a worker (the answer then leaves from the thread that synced:
+//! no wake-up of another thread on the way), otherwise in `block_in_place` (the
+//! runtime moves its other tasks to another thread, so syncs of many sessions run at
+//! once); on a current-thread runtime, and for closes and branched sessions, on the
+//! blocking pool. Appends that arrive while a batch runs share the next batch's sync,
+//! and none is acknowledged as durable before it is. Only one batch of a session runs
+//! at a time and batches are taken in queue order, so writes stay serialized and
+//! notifications in journal order. Reads ([`read`]) do not enter the queue: the
+//! connection runs them on the blocking pool under the read lock, through a capture
+//! of the session as it is then. They never wait for a sync, only for a batch's writes.
 
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{
+    Arc, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
+};
 
 use serde::Serialize;
 use serde_json::json;
@@ -27,7 +53,8 @@ use session_manager::{
 };
 use session_protocol::{self as p, Error, Request};
 use session_types::Entry;
-use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::runtime::RuntimeFlavor;
+use tokio::sync::{Semaphore, oneshot};
 
 use crate::errors::{append_error, open_error, read_error};
 use crate::outbox::{Follower, Followers, Outbox, Topic};
@@ -35,7 +62,12 @@ use crate::outbox::{Follower, Followers, Outbox, Topic};
 /// What a call answers: the result's JSON, or an error.
 pub(crate) type Reply = Result<Box<RawValue>, Error>;
 
-/// An open session, shared by its actor (writes) and the connections (reads).
+/// Batches syncing on a runtime worker itself now (not in `block_in_place`): at most
+/// one, so the other workers keep serving while it syncs.
+static SYNCING_ON_A_WORKER: AtomicUsize = AtomicUsize::new(0);
+
+/// An open session, shared by the connections that write it (through its gate) and
+/// read it.
 #[derive(Debug)]
 pub(crate) struct Shared {
     /// The session; `None` once closed.
@@ -44,17 +76,73 @@ pub(crate) struct Shared {
     pub(crate) session_id: String,
     /// Reads of this session running now (past the bound: `overloaded`).
     pub(crate) reads: Arc<Semaphore>,
+    /// The writes waiting, and whether a batch runs.
+    gate: Mutex<Gate>,
+    /// The connections following the session (touched by the running batch only).
+    followers: Mutex<Vec<Follower>>,
+    /// The store's followers (`store/changed`).
+    store: Arc<Followers>,
+    /// The most calls queued; past this a call is answered `overloaded`.
+    queue: usize,
+    /// The most commands one batch carries.
+    max_batch: usize,
+}
+
+/// The writes waiting for a session, and who performs them.
+#[derive(Default)]
+struct Gate {
+    queue: VecDeque<Command>,
+    /// A batch is being performed (inline or by the drain task): others queue.
+    running: bool,
+    /// Closed (on request, or after the library panicked): nothing more is performed.
+    closed: bool,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gate")
+            .field("queued", &self.queue.len())
+            .field("running", &self.running)
+            .field("closed", &self.closed)
+            .finish()
+    }
+}
+
+/// What became of a submitted command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Submitted {
+    /// Performed already, on the caller's task: its answer is in its reply channel.
+    Done,
+    /// Queued: its answer comes once its batch is performed.
+    Queued,
+    /// The queue is full: nothing was done (answer `overloaded`).
+    Full,
+    /// The session is closed: nothing was done.
+    Closed,
 }
 
 impl Shared {
     fn write(&self) -> RwLockWriteGuard<'_, Option<OwnedSession>> {
-        // A panic inside the library while writing poisons the lock; the actor then
-        // ends and takes the session out (see `run`), so readers see `None`.
+        // A panic inside the library while writing poisons the lock; the session is
+        // then taken out (see `perform_locked`), so readers see `None`.
         self.session.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn try_write(&self) -> Option<RwLockWriteGuard<'_, Option<OwnedSession>>> {
+        match self.session.try_write() {
+            Ok(guard) => Some(guard),
+            Err(TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
     }
 
     fn read_guard(&self) -> RwLockReadGuard<'_, Option<OwnedSession>> {
         self.session.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn gate(&self) -> MutexGuard<'_, Gate> {
+        // Plain data changed in single statements: a panic cannot leave it torn.
+        self.gate.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Runs a read (`session/read*`, `session/get*`, `buildSessionContext`) on the
@@ -74,13 +162,253 @@ impl Shared {
         }
     }
 
+    /// Whether the session was closed (nothing more is performed).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.gate().closed
+    }
+
     /// Takes the session out (closing it is the caller's).
     fn take(&self) -> Option<OwnedSession> {
         self.write().take()
     }
+
+    /// Performs `command` now, on the caller's task, when nothing is queued or
+    /// running, it needs no sync and the write lock is free; otherwise queues it (and
+    /// starts the drain task when none runs). Its answer goes to its reply channel
+    /// either way; a refused command (`Full`, `Closed`) is dropped unanswered.
+    /// `Unfollow` and `Close` are never refused for a full queue (a connection sends
+    /// at most one of each per session).
+    pub(crate) fn submit(self: &Arc<Self>, command: Command) -> Submitted {
+        match self.enter(command) {
+            Entered::Lead(lead) => {
+                tokio::spawn(lead.run());
+                Submitted::Queued
+            }
+            Entered::Was(submitted) => submitted,
+        }
+    }
+
+    /// As [`Shared::submit`], but when the command starts a batch that cannot run
+    /// inline (it syncs, say) the caller gets the [`Lead`]: it runs that batch on a
+    /// task of its own, which then answers from the same thread (no second task to
+    /// wake for the answer).
+    pub(crate) fn enter(self: &Arc<Self>, command: Command) -> Entered {
+        let mut gate = self.gate();
+        if gate.closed {
+            return Entered::Was(Submitted::Closed);
+        }
+        if gate.running {
+            let bounded = matches!(command, Command::Call { .. } | Command::Follow { .. });
+            if bounded && gate.queue.len() >= self.queue {
+                return Entered::Was(Submitted::Full);
+            }
+            gate.queue.push_back(command);
+            return Entered::Was(Submitted::Queued);
+        }
+        // Nothing runs, so nothing is queued (the last batch's runner emptied it).
+        gate.running = true;
+        let inline = match weight(&command) {
+            Weight::Light => self.try_write(),
+            Weight::Sync | Weight::Blocking => None,
+        };
+        let Some(guard) = inline else {
+            gate.queue.push_back(command);
+            return Entered::Lead(Lead(Some(self.clone())));
+        };
+        drop(gate);
+        let open = self.perform_locked(guard, vec![command]);
+        self.finish(open);
+        Entered::Was(Submitted::Done)
+    }
+
+    /// After a batch performed outside the drain task: hands what was queued
+    /// meanwhile to a drain task, or frees the gate.
+    fn finish(self: &Arc<Self>, open: bool) {
+        if !open {
+            self.close_gate();
+            return;
+        }
+        let mut gate = self.gate();
+        if gate.queue.is_empty() {
+            gate.running = false;
+        } else {
+            drop(gate);
+            tokio::spawn(self.clone().drain());
+        }
+    }
+
+    /// Performs the queued batches until none is left, then frees the gate.
+    async fn drain(self: Arc<Self>) {
+        let mut first = true;
+        loop {
+            if !first {
+                // Let the tasks the last batch woke (its answers) run first: their
+                // clients' next writes then join the next batch.
+                tokio::task::yield_now().await;
+            }
+            first = false;
+            let batch = self.take_batch();
+            if batch.is_empty() {
+                return; // the gate is free
+            }
+            if !self.perform(batch).await {
+                self.close_gate();
+                return;
+            }
+        }
+    }
+
+    /// The next batch: everything queued, up to `max_batch` commands; none (and the
+    /// gate freed) when nothing is queued.
+    fn take_batch(&self) -> Vec<Command> {
+        let mut gate = self.gate();
+        if gate.queue.is_empty() {
+            gate.running = false;
+            return Vec::new();
+        }
+        let n = gate.queue.len().min(self.max_batch);
+        gate.queue.drain(..n).collect()
+    }
+
+    /// The session is gone: every queued command is refused, and all that come later.
+    fn close_gate(&self) {
+        let rest = {
+            let mut gate = self.gate();
+            gate.closed = true;
+            gate.running = false;
+            std::mem::take(&mut gate.queue)
+        };
+        refuse_all(rest.into(), &self.session_id);
+    }
+
+    /// Performs one batch where its weight says (see the module's text); returns
+    /// whether the session is still open.
+    async fn perform(self: &Arc<Self>, batch: Vec<Command>) -> bool {
+        let weight = batch.iter().map(weight).max().unwrap_or(Weight::Light);
+        if weight == Weight::Light
+            && let Some(guard) = self.try_write()
+        {
+            return self.perform_locked(guard, batch);
+        }
+        let multi =
+            tokio::runtime::Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread;
+        if multi && weight != Weight::Blocking {
+            if SYNCING_ON_A_WORKER.fetch_add(1, Ordering::AcqRel) == 0
+                && let Some(guard) = self.try_write()
+            {
+                let open = self.perform_locked(guard, batch);
+                SYNCING_ON_A_WORKER.fetch_sub(1, Ordering::AcqRel);
+                return open;
+            }
+            SYNCING_ON_A_WORKER.fetch_sub(1, Ordering::AcqRel);
+            return tokio::task::block_in_place(|| self.perform_locked(self.write(), batch));
+        }
+        let cell = self.clone();
+        tokio::task::spawn_blocking(move || cell.perform_locked(cell.write(), batch))
+            .await
+            .unwrap_or(false)
+    }
+
+    /// Performs one batch under `guard`. A panic in the library lets the session go
+    /// (its lock with it): the batch's callers see their answers dropped, and the
+    /// gate closes.
+    fn perform_locked(
+        &self,
+        guard: RwLockWriteGuard<'_, Option<OwnedSession>>,
+        batch: Vec<Command>,
+    ) -> bool {
+        match catch_unwind(AssertUnwindSafe(|| process(self, guard, batch))) {
+            Ok(open) => open,
+            Err(_) => {
+                drop(self.take());
+                false
+            }
+        }
+    }
 }
 
-/// What the actor is asked to do.
+/// What became of an entered command.
+pub(crate) enum Entered {
+    /// As [`Submitted`].
+    Was(Submitted),
+    /// Queued first, the gate taken: the caller runs its batch ([`Lead::run`]).
+    Lead(Lead),
+}
+
+/// The duty to perform the batch a command started: run it, or (when dropped
+/// unrun) a drain task is started to run it, so the gate is never left taken.
+#[must_use]
+pub(crate) struct Lead(Option<Arc<Shared>>);
+
+impl Lead {
+    /// Performs the first batch (everything queued by now, up to `max_batch`), then
+    /// hands what was queued meanwhile to a drain task, or frees the gate.
+    pub(crate) async fn run(mut self) {
+        let Some(shared) = self.0.take() else {
+            return;
+        };
+        let batch = shared.take_batch();
+        let open = shared.perform(batch).await;
+        shared.finish(open);
+    }
+}
+
+impl Drop for Lead {
+    fn drop(&mut self) {
+        // Outside a runtime (its shutdown) nothing runs any more anyway.
+        if let Some(shared) = self.0.take()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(shared.drain());
+        }
+    }
+}
+
+/// Where a command may be performed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Weight {
+    /// No sync: on the caller's task.
+    Light,
+    /// One sync of the journal: on a worker, or in `block_in_place`.
+    Sync,
+    /// Opens or closes files (a branched session, a close): on the blocking pool.
+    Blocking,
+}
+
+fn weight(command: &Command) -> Weight {
+    match command {
+        Command::Call { request, .. } if asks_sync(request) => Weight::Sync,
+        Command::Call { .. } | Command::Follow { .. } | Command::Unfollow { .. } => Weight::Light,
+        Command::Branched { .. } | Command::Close { .. } => Weight::Blocking,
+    }
+}
+
+/// Whether a write asks for a sync before its answer (a durable append, `sync`).
+fn asks_sync(request: &Request) -> bool {
+    use Request as R;
+    let durability = match request {
+        R::AppendMessage(q) => q.durability,
+        R::AppendThinkingLevelChange(q) => q.durability,
+        R::AppendServiceTierChange(q) => q.durability,
+        R::AppendModelChange(q) => q.durability,
+        R::AppendCompaction(q) => q.durability,
+        R::AppendCustomEntry(q) => q.durability,
+        R::AppendChildUsageAttribution(q) => q.durability,
+        R::AppendSessionInfo(q) => q.durability,
+        R::AppendSessionState(q) => q.durability,
+        R::AppendAgentStatus(q) => q.durability,
+        R::AppendGitState(q) => q.durability,
+        R::AppendCustomMessageEntry(q) => q.durability,
+        R::AppendLabelChange(q) => q.durability,
+        R::AppendEntry(q) => q.durability,
+        R::BranchWithSummary(q) => q.durability,
+        R::SessionSync(_) => return true,
+        _ => return false,
+    };
+    durability.unwrap_or_default() == p::Durability::Durable
+}
+
+/// What a session's writer is asked to do.
 pub(crate) enum Command {
     /// A `session/*` write: an append, `session/branch`, `session/sync`.
     Call {
@@ -108,7 +436,7 @@ pub(crate) enum Command {
     },
 }
 
-/// The bounds and the store's followers an actor needs.
+/// The bounds and the store's followers a session needs.
 pub(crate) struct Setup {
     pub(crate) queue: usize,
     pub(crate) max_batch: usize,
@@ -116,52 +444,18 @@ pub(crate) struct Setup {
     pub(crate) store: Arc<Followers>,
 }
 
-/// Starts the actor of `session`; returns its queue and the shared cell.
-pub(crate) fn spawn(session: OwnedSession, setup: Setup) -> (mpsc::Sender<Command>, Arc<Shared>) {
-    let (tx, rx) = mpsc::channel(setup.queue.max(1));
-    let shared = Arc::new(Shared {
+/// The shared cell of `session`, its gate free.
+pub(crate) fn start(session: OwnedSession, setup: Setup) -> Arc<Shared> {
+    Arc::new(Shared {
         session_id: session.session_id().to_owned(),
         session: RwLock::new(Some(session)),
         reads: Arc::new(Semaphore::new(setup.max_reads.max(1))),
-    });
-    tokio::spawn(run(shared.clone(), rx, setup.max_batch.max(1), setup.store));
-    (tx, shared)
-}
-
-async fn run(
-    shared: Arc<Shared>,
-    mut rx: mpsc::Receiver<Command>,
-    max_batch: usize,
-    store: Arc<Followers>,
-) {
-    let mut followers: Vec<Follower> = Vec::new();
-    loop {
-        let mut batch = Vec::new();
-        if rx.recv_many(&mut batch, max_batch).await == 0 {
-            break; // every sender is gone
-        }
-        let (cell, store) = (shared.clone(), store.clone());
-        let mut mine = std::mem::take(&mut followers);
-        let done = tokio::task::spawn_blocking(move || {
-            let open = process(&cell, batch, &mut mine, &store);
-            (open, mine)
-        })
-        .await;
-        match done {
-            Ok((true, mine)) => followers = mine,
-            // Closed on request: the session is gone and its lock with it.
-            Ok((false, _)) => return,
-            // The library panicked: let the session go (its lock with it); the
-            // queue's remaining senders see it closed.
-            Err(_) => {
-                let cell = shared.clone();
-                let _ = tokio::task::spawn_blocking(move || drop(cell.take())).await;
-                return;
-            }
-        }
-    }
-    let cell = shared.clone();
-    let _ = tokio::task::spawn_blocking(move || cell.take().map(OwnedSession::close)).await;
+        gate: Mutex::new(Gate::default()),
+        followers: Mutex::new(Vec::new()),
+        store: setup.store,
+        queue: setup.queue.max(1),
+        max_batch: setup.max_batch.max(1),
+    })
 }
 
 /// A notification to send once its append is acknowledged.
@@ -174,21 +468,26 @@ struct Note {
     store: Option<String>,
 }
 
-/// Performs one batch: the writes in order, one sync if any asked for it, then the
-/// answers and notifications in order. Returns whether the session is still open.
-pub(crate) fn process(
+/// Performs one batch under `guard`: the writes in order, one sync if any asked for
+/// it, then the answers and notifications in order. Returns whether the session is
+/// still open.
+fn process(
     shared: &Shared,
+    mut guard: RwLockWriteGuard<'_, Option<OwnedSession>>,
     batch: Vec<Command>,
-    followers: &mut Vec<Follower>,
-    store: &Followers,
 ) -> bool {
+    let store = &*shared.store;
+    let mut followers = shared
+        .followers
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let followers = &mut *followers;
     let mut answers: Vec<(oneshot::Sender<Reply>, Reply, bool)> = Vec::with_capacity(batch.len());
     let mut branched = Vec::new();
     let mut notes = Vec::new();
     let mut close = None;
     let mut sync = false;
     {
-        let mut guard = shared.write();
         let Some(s) = guard.as_mut() else {
             drop(guard);
             refuse_all(batch, &shared.session_id);
@@ -253,6 +552,7 @@ pub(crate) fn process(
             }
         }
     }
+    drop(guard);
     if sync {
         // Under the read lock: reads go on while the journal syncs.
         let synced = shared
@@ -414,7 +714,7 @@ pub(crate) fn opened(s: &OwnedSession) -> p::SessionOpened {
 
 pub(crate) fn gone(session_id: &str) -> Error {
     Error::Internal {
-        detail: format!("session {session_id} is no longer served (its actor ended)"),
+        detail: format!("session {session_id} is no longer served (it was closed)"),
     }
 }
 
@@ -452,7 +752,7 @@ fn limits(l: Option<p::ReadLimits>) -> session_manager::ReadLimits {
     }
 }
 
-/// Whether a `session/*` request only reads (served beside the actor, never queued).
+/// Whether a `session/*` request only reads (served beside the writes, never queued).
 pub(crate) fn is_read(request: &Request) -> bool {
     matches!(
         request,
@@ -535,7 +835,7 @@ fn apply(s: &mut OwnedSession, request: Request) -> Written {
             None,
         ),
         R::SessionSync(_) => (ok(&p::Empty {}), true, None),
-        // A read sent to the actor (`is_read` sends none) is answered all the same.
+        // A read sent as a write (`is_read` sends none) is answered all the same.
         other if is_read(&other) => (read(s, other), false, None),
         other => (
             Err(Error::MethodNotFound {
@@ -689,12 +989,7 @@ mod tests {
         let (batch, answers): (Vec<_>, Vec<_>) = (0..n).map(|_| append(&id, durability)).unzip();
         let before = fs.stats().syncs;
         let shared = cell(s);
-        assert!(process(
-            &shared,
-            batch,
-            &mut Vec::new(),
-            &Followers::default()
-        ));
+        assert!(process(&shared, shared.write(), batch));
         let after = fs.stats().syncs;
         for mut a in answers {
             assert!(
@@ -706,12 +1001,16 @@ mod tests {
         after - before
     }
 
-    fn cell(s: OwnedSession) -> Shared {
-        Shared {
-            session_id: s.session_id().to_owned(),
-            session: RwLock::new(Some(s)),
-            reads: Arc::new(Semaphore::new(1)),
-        }
+    fn cell(s: OwnedSession) -> Arc<Shared> {
+        start(
+            s,
+            Setup {
+                queue: 16,
+                max_batch: 16,
+                max_reads: 1,
+                store: Arc::default(),
+            },
+        )
     }
 
     #[test]
@@ -733,7 +1032,8 @@ mod tests {
         let (d, durable) = append(&id, p::Durability::Durable);
         let (b, buffered) = append(&id, p::Durability::Buffered);
         fs.fail_sync_after(1);
-        let _ = process(&cell(s), vec![b, d], &mut Vec::new(), &Followers::default());
+        let shared = cell(s);
+        let _ = process(&shared, shared.write(), vec![b, d]);
         let (mut durable, mut buffered) = (durable, buffered);
         assert!(
             matches!(buffered.try_recv(), Ok(Ok(_))),

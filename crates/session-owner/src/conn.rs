@@ -18,11 +18,10 @@ use session_protocol::{
     typed_request,
 };
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
-use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use crate::Owner;
-use crate::actor::{Command, Reply, gone, is_read, ok, store_change_line};
+use crate::actor::{Command, Entered, Reply, Submitted, gone, is_read, ok, store_change_line};
 use crate::errors::open_error;
 use crate::lines::{Line, LineReader};
 use crate::outbox::{Lag, Outbox, Topic};
@@ -173,7 +172,7 @@ impl Conn {
             outbox: self.out.id,
             reply: None,
         };
-        let _ = h.tx.send(unfollow).await; // a gone actor has no followers
+        let _ = h.shared.submit(unfollow); // a closed session has no followers
         self.owner.registry.release(h).await
     }
 
@@ -324,7 +323,7 @@ impl Conn {
             return false;
         };
         if is_read(&request) {
-            // Beside the actor: never behind queued writes or a sync.
+            // Beside the writes: never behind queued writes or a sync.
             let Ok(reading) = handle.shared.reads.clone().try_acquire_owned() else {
                 let e = Error::Overloaded {
                     queue: format!("session {session_id} reads"),
@@ -357,8 +356,28 @@ impl Conn {
                 reply,
             },
         };
-        match handle.tx.try_send(command) {
-            Ok(()) => {
+        let submitted = match handle.shared.enter(command) {
+            Entered::Was(submitted) => submitted,
+            // This write starts a batch that syncs: one task performs it and answers.
+            Entered::Lead(lead) => {
+                tokio::spawn(async move {
+                    lead.run().await;
+                    let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
+                    self.answer(&id, reply).await;
+                    drop(permit);
+                });
+                return true;
+            }
+        };
+        match submitted {
+            // Performed on this task: the answer is there, no hand-off.
+            Submitted::Done => {
+                let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
+                let sent = self.answer(&id, reply).await;
+                drop(permit);
+                sent
+            }
+            Submitted::Queued => {
                 tokio::spawn(async move {
                     let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
                     self.answer(&id, reply).await;
@@ -366,13 +385,13 @@ impl Conn {
                 });
                 true
             }
-            Err(TrySendError::Full(_)) => {
+            Submitted::Full => {
                 let e = Error::Overloaded {
                     queue: format!("session {session_id}"),
                 };
                 self.answer(&id, Err(e)).await
             }
-            Err(TrySendError::Closed(_)) => self.answer(&id, Err(gone(&session_id))).await,
+            Submitted::Closed => self.answer(&id, Err(gone(&session_id))).await,
         }
     }
 
@@ -482,13 +501,13 @@ impl Conn {
             Request::SessionCreateBranchedSession(q) => {
                 let from = self.held(&q.session_id)?;
                 let (reply, answer) = oneshot::channel();
-                from.tx
-                    .send(Command::Branched {
-                        leaf: q.leaf_id,
-                        reply,
-                    })
-                    .await
-                    .map_err(|_| gone(&q.session_id))?;
+                let branched = Command::Branched {
+                    leaf: q.leaf_id,
+                    reply,
+                };
+                if from.shared.submit(branched) == Submitted::Closed {
+                    return Err(gone(&q.session_id));
+                }
                 let branched = answer.await.unwrap_or_else(|_| Err(gone(&q.session_id)))?;
                 owner.registry.adopt(branched, &owner.options).await
             }
@@ -762,7 +781,7 @@ fn parse<T: serde::de::DeserializeOwned>(raw: &RawValue) -> Result<T, Error> {
     })
 }
 
-/// The session as `store/open` answers it now: a read, beside the actor (opening a
+/// The session as `store/open` answers it now: a read, beside the writes (opening a
 /// shared session never waits for its sync).
 async fn describe(handle: &Handle) -> Result<Box<RawValue>, Error> {
     let shared = handle.shared.clone();

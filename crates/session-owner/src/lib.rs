@@ -7,8 +7,8 @@
 //! listed there too.
 //!
 //! Tour:
-//! - [`Owner`] — the store, the registry of open sessions (one actor each, shared by
-//!   every connection that opens the session) and the [`OwnerOptions`] bounds;
+//! - [`Owner`] — the store, the registry of open sessions (one shared cell each, its
+//!   writes one batch at a time, shared by every connection that opens the session) and the [`OwnerOptions`] bounds;
 //!   [`Owner::serve`] serves one connection over any `AsyncRead`/`AsyncWrite` pair.
 //! - [`serve_stdio`] — one client on standard input and output (`bcs serve --stdio`).
 //! - [`socket`] — the Unix socket in the store's home: a private directory (0700), a
@@ -58,8 +58,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OwnerOptions {
-    /// Commands queued for one session's actor; past this a request is answered
-    /// `overloaded` (retryable). Default 1,024.
+    /// Writes queued for one session (behind the batch running now); past this a
+    /// request is answered `overloaded` (retryable). Default 1,024.
     pub session_queue: usize,
     /// The most commands one batch (one sync) carries. Default 256.
     pub max_batch: usize,

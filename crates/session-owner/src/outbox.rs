@@ -39,7 +39,7 @@ impl Topic {
 }
 
 /// One connection's outgoing queue, shared by its request tasks (answers) and by the
-/// session actors and store events it follows (notifications, through a `Weak`: the
+/// sessions and store events it follows (notifications, through a `Weak`: the
 /// queue closes, and the writer ends, when the connection lets go of it).
 #[derive(Debug)]
 pub(crate) struct Outbox {

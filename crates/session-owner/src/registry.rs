@@ -1,8 +1,9 @@
-//! The sessions the owner holds open, shared by every connection: one actor per
-//! journal, counted references, closed when the last connection lets go.
+//! The sessions the owner holds open, shared by every connection: one shared cell
+//! (the session, its write gate) per journal, counted references, closed when the
+//! last connection lets go.
 //!
 //! Opens and closes hold the registry's lock across the library call, so two clients
-//! opening one session at once end with one actor, and a session being closed is
+//! opening one session at once end with one shared cell, and a session being closed is
 //! closed (its lock released) before anyone can open it again. The price is that
 //! opens and closes of different sessions wait for each other; reads and appends never
 //! take this lock.
@@ -13,10 +14,10 @@ use std::sync::Arc;
 
 use session_manager::OwnedSession;
 use session_protocol::Error;
-use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio::sync::{Mutex, oneshot};
 
 use crate::OwnerOptions;
-use crate::actor::{self, Command, Shared};
+use crate::actor::{self, Command, Shared, Submitted};
 use crate::outbox::Followers;
 
 /// A connection's handle on an open session.
@@ -24,14 +25,11 @@ use crate::outbox::Followers;
 pub(crate) struct Handle {
     /// The journal path: the registry's key.
     pub(crate) key: PathBuf,
-    /// The actor's queue (writes).
-    pub(crate) tx: mpsc::Sender<Command>,
-    /// The session itself (reads).
+    /// The session itself: its writes go through its gate, its reads beside it.
     pub(crate) shared: Arc<Shared>,
 }
 
 struct Slot {
-    tx: mpsc::Sender<Command>,
     shared: Arc<Shared>,
     refs: usize,
 }
@@ -45,7 +43,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// A handle on the session at `key`: the open one (one more reference), or one
-    /// `open` opens (run on the blocking pool) and an actor then owns.
+    /// `open` opens (run on the blocking pool).
     pub(crate) async fn acquire<F>(
         &self,
         key: PathBuf,
@@ -57,12 +55,11 @@ impl Registry {
     {
         let mut slots = self.slots.lock().await;
         if let Some(slot) = slots.get_mut(&key)
-            && !slot.tx.is_closed()
+            && !slot.shared.is_closed()
         {
             slot.refs += 1;
             return Ok(Handle {
                 key,
-                tx: slot.tx.clone(),
                 shared: slot.shared.clone(),
             });
         }
@@ -91,7 +88,7 @@ impl Registry {
         session: OwnedSession,
         options: &OwnerOptions,
     ) -> Handle {
-        let (tx, shared) = actor::spawn(
+        let shared = actor::start(
             session,
             actor::Setup {
                 queue: options.session_queue,
@@ -103,12 +100,11 @@ impl Registry {
         slots.insert(
             key.clone(),
             Slot {
-                tx: tx.clone(),
                 shared: shared.clone(),
                 refs: 1,
             },
         );
-        Handle { key, tx, shared }
+        Handle { key, shared }
     }
 
     /// Drops one reference; the last one closes the session (synced, lock released)
@@ -118,8 +114,8 @@ impl Registry {
         let Some(slot) = slots.get_mut(&handle.key) else {
             return Ok(());
         };
-        if !slot.tx.same_channel(&handle.tx) {
-            return Ok(()); // a handle on an actor that died and was replaced
+        if !Arc::ptr_eq(&slot.shared, &handle.shared) {
+            return Ok(()); // a handle on a session that died and was replaced
         }
         slot.refs = slot.refs.saturating_sub(1);
         if slot.refs > 0 {
@@ -129,8 +125,8 @@ impl Registry {
             return Ok(());
         };
         let (done, closed) = oneshot::channel();
-        if slot.tx.send(Command::Close { done }).await.is_err() {
-            return Ok(()); // the actor is gone already, and the session with it
+        if slot.shared.submit(Command::Close { done }) == Submitted::Closed {
+            return Ok(()); // closed already (the library panicked), the lock with it
         }
         closed.await.unwrap_or(Ok(()))
     }

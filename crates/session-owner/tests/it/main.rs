@@ -1,6 +1,7 @@
 //! The owner's integration tests: a client over an in-memory duplex (or the Unix
 //! socket) speaking the protocol to a real owner.
 
+mod dispatch;
 mod docs;
 mod durability;
 mod follow;

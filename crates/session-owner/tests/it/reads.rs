@@ -22,7 +22,7 @@ const HOLD: Duration = Duration::from_secs(600);
 
 /// Holds the next `sync_data` (once armed) until released.
 #[derive(Debug, Default)]
-struct Gate {
+pub(crate) struct Gate {
     state: Mutex<GateState>,
     changed: Condvar,
 }
@@ -32,6 +32,8 @@ struct GateState {
     armed: bool,
     holding: bool,
     released: bool,
+    /// `sync_data` calls that passed the gate, held or not.
+    syncs: u64,
 }
 
 impl Gate {
@@ -39,9 +41,11 @@ impl Gate {
         self.state.lock().expect("gate")
     }
 
-    fn arm(&self) {
-        *self.lock() = GateState {
+    pub(crate) fn arm(&self) {
+        let mut s = self.lock();
+        *s = GateState {
             armed: true,
+            syncs: s.syncs,
             ..GateState::default()
         };
     }
@@ -49,6 +53,7 @@ impl Gate {
     /// In `sync_data`: when armed, wait (bounded) until released.
     fn pass(&self) {
         let mut s = self.lock();
+        s.syncs += 1;
         if !s.armed {
             return;
         }
@@ -63,7 +68,7 @@ impl Gate {
     }
 
     /// Waits (bounded) until a sync is held.
-    fn wait_holding(&self) {
+    pub(crate) fn wait_holding(&self) {
         let s = self.lock();
         let (s, timeout) = self
             .changed
@@ -72,17 +77,22 @@ impl Gate {
         assert!(!timeout.timed_out() || s.holding, "no sync began");
     }
 
-    fn release(&self) {
+    pub(crate) fn release(&self) {
         self.lock().released = true;
         self.changed.notify_all();
+    }
+
+    /// The `sync_data` calls so far.
+    pub(crate) fn syncs(&self) -> u64 {
+        self.lock().syncs
     }
 }
 
 /// A file system whose syncs pass through the gate.
 #[derive(Debug)]
-struct GatedVfs {
-    inner: Arc<dyn Vfs>,
-    gate: Arc<Gate>,
+pub(crate) struct GatedVfs {
+    pub(crate) inner: Arc<dyn Vfs>,
+    pub(crate) gate: Arc<Gate>,
 }
 
 #[derive(Debug)]

@@ -2,12 +2,14 @@
 //! and clients on its Unix socket speaking JSON-RPC lines. The clients are plain
 //! blocking sockets on threads, so what is timed is the owner and the socket, not a
 //! client library: `owner/append-durable` and `owner/append-buffered` (µs per round
-//! trip, one client, one request in flight), `owner/rate-1c`, `owner/rate-32c` (32
+//! trip, one client, one request in flight; the durable one interleaved with
+//! `owner/append-durable-base`, the in-process durable append), `owner/rate-1c`, `owner/rate-32c` (32
 //! clients on one session) and `owner/rate-64s` (64 sessions, a client each) in durable
 //! appends per second, `owner/context-100k` (a `session/buildSessionContext` round trip
 //! of the 100k session) beside `owner/context-100k-base` (the in-process rebuild plus
 //! pushing the answer's bytes through a socket pair), and `owner/rss-1000` (the
-//! owner's peak RSS holding 1,000 sessions of the 1k file open).
+//! owner's peak RSS holding 1,000 sessions of the 1k file open). `BCS_BENCH_OWNER_BCS=PATH`
+//! runs these rows against another build's `bcs` instead of this tree's.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -18,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
+use session_manager::{Layout, Store};
 
 use super::{Bench, build_bcs};
 use crate::bench::report::median;
@@ -28,25 +31,57 @@ const RATE_APPENDS: usize = 100;
 const RSS_SESSIONS: usize = 1000;
 
 pub(super) fn owner(b: &mut Bench<'_>) -> Result<()> {
-    let bcs = build_bcs(b.root)?;
+    // Another build's `bcs` (an A/B of two owners under the same load) when named.
+    let bcs = match std::env::var_os("BCS_BENCH_OWNER_BCS") {
+        Some(path) => PathBuf::from(path),
+        None => build_bcs(b.root)?,
+    };
     let home = b.tmp("owner-home");
     let _ = fs::remove_dir_all(&home);
     fs::create_dir_all(&home)?;
     let server = Server::start(&bcs, &home)?;
-    let message = serde_json::to_value(b.msgs(1).remove(0))?;
+    let typed = b.msgs(1).remove(0);
+    let message = serde_json::to_value(&typed)?;
 
-    // Round trips, one client, one request in flight.
+    // Round trips, one client, one request in flight. The durable one is interleaved
+    // with its baseline, the in-process durable append of the same message to a
+    // session in a store beside the owner's (same file system), so both see the
+    // same load.
     let mut c = server.connect()?;
     let sid = c.create("/bench/owner")?;
-    let mut durable = Vec::new();
+    let base_home = b.tmp("owner-base-home");
+    let _ = fs::remove_dir_all(&base_home);
+    let base_store = Store::new(Layout::with_root(&base_home)?);
+    let mut inproc = base_store.create("/bench/owner-base")?;
+    let (mut durable, mut base) = (Vec::new(), Vec::new());
     for i in 0..=super::N_DURABLE {
-        let t = Instant::now();
-        c.append(&sid, &message, "durable")?;
+        let mut through = || -> Result<f64> {
+            let t = Instant::now();
+            c.append(&sid, &message, "durable")?;
+            Ok(t.elapsed().as_secs_f64() * 1e6)
+        };
+        let mut local = || -> Result<f64> {
+            let m = typed.clone();
+            let t = Instant::now();
+            inproc.append_message(m)?;
+            Ok(t.elapsed().as_secs_f64() * 1e6)
+        };
+        let (o, l) = if i % 2 == 0 {
+            let o = through()?;
+            (o, local()?)
+        } else {
+            let l = local()?;
+            (through()?, l)
+        };
         if i > 0 {
-            durable.push(t.elapsed().as_secs_f64() * 1e6);
+            durable.push(o);
+            base.push(l);
         }
     }
+    inproc.close()?;
+    let _ = fs::remove_dir_all(&base_home);
     b.samples.put("owner/append-durable", durable);
+    b.samples.put("owner/append-durable-base", base);
     let mut buffered = Vec::new();
     for i in 0..=super::N_FAST {
         let t = Instant::now();
@@ -57,23 +92,29 @@ pub(super) fn owner(b: &mut Bench<'_>) -> Result<()> {
     }
     b.samples.put("owner/append-buffered", buffered);
     eprintln!(
-        "ours: owner round trip durable {:.0} µs, buffered {:.1} µs",
+        "ours: owner round trip durable {:.0} µs (in process, interleaved: {:.0} µs), buffered {:.1} µs",
         b.median("owner/append-durable"),
+        b.median("owner/append-durable-base"),
         b.median("owner/append-buffered")
     );
 
-    // Durable appends per second: one client, 32 clients on one session, 64 sessions.
-    let reps = b.opts.reps.clamp(1, 3);
-    for (key, clients, shared) in [
+    // Durable appends per second: one client, 32 clients on one session, 64 sessions;
+    // the three interleaved rep by rep, so each ratio to one client compares runs
+    // under the same load (the disk's sync time varies with what else runs).
+    let reps = b.opts.reps.clamp(1, 5);
+    let runs = [
         ("owner/rate-1c", 1, true),
         ("owner/rate-32c", 32, true),
         ("owner/rate-64s", 64, false),
-    ] {
-        let mut rates = Vec::new();
-        for _ in 0..reps {
-            rates.push(rate(&server, &message, clients, shared.then_some(&sid))?);
+    ];
+    let mut rates = vec![Vec::new(); runs.len()];
+    for _ in 0..reps {
+        for ((_, clients, shared), rates) in runs.iter().zip(&mut rates) {
+            rates.push(rate(&server, &message, *clients, shared.then_some(&sid))?);
         }
-        b.samples.put(key, rates);
+    }
+    for ((key, _, _), rates) in runs.iter().zip(rates) {
+        b.samples.put(*key, rates);
         eprintln!("ours: {key} {:.0} durable appends/s", b.median(key));
     }
     drop(c);
