@@ -1,4 +1,4 @@
-//! An I/O-counting file system: every byte read through it is counted, per file.
+//! An I/O-counting file system: every byte read or written through it is counted, per file.
 //!
 //! Tests wrap the real or simulated [`Vfs`] in a [`CountingVfs`] and pass it to the
 //! index so they can assert how many journal bytes an operation read.
@@ -15,6 +15,8 @@ use session_journal::vfs::{DirEntry, FileId, FileStatus, OpenMode, Vfs, VfsFile}
 struct Counters {
     opens: Mutex<HashMap<PathBuf, u64>>,
     bytes: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
+    /// Bytes written per path (through files this wrapper opened).
+    written: Mutex<HashMap<PathBuf, Arc<AtomicU64>>>,
     /// Every read as (path, offset, bytes returned), in order.
     reads: Arc<Mutex<Vec<(PathBuf, u64, u64)>>>,
 }
@@ -51,6 +53,20 @@ impl CountingVfs {
         let map = self
             .counters
             .bytes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        map.iter()
+            .filter(|(p, _)| p.to_string_lossy().ends_with(suffix))
+            .map(|(_, c)| c.load(Ordering::Relaxed))
+            .sum()
+    }
+
+    /// Bytes written to every file whose name ends with `suffix`, through files
+    /// opened with [`Vfs::open`] (not temporary files made by `create_temp`).
+    pub fn bytes_written_matching(&self, suffix: &str) -> u64 {
+        let map = self
+            .counters
+            .written
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         map.iter()
@@ -122,6 +138,15 @@ impl CountingVfs {
         for c in map.values() {
             c.store(0, Ordering::Relaxed);
         }
+        drop(map);
+        let written = self
+            .counters
+            .written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for c in written.values() {
+            c.store(0, Ordering::Relaxed);
+        }
     }
 }
 
@@ -129,6 +154,7 @@ impl CountingVfs {
 struct CountingFile {
     inner: Box<dyn VfsFile>,
     read: Arc<AtomicU64>,
+    written: Arc<AtomicU64>,
     path: PathBuf,
     reads: Arc<Mutex<Vec<(PathBuf, u64, u64)>>>,
 }
@@ -145,7 +171,9 @@ impl VfsFile for CountingFile {
         Ok(n)
     }
     fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        self.inner.write_all_at(offset, buf)
+        self.inner.write_all_at(offset, buf)?;
+        self.written.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        Ok(())
     }
     fn len(&self) -> io::Result<u64> {
         self.inner.len()
@@ -185,9 +213,18 @@ impl Vfs for CountingVfs {
             .entry(path.to_path_buf())
             .or_default()
             .clone();
+        let written = self
+            .counters
+            .written
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(path.to_path_buf())
+            .or_default()
+            .clone();
         Ok(Box::new(CountingFile {
             inner,
             read,
+            written,
             path: path.to_path_buf(),
             reads: self.counters.reads.clone(),
         }))

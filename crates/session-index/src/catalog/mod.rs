@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use session_journal::vfs::{ChangeTime, EntryKind, OpenMode, PathStatus, StdVfs, Vfs};
-use session_journal::{JournalId, Offset, Reader, ReaderOptions};
+use session_journal::{Offset, Reader, ReaderOptions};
 
 use crate::error::SaveError;
 use crate::index::{Index, IndexStatus, OpenIndexOptions};
@@ -164,15 +164,15 @@ pub enum ListError {
     },
 }
 
-impl wire::RecordV4 {
-    /// Whether this record's status fields are those of `st`: same device, inode,
-    /// length and change time (a file system without change times matches nothing).
+impl wire::Key {
+    /// Whether these status fields are those of `st`: same device, inode, length and
+    /// change time (a file system without change times matches nothing).
     fn same_status(&self, st: &PathStatus) -> bool {
         self.dev == st.id.dev
             && self.ino == st.id.ino
             && self.len == st.len
-            && self.ctime().is_some()
-            && self.ctime() == st.changed
+            && self.ctime.is_some()
+            && self.ctime == st.changed
     }
 
     /// Whether the journal at `path` is the one this record describes, by content:
@@ -186,14 +186,14 @@ impl wire::RecordV4 {
         let Ok(reader) = Reader::open(path, ReaderOptions { vfs: vfs.clone() }) else {
             return false;
         };
-        if JournalId::parse(&self.journal_id) != Some(reader.journal_id()) {
+        if self.journal_id != reader.journal_id().0 {
             return false;
         }
         match reader.verify_frame_at(Offset(self.last_offset)) {
             Ok(info) => {
                 info.seq.0 == self.last_seq
                     && info.end().0 == len
-                    && info.body_check.to_string() == self.last_check
+                    && info.body_check.0 == self.last_check
             }
             Err(_) => false,
         }
@@ -204,34 +204,28 @@ impl wire::RecordV4 {
         self.dev = st.id.dev;
         self.ino = st.id.ino;
         self.len = st.len;
-        self.ctime = st.changed.map(|t| (t.secs, t.nanos));
+        self.ctime = st.changed;
     }
 
-    /// The record of a journal whose index covers exactly `st.len` bytes.
-    fn of_index(
-        file: String,
-        st: &PathStatus,
-        index: &Index,
-        summary: &SessionSummary,
-    ) -> Option<Self> {
+    /// The key of a journal whose index covers exactly `st.len` bytes and has a
+    /// session header.
+    fn of_index(st: &PathStatus, index: &Index, summary: &SessionSummary) -> Option<Self> {
         let last = index.witness()?;
         if index.covered_len().0 != st.len || !summary.has_header {
             return None;
         }
-        let mut r = wire::RecordV4 {
-            file,
+        let mut k = wire::Key {
             dev: 0,
             ino: 0,
             len: 0,
             ctime: None,
-            journal_id: index.journal_id().to_string(),
+            journal_id: index.journal_id().0,
             last_offset: last.frame.0,
             last_seq: last.seq.0,
-            last_check: last.body_check.to_string(),
-            summary: wire::SummaryV4::from_summary(summary),
+            last_check: last.body_check.0,
         };
-        r.restat(st);
-        Some(r)
+        k.restat(st);
+        Some(k)
     }
 }
 
@@ -249,26 +243,21 @@ fn racy(ctime: Option<ChangeTime>, stamp: Option<ChangeTime>) -> bool {
 /// as if appended after it (unstamped).
 fn encode_catalog(
     stamp: Option<ChangeTime>,
-    base: &[wire::RecordV4],
-    appended: &[wire::RecordV4],
+    base: &[wire::Record],
+    appended: &[wire::Record],
 ) -> Vec<u8> {
-    let frames = |records: &[wire::RecordV4], out: &mut Vec<u8>| {
-        for r in records {
-            if let Some(f) = wire::frame(r) {
-                out.extend_from_slice(&f);
-            }
-        }
-    };
-    let mut body = Vec::new();
-    frames(base, &mut body);
+    let mut out = vec![0u8; wire::HEADER_LEN];
+    for r in base {
+        wire::frame_into(r, &mut out);
+    }
     let header = wire::Header {
         stamp,
-        base_end: (wire::HEADER_LEN + body.len()) as u64,
+        base_end: out.len() as u64,
     };
-    frames(appended, &mut body);
-    let mut out = Vec::with_capacity(wire::HEADER_LEN + body.len());
-    out.extend_from_slice(&header.encode());
-    out.extend_from_slice(&body);
+    for r in appended {
+        wire::frame_into(r, &mut out);
+    }
+    out[..wire::HEADER_LEN].copy_from_slice(&header.encode());
     out
 }
 
@@ -339,7 +328,7 @@ pub fn forget(vfs: &dyn Vfs, dir: &Path, journal_file: &str) -> Result<(), Forge
     match wire::decode(&bytes) {
         Ok(d) if d.stopped.is_none() => {
             let before = d.records.len();
-            let kept: Vec<(wire::RecordV4, bool)> = d
+            let kept: Vec<(wire::Record, bool)> = d
                 .records
                 .into_iter()
                 .filter(|(r, _)| r.file != journal_file)
@@ -349,7 +338,7 @@ pub fn forget(vfs: &dyn Vfs, dir: &Path, journal_file: &str) -> Result<(), Forge
             }
             // Base records keep their stamp, appended ones stay appended (unstamped).
             let (base, appended): (Vec<_>, Vec<_>) = kept.into_iter().partition(|(_, b)| *b);
-            let strip = |v: Vec<(wire::RecordV4, bool)>| -> Vec<wire::RecordV4> {
+            let strip = |v: Vec<(wire::Record, bool)>| -> Vec<wire::Record> {
                 v.into_iter().map(|(r, _)| r).collect()
             };
             let bytes = encode_catalog(d.header.stamp, &strip(base), &strip(appended));
@@ -371,19 +360,37 @@ fn remove_catalog(vfs: &dyn Vfs, dir: &Path, path: &Path) -> std::io::Result<()>
 }
 
 fn sort_infos(infos: &mut [SessionInfo]) {
-    // Newest first (stable: ties keep file-name order). Invalid dates compare as the
-    // reference's NaN comparisons do not reorder: treated as equal to everything would
-    // break the total order, so they go last.
-    infos.sort_by(|a, b| {
-        let k = |i: &SessionInfo| i.modified_ms().map_or(i64::MIN, |m| m);
-        k(b).cmp(&k(a))
+    // Newest first; ties in path order (the order they were listed in: directories,
+    // then file names). Invalid dates compare as the reference's NaN comparisons do
+    // not reorder: treated as equal to everything would break the total order, so
+    // they go last. The keys are sorted, then the entries moved once each into
+    // place (following the permutation's cycles): entries are a few hundred bytes,
+    // and a stable sort of them would allocate half of them again as scratch.
+    let key = |i: &SessionInfo| i.modified_ms().map_or(i64::MIN, |m| m);
+    let mut order: Vec<(i64, usize)> = infos.iter().map(key).zip(0..).collect();
+    order.sort_unstable_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then_with(|| infos[a.1].path.cmp(&infos[b.1].path))
     });
+    // `infos[k]` is to receive what is now at `order[k].1`.
+    let mut from: Vec<usize> = order.into_iter().map(|(_, i)| i).collect();
+    for start in 0..from.len() {
+        let mut at = start;
+        while from[at] != usize::MAX {
+            let src = from[at];
+            from[at] = usize::MAX;
+            if src == start {
+                break;
+            }
+            infos.swap(at, src);
+            at = src;
+        }
+    }
 }
 
 /// One journal found in the directory.
 struct Found {
     name: String,
-    path: PathBuf,
     status: PathStatus,
 }
 
@@ -429,67 +436,166 @@ fn journals_in(vfs: &dyn Vfs, dir: &Path, names: Vec<String>) -> Vec<Found> {
         if status.kind != EntryKind::File {
             continue;
         }
-        let path = dir.join(&name);
-        files.push(Found { name, path, status });
+        files.push(Found { name, status });
     }
     files.sort_by(|a, b| a.name.cmp(&b.name));
     files
 }
 
-/// The catalog's records sorted by file name, one per file (a later record replaces
-/// an earlier one), each with its stamp (`None` for appended records); whether any
-/// was appended; and why the catalog must be rewritten whole, if it must.
+/// What a listing holds of a catalog record besides its listing entry.
+#[derive(Clone, Copy)]
+struct Held {
+    key: wire::Key,
+    /// Written with the header (stamped), not appended.
+    base: bool,
+    slot: Slot,
+}
+
+/// What became of a catalog record in a listing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// No journal of its name (yet): dropped.
+    Gone,
+    /// Listed, with this record (as read, re-stamped or replaced).
+    Listed,
+    /// Listed, with no record (its journal's index does not cover it durably).
+    ListedBare,
+}
+
+/// The catalog's records, sorted by file name, one per file (a later record
+/// replaces an earlier one): each as the listing entry it gives (`infos`: its path in
+/// the directory and its summary) and what else the listing needs of it (`held`,
+/// side by side); the catalog's stamp; whether any record was appended (or left
+/// out); and why the catalog must be rewritten whole, if it must. Decoded straight
+/// into listing entries, so a listing of a fresh catalog copies nothing after it.
 struct OldCatalog {
-    records: Vec<(wire::RecordV4, Option<ChangeTime>)>,
+    infos: Vec<SessionInfo>,
+    held: Vec<Held>,
+    stamp: Option<ChangeTime>,
     appended: bool,
     rebuilt: Option<String>,
 }
 
-fn read_catalog(vfs: &dyn Vfs, path: &Path, journals: usize) -> OldCatalog {
-    let mut old = OldCatalog {
-        records: Vec::new(),
-        appended: false,
-        rebuilt: None,
-    };
-    let bytes = match read_file(vfs, path, catalog_read_limit(journals)) {
-        Ok(b) => b,
+impl OldCatalog {
+    fn empty(rebuilt: Option<String>) -> Self {
+        OldCatalog {
+            infos: Vec::new(),
+            held: Vec::new(),
+            stamp: None,
+            appended: false,
+            rebuilt,
+        }
+    }
+}
+
+/// The file name a listing entry was made for.
+fn file_of(info: &SessionInfo) -> &str {
+    info.path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+}
+
+/// The bytes of a listing entry's path: the entries of one directory share its
+/// prefix, so these order as their file names do (no path parsing in the loops).
+fn path_bytes(info: &SessionInfo) -> &[u8] {
+    info.path.as_os_str().as_encoded_bytes()
+}
+
+/// The file name's bytes of an entry whose path is its directory's joined with it,
+/// `cut` being where names start in such paths.
+fn name_in(info: &SessionInfo, cut: usize) -> &[u8] {
+    path_bytes(info).get(cut..).unwrap_or_default()
+}
+
+/// Reads `dir`'s catalog at `path` in windows (never whole: at 100,000 sessions it
+/// is tens of MB), decoding each record into its listing entry.
+fn read_catalog(vfs: &dyn Vfs, dir: &Path, path: &Path, journals: usize) -> OldCatalog {
+    let opened = vfs
+        .open(path, OpenMode::Read)
+        .and_then(|f| f.len().map(|len| (f, len)));
+    let (file, len) = match opened {
+        Ok(x) => x,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            old.rebuilt = Some("catalog missing".into());
-            return old;
+            return OldCatalog::empty(Some("catalog missing".into()));
         }
-        Err(e) => {
-            old.rebuilt = Some(format!("catalog unreadable: {e}"));
-            return old;
-        }
+        Err(e) => return OldCatalog::empty(Some(format!("catalog unreadable: {e}"))),
     };
-    match wire::decode(&bytes) {
-        Ok(d) => {
-            // Records appended after the base carry no stamp (racy until rewritten).
-            for (r, base) in d.records {
-                old.appended |= !base;
-                let stamp = if base { d.header.stamp } else { None };
-                old.records.push((r, stamp));
+    let limit = catalog_read_limit(journals);
+    if len > limit {
+        return OldCatalog::empty(Some(format!(
+            "catalog unreadable: {len} bytes, more than the {limit} a catalog of this directory can need"
+        )));
+    }
+    let mut old = OldCatalog::empty(None);
+    // Each record takes at least its frame prefix and fixed part; a catalog this
+    // crate wrote holds about one per journal.
+    let most = usize::try_from(len)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(wire::HEADER_LEN)
+        / (wire::FRAME_PREFIX_LEN + wire::FIXED_LEN);
+    let most = most.min(journals.saturating_add(64));
+    old.infos.reserve(most);
+    old.held.reserve(most);
+    let mut left_out = false;
+    let decoded = wire::decode_with(
+        len,
+        |at, buf| file.read_at(at, buf),
+        |r, base| {
+            // A name that cannot be a journal's (see `journal_names`) never matches
+            // one: not held (and the catalog is rewritten without it).
+            if r.file.contains('/') || r.file.starts_with('.') || !r.file.ends_with(".jsonl") {
+                left_out = true;
+                return;
             }
-            match d.stopped {
+            old.infos.push(SessionInfo {
+                path: dir.join(&r.file),
+                summary: r.summary,
+                file_mtime_ms: None,
+            });
+            old.held.push(Held {
+                key: r.key,
+                base,
+                slot: Slot::Gone,
+            });
+        },
+    );
+    match decoded {
+        Ok((header, stopped)) => {
+            old.stamp = header.stamp;
+            old.appended = left_out || old.held.iter().any(|h| !h.base);
+            match stopped {
                 Some((why, true)) => old.rebuilt = Some(why),
                 // A torn or clobbered append: the records before it still serve.
                 Some((_, false)) => old.appended = true,
                 None => {}
             }
         }
-        Err(why) => old.rebuilt = Some(why),
+        Err(why) => return OldCatalog::empty(Some(why)),
     }
-    // Base records are written in file order: the sort only moves appended ones.
-    // It is stable, so of two records of one file the later one comes last, and
-    // `dedup_by` keeps it (swapped into the place it keeps).
-    old.records.sort_by(|a, b| a.0.file.cmp(&b.0.file));
-    old.records.dedup_by(|later, kept| {
-        let same = later.0.file == kept.0.file;
-        if same {
-            std::mem::swap(later, kept);
-        }
-        same
-    });
+    // Base records are written in file order: only appended ones can be out of it,
+    // or repeat a file (the later record wins).
+    let in_order = old
+        .infos
+        .windows(2)
+        .all(|w| path_bytes(&w[0]) < path_bytes(&w[1]));
+    if !in_order {
+        let mut both: Vec<(SessionInfo, Held)> = std::mem::take(&mut old.infos)
+            .into_iter()
+            .zip(std::mem::take(&mut old.held))
+            .collect();
+        // Stable, so of two records of one file the later one comes last, and
+        // `dedup_by` keeps it (swapped into the place it keeps).
+        both.sort_by(|a, b| path_bytes(&a.0).cmp(path_bytes(&b.0)));
+        both.dedup_by(|later, kept| {
+            let same = path_bytes(&later.0) == path_bytes(&kept.0);
+            if same {
+                std::mem::swap(later, kept);
+            }
+            same
+        });
+        (old.infos, old.held) = both.into_iter().unzip();
+    }
     old
 }
 
@@ -568,70 +674,74 @@ pub fn list_sessions(
     // The journals' statuses and the catalog's records are independent: read them
     // side by side (each is about a quarter of a fresh listing).
     let journals = names.len();
-    let (files, mut old) = std::thread::scope(|scope| {
+    let (files, old) = std::thread::scope(|scope| {
         let catalog = options
             .use_catalog
-            .then(|| scope.spawn(|| read_catalog(vfs, &cat_path, journals)));
+            .then(|| scope.spawn(|| read_catalog(vfs, dir, &cat_path, journals)));
         let files = journals_in(vfs, dir, names);
         let old = match catalog.map(|c| c.join()) {
             Some(Ok(old)) => old,
-            Some(Err(_)) => OldCatalog {
-                records: Vec::new(),
-                appended: false,
-                rebuilt: Some("reading the catalog failed (its reader panicked)".into()),
-            },
-            None => OldCatalog {
-                records: Vec::new(),
-                appended: false,
-                rebuilt: None,
-            },
+            Some(Err(_)) => OldCatalog::empty(Some(
+                "reading the catalog failed (its reader panicked)".into(),
+            )),
+            None => OldCatalog::empty(None),
         };
         (files, old)
     });
-    // Records and files are both sorted by name: one merge pass pairs them.
-    let mut old_records = std::mem::take(&mut old.records).into_iter().peekable();
-    let mut infos = Vec::with_capacity(files.len());
-    // The records of the new catalog, each with the listing entry holding its
-    // summary (moved there, not cloned: it is put back only if the catalog is
-    // written).
-    let mut records: Vec<(wire::RecordV4, usize)> = Vec::with_capacity(files.len());
+    let OldCatalog {
+        mut infos,
+        mut held,
+        stamp,
+        appended,
+        rebuilt,
+    } = old;
+    // Journals with no record of their name, listed after the catalog's ones; with
+    // their record's key when one can be written.
+    let mut added: Vec<(SessionInfo, Option<wire::Key>)> = Vec::new();
     let mut refreshed = 0u64;
     // Whether writing the catalog would change what a later listing does (a
     // journal that gets no record, such as one without a session header, does not
     // make it worth rewriting every time).
-    let mut worth_writing = old.appended;
-    for Found { name, path, status } in files {
+    let mut worth_writing = appended;
+    // Records and files are both sorted by name: one merge pass pairs them. An
+    // entry's name is its path's bytes after `cut` (all are `dir.join(name)`).
+    let cut = dir.join("x").as_os_str().len() - 1;
+    let mut j = 0;
+    for Found { name, status } in files {
         let mtime = status.modified_ms;
         // Records of files before this one name journals that are gone.
-        while old_records.next_if(|(r, _)| r.file < name).is_some() {
+        while j < infos.len() && name_in(&infos[j], cut) < name.as_bytes() {
             worth_writing = true;
+            j += 1;
         }
-        let mine = old_records.next_if(|(r, _)| r.file == name);
-        let had_record = mine.is_some();
-        if let Some((mut rec, stamp)) = mine {
-            let fresh = rec.same_status(&status) && !racy(rec.ctime(), stamp);
+        let mine = (j < infos.len() && name_in(&infos[j], cut) == name.as_bytes()).then_some(j);
+        if let Some(m) = mine {
+            j += 1;
+            let h = &mut held[m];
+            // Appended records carry no stamp.
+            let fresh = h.key.same_status(&status) && !racy(h.key.ctime, stamp.filter(|_| h.base));
             // A record of another length describes another journal: no check.
-            let check = !fresh && rec.len == status.len;
+            let check = !fresh && h.key.len == status.len;
             report.journals_checked += u64::from(check);
-            if fresh || (check && rec.describes(&options.vfs, &path, status.len)) {
+            if fresh || (check && h.key.describes(&options.vfs, &infos[m].path, status.len)) {
                 if !fresh {
                     // Checked by content: its status as of now, under the new stamp,
                     // spares the next listing the check unless it is still racy.
-                    worth_writing |= !racy(status.changed, new_stamp) || !rec.same_status(&status);
-                    rec.restat(&status);
+                    worth_writing |=
+                        !racy(status.changed, new_stamp) || !h.key.same_status(&status);
+                    h.key.restat(&status);
                 }
-                let summary = std::mem::take(&mut rec.summary).into_summary();
-                records.push((rec, infos.len()));
-                infos.push(SessionInfo {
-                    path,
-                    summary,
-                    file_mtime_ms: mtime,
-                });
+                h.slot = Slot::Listed;
+                infos[m].file_mtime_ms = mtime;
                 continue;
             }
+            // Its record is replaced or dropped.
+            worth_writing = true;
         }
-        // Its record, if it had one, is replaced or dropped.
-        worth_writing |= had_record;
+        let path = match mine {
+            Some(m) => infos[m].path.clone(),
+            None => dir.join(&name),
+        };
         report.journals_opened += 1;
         let mut open_options = OpenIndexOptions {
             vfs: options.vfs.clone(),
@@ -662,23 +772,38 @@ pub fn list_sessions(
         };
         // A record only for what the index covers and knows durable: a catalog
         // never describes bytes a crash could take back.
-        if durable == Some(status.len)
-            && let Some(rec) = wire::RecordV4::of_index(name, &status, &index, &summary)
-        {
+        let key = if durable == Some(status.len) {
+            wire::Key::of_index(&status, &index, &summary)
+        } else {
+            None
+        };
+        if key.is_some() {
             refreshed += 1;
             worth_writing = true;
-            records.push((rec, infos.len()));
         }
-        infos.push(SessionInfo {
+        let info = SessionInfo {
             path,
             summary,
             file_mtime_ms: mtime,
-        });
+        };
+        match mine {
+            Some(m) => {
+                infos[m] = info;
+                held[m].slot = match key {
+                    Some(k) => {
+                        held[m].key = k;
+                        Slot::Listed
+                    }
+                    None => Slot::ListedBare,
+                };
+            }
+            None => added.push((info, key)),
+        }
     }
     // Records of journals no longer in the directory are dropped.
-    worth_writing |= old_records.next().is_some();
+    worth_writing |= j < infos.len();
     if options.use_catalog {
-        report.catalog = match old.rebuilt.take() {
+        report.catalog = match rebuilt {
             Some(reason) => {
                 worth_writing = true;
                 CatalogStatus::Rebuilt { reason }
@@ -689,14 +814,7 @@ pub fn list_sessions(
     }
     if let Some(p) = pending {
         if worth_writing {
-            let records: Vec<wire::RecordV4> = records
-                .into_iter()
-                .map(|(mut rec, i)| {
-                    rec.summary = wire::SummaryV4::from_summary(&infos[i].summary);
-                    rec
-                })
-                .collect();
-            let bytes = encode_catalog(p.stamp, &records, &[]);
+            let bytes = encode_listing(p.stamp, &infos, &held, &added);
             if let Err(e) = finish_write(vfs, dir, p, &bytes) {
                 report.save_error = Some(e);
             }
@@ -705,8 +823,50 @@ pub fn list_sessions(
             let _ = vfs.remove_file(&p.tmp);
         }
     }
+    // The listed entries, in place (a fresh catalog's listing keeps them all).
+    let mut slots = held.iter().map(|h| h.slot);
+    infos.retain(|_| slots.next().is_some_and(|s| s != Slot::Gone));
+    drop(held);
+    infos.extend(added.into_iter().map(|(info, _)| info));
     sort_infos(&mut infos);
     Ok((infos, report))
+}
+
+/// A listing's new catalog, under `stamp`: the records of the entries listed with
+/// one, in file order (the catalog's listed entries and the added ones merged).
+fn encode_listing(
+    stamp: Option<ChangeTime>,
+    infos: &[SessionInfo],
+    held: &[Held],
+    added: &[(SessionInfo, Option<wire::Key>)],
+) -> Vec<u8> {
+    let mut out = vec![0u8; wire::HEADER_LEN];
+    let mut kept = infos
+        .iter()
+        .zip(held)
+        .filter(|(_, h)| h.slot == Slot::Listed)
+        .map(|(i, h)| (i, h.key))
+        .peekable();
+    let mut new = added
+        .iter()
+        .filter_map(|(i, k)| k.map(|k| (i, k)))
+        .peekable();
+    loop {
+        let next = match (kept.peek(), new.peek()) {
+            (Some(a), Some(b)) if path_bytes(a.0) <= path_bytes(b.0) => kept.next(),
+            (Some(_), Some(_)) => new.next(),
+            (Some(_), None) => kept.next(),
+            (None, _) => new.next(),
+        };
+        let Some((info, key)) = next else { break };
+        wire::frame_parts_into(file_of(info), &key, &info.summary, &mut out);
+    }
+    let header = wire::Header {
+        stamp,
+        base_end: out.len() as u64,
+    };
+    out[..wire::HEADER_LEN].copy_from_slice(&header.encode());
+    out
 }
 
 /// Records the journal at `journal`, which `index` covers exactly, in its
@@ -738,12 +898,13 @@ pub fn note(vfs: &dyn Vfs, journal: &Path, index: &Index) -> Result<bool, SaveEr
         return Ok(false);
     };
     let summary = index.summary();
-    let Some(rec) = wire::RecordV4::of_index(name.to_owned(), &status, index, &summary) else {
+    let Some(key) = wire::Key::of_index(&status, index, &summary) else {
         return Ok(false);
     };
-    let Some(framed) = wire::frame(&rec) else {
+    let mut framed = Vec::new();
+    if !wire::frame_parts_into(name, &key, &summary, &mut framed) {
         return Ok(false);
-    };
+    }
     let cat = dir.join(CATALOG_FILE);
     let f = match vfs.open(&cat, OpenMode::ReadWrite) {
         Ok(f) => f,
@@ -794,4 +955,42 @@ pub fn list_all(
     }
     sort_infos(&mut all);
     Ok((all, reports))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::Modified;
+
+    /// The in-place sort gives the order of a stable sort by (modified desc) of
+    /// entries in path order, ties and Invalid Dates included.
+    #[test]
+    fn sorting_in_place_matches_a_stable_sort_in_path_order() {
+        let mut x = 7u64;
+        let mut infos: Vec<SessionInfo> = (0..500)
+            .map(|i| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let m = match (x >> 40) % 7 {
+                    0 => Modified::At(None),
+                    1 => Modified::FileMtime,
+                    r => Modified::At(Some((r as i64) * 1000)),
+                };
+                let mut s = crate::summary::SessionSummary::from_aggregates(&Default::default());
+                s.modified = m;
+                SessionInfo {
+                    path: PathBuf::from(format!("/s/{:04}.jsonl", (i * 37) % 500)),
+                    summary: s,
+                    file_mtime_ms: (i % 3 == 0).then_some(5000),
+                }
+            })
+            .collect();
+        let mut expected = infos.clone();
+        expected.sort_by(|a, b| a.path.cmp(&b.path));
+        expected.sort_by(|a, b| {
+            let k = |i: &SessionInfo| i.modified_ms().map_or(i64::MIN, |m| m);
+            k(b).cmp(&k(a))
+        });
+        sort_infos(&mut infos);
+        assert_eq!(infos, expected);
+    }
 }

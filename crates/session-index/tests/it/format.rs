@@ -270,9 +270,10 @@ fn a_saved_sidecar_reads_by_the_spec() {
     );
 }
 
-/// `docs/format.md` §3 reproduces a catalog record with every field, as the catalog's
-/// wire types write it: renaming or adding a field changes the format, and this test
-/// fails until the spec (and the catalog version) follow.
+/// `docs/format.md` §3 reproduces a framed catalog record with every field, byte by
+/// byte, as the catalog's wire code writes it: moving, resizing or adding a field
+/// changes the format, and this test fails until the spec (and the catalog version)
+/// follow.
 #[test]
 fn format_doc_shows_the_catalog_record() {
     let doc = std::fs::read_to_string(
@@ -280,7 +281,7 @@ fn format_doc_shows_the_catalog_record() {
     )
     .expect("docs/format.md");
     let record = session_index::catalog_record_example();
-    let block = format!("```json\n{record}\n```");
+    let block = format!("```text\n{record}```");
     assert!(
         doc.contains(&block),
         "docs/format.md §3 must contain:\n{block}"

@@ -133,3 +133,40 @@ fn the_catalog_is_private() {
         .mode();
     assert_eq!(mode & 0o777, 0o600);
 }
+
+/// Closing a session that grew costs the catalog the same bytes whatever the number
+/// of sessions (issue 19 §7): one record appended, its header read, nothing else.
+#[test]
+fn the_catalog_update_on_close_does_not_grow_with_the_session_count() {
+    // Bytes read from and written to the catalog by one append-and-close, in a
+    // store of `n` sessions whose catalog is fresh.
+    let per_close = |n: usize| -> (u64, u64) {
+        let fs = Arc::new(SimFs::new());
+        let store = store_over(fs.clone());
+        let mut paths = Vec::new();
+        // Sessions alike, so the closed one's record has the same size in both.
+        for _ in 0..n {
+            let mut s = store.create("/w").expect("create");
+            s.append_message(user("hello")).expect("append");
+            paths.push(s.session_file().expect("file").to_path_buf());
+            s.close().expect("close");
+        }
+        fs.advance_clock(Duration::from_secs(2));
+        store.list_all(&mut ()).expect("list");
+        let counting = Arc::new(CountingVfs::new(fs.clone()));
+        let store = store_over(counting.clone());
+        let mut s = store.open(&paths[n / 2]).expect("open");
+        s.append_message(user("one more")).expect("append");
+        counting.reset();
+        s.close().expect("close");
+        (
+            counting.bytes_read_matching(".catalog"),
+            counting.bytes_written_matching(".catalog"),
+        )
+    };
+    let (read_few, written_few) = per_close(3);
+    let (read_many, written_many) = per_close(300);
+    assert!(written_few > 0, "the close appended a record");
+    assert_eq!(written_many, written_few);
+    assert_eq!(read_many, read_few);
+}
