@@ -186,6 +186,26 @@ pub(crate) fn cases() -> Vec<Case> {
             Figure::None,
         ));
     }
+    c.push(
+        Case::new(
+            "bcs list --all --json, whole process (small sessions of about 1 KB)",
+            "100,000 sessions",
+            Ms,
+            local("cold-list/100000"),
+            Figure::None,
+        )
+        .target(Target::AtMost(500.0)),
+    );
+    c.push(
+        Case::new(
+            "bcs list --all --json, whole process, peak RSS",
+            "100,000 sessions",
+            MiB,
+            local("cold-list-rss/100000"),
+            Figure::None,
+        )
+        .target(Target::AtMost(128.0)),
+    );
     for size in SIZES {
         let key = format!("tree/{size}");
         c.push(
@@ -496,6 +516,8 @@ mod tests {
             ("cold-list/10000", 25.0),
             ("cold-list-cpu/2000", 3.0),
             ("cold-list-cpu/10000", 12.0),
+            ("cold-list/100000", 300.0),
+            ("cold-list-rss/100000", 90.0),
             ("import/100k", 700.0),
             ("cold/1k", 3.0),
             ("cold/100k", 9.0),
@@ -549,6 +571,8 @@ mod tests {
 | bcs list --all --json, whole process (reference: listAll in-process) | 10,000 sessions | 50.0 ms | 3000 ms | 60× | ≤ 60.0 ms | yes |
 | bcs list --all --json, whole process, CPU time (user + system) | 2,000 sessions | 6.00 ms | — | — | — |  |
 | bcs list --all --json, whole process, CPU time (user + system) | 10,000 sessions | 24.0 ms | — | — | — |  |
+| bcs list --all --json, whole process (small sessions of about 1 KB) | 100,000 sessions | 600 ms | — | — | ≤ 500 ms | **no** |
+| bcs list --all --json, whole process, peak RSS | 100,000 sessions | 180 MiB | — | — | ≤ 128 MiB | **no** |
 | tree (index, getTree order + labels) | 1k | 0.200 ms | 10.0 ms | 50× | — |  |
 | tree (index, getTree order + labels) | 10k | 0.400 ms | 20.0 ms | 50× | — |  |
 | tree (index, getTree order + labels) | 100k | 0.600 ms | 30.0 ms | 50× | ≥ 3× better | yes |

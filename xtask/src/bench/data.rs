@@ -161,6 +161,138 @@ pub(crate) struct Native {
     /// The 1M-entry session's (store root, journal), when a resume row is measured
     /// ([`huge`]).
     pub(crate) huge: Option<(PathBuf, PathBuf)>,
+    /// The store of [`SMALL_SESSIONS`] small sessions (made only when a measurement
+    /// asks for it: [`many_small`]).
+    pub(crate) many100000: PathBuf,
+}
+
+/// How many sessions the listing-at-scale rows list (issue 19 §7).
+pub(crate) const SMALL_SESSIONS: usize = 100_000;
+
+/// One small legacy session (v3 JSONL, about 1 KB): a header, a model change, a user
+/// message of 40–400 bytes and a short assistant reply. Deterministic in `i`; each
+/// in its own cwd of 1,000, with times an hour apart per session.
+fn small_session(i: usize) -> String {
+    // A linear congruential sequence seeded by `i`: varied, reproducible text.
+    let mut x = (i as u64)
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let mut next = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) as usize
+    };
+    const WORDS: [&str; 16] = [
+        "fix",
+        "the",
+        "parser",
+        "cache",
+        "build",
+        "test",
+        "rename",
+        "module",
+        "listing",
+        "faster",
+        "why",
+        "does",
+        "compaction",
+        "fail",
+        "on",
+        "ci",
+    ];
+    let words = 8 + next() % 72;
+    let text: Vec<&str> = (0..words).map(|_| WORDS[next() % WORDS.len()]).collect();
+    let text = text.join(" ");
+    let t0 = 1_767_225_600_000i64 + (i as i64) * 3_600_000;
+    let iso = |ms: i64| {
+        session_types::Timestamp::from_unix_ms(ms)
+            .as_str()
+            .to_owned()
+    };
+    let id = format!(
+        "019b{:04x}-{:04x}-7{:03x}-8{:03x}-{:012x}",
+        (i >> 16) & 0xffff,
+        i & 0xffff,
+        next() & 0xfff,
+        next() & 0xfff,
+        (next() as u64) << 16 | (i as u64 & 0xffff)
+    );
+    let cwd = format!("/home/dev/src/project-{}", i % 1000);
+    let lines = [
+        json!({"type":"session","version":3,"id":id,"timestamp":iso(t0),"cwd":cwd}),
+        json!({"type":"model_change","id":"a0000001","parentId":null,"timestamp":iso(t0),
+               "provider":"anthropic","modelId":"claude-sonnet-4-5"}),
+        json!({"type":"message","id":"a0000002","parentId":"a0000001","timestamp":iso(t0 + 1000),
+               "message":{"role":"user","content":text,"timestamp":t0 + 1000}}),
+        json!({"type":"message","id":"a0000003","parentId":"a0000002","timestamp":iso(t0 + 5000),
+               "message":{"role":"assistant","content":[{"type":"text","text":"done."}],
+                          "api":"anthropic-messages","provider":"anthropic",
+                          "model":"claude-sonnet-4-5","usage":{"input":100,"output":5,
+                          "cacheRead":0,"cacheWrite":0,"totalTokens":105,
+                          "cost":{"input":0.0003,"output":0.000075,"cacheRead":0,
+                                  "cacheWrite":0,"total":0.000375}},
+                          "stopReason":"stop","timestamp":t0 + 5000}}),
+    ];
+    let mut out = String::new();
+    for l in lines {
+        out.push_str(&l.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// The store of [`SMALL_SESSIONS`] small sessions at `root` (`native.many100000`),
+/// made once (a `done.json` marks it): the legacy files are written under
+/// `target/bench-data/small-legacy/` in Rust (not by the reference's generator,
+/// whose sessions average 27 KB: 100,000 of them and their imports would be about 5
+/// GB; these are about 1 KB), imported in batches with `Store::import_many`, listed
+/// once (which writes the catalog), and the legacy files deleted. The store takes
+/// about 1 GB (journal, index sidecar and a block each); delete it with
+/// `rm -r target/bench-data/native/many-100000`.
+pub(crate) fn many_small(data: &Data, root: &Path) -> Result<()> {
+    let marker = root.join("done.json");
+    if marker.is_file() {
+        return Ok(());
+    }
+    let _ = fs::remove_dir_all(root);
+    let legacy = data.dir.join("small-legacy");
+    let _ = fs::remove_dir_all(&legacy);
+    fs::create_dir_all(&legacy)?;
+    eprintln!(
+        "bench: writing {SMALL_SESSIONS} small legacy sessions under {}",
+        legacy.display()
+    );
+    let files: Vec<PathBuf> = (0..SMALL_SESSIONS)
+        .map(|i| {
+            let p = legacy.join(format!("{i:06}.jsonl"));
+            fs::write(&p, small_session(i))?;
+            Ok(p)
+        })
+        .collect::<Result<_>>()?;
+    eprintln!("bench: importing them into {}", root.display());
+    let store = Store::new(Layout::with_root(root).expect("absolute root"));
+    let mut failed = 0usize;
+    store.import_many(
+        &files,
+        &session_manager::BulkOptions::default(),
+        &mut |_, r| {
+            failed += usize::from(r.is_err());
+        },
+    )?;
+    fs::remove_dir_all(&legacy)?;
+    if failed > 0 {
+        bail!("{failed} of the small sessions failed to import");
+    }
+    let listed = store.list_all(&mut ())?.len();
+    if listed != SMALL_SESSIONS {
+        bail!(
+            "{} lists {listed} sessions, expected {SMALL_SESSIONS}",
+            root.display()
+        );
+    }
+    fs::write(&marker, json!({"sessions": listed}).to_string())?;
+    Ok(())
 }
 
 /// Imports every data set into a native store once (a `done.json` marks each).
@@ -231,6 +363,7 @@ pub(crate) fn import_all(data: &Data) -> Result<Native> {
         many2000,
         many10000,
         huge: None,
+        many100000: n.join("many-100000"),
     })
 }
 

@@ -5,7 +5,8 @@
 //! Keys recorded: `open/`, `context/`, `resume/`, `rss/` and `tree/{size}`;
 //! `resume-open/` and `first-append/{size}` (µs); `tree-resident/100k`; `append/{durable,bare-sync,buffered,buffered-cpu,
 //! buffered-save,floor,floor-cpu,serialize,serialize-serde,buffered-100k,bare-write,batch}` (µs per entry; `append/floor-ratio{,-cpu}` ratios); `list/{2000,10000}` (in-process)
-//! and `cold-list/{2000,10000}` (whole process `bcs list --all --json`); `import/100k`
+//! and `cold-list/{2000,10000,100000}` (whole process `bcs list --all --json`),
+//! `cold-list-cpu/{2000,10000}`, `cold-list-rss/100000` (MiB); `import/100k`
 //! and `import/bytes`; `cold/{1k,100k,1m}` and `cold-reference/1k`;
 //! `resume-bytes/{size}` (MiB) and `resume-bytes-excess/1m` (64 KiB units). The resume rows also
 //! read the 1M-entry session (`resume/1m`, `rss/1m`, …) when it is prepared. Times
@@ -60,6 +61,7 @@ const MEASUREMENTS: &[(&str, Measure)] = &[
     ("tree", tree),
     ("list_all", list_all),
     ("bcs list --all --json", cold_list),
+    ("bcs list --all --json of 100,000 sessions", cold_list_100k),
     ("import", import),
     ("cold bcs context", cold_bcs),
     ("cold reference context", cold_reference),
@@ -812,6 +814,54 @@ fn cold_list(b: &mut Bench<'_>) -> Result<()> {
             "ours: bcs list --all --json {label} {:.1} ms",
             b.median(&key)
         );
+    }
+    Ok(())
+}
+
+/// Whole process `bcs list --all --json` of 100,000 small sessions (issue 19 §7;
+/// the store is made on first use, see `data::many_small`): its time (catalog fresh
+/// after the warm-up run) and, in one more run under `/usr/bin/time`, its peak RSS.
+fn cold_list_100k(b: &mut Bench<'_>) -> Result<()> {
+    let root_dir = b.native.many100000.clone();
+    super::data::many_small(b.data, &root_dir)?;
+    let bcs = build_bcs(b.root)?;
+    let reps = b.opts.reps.min(5);
+    let samples = cold_runs(reps, || {
+        let mut c = Command::new(&bcs);
+        c.arg("--home")
+            .arg(&root_dir)
+            .args(["list", "--all", "--json"]);
+        c
+    })?;
+    b.samples.put("cold-list/100000", samples);
+    eprintln!(
+        "ours: bcs list --all --json 100000 {:.1} ms",
+        b.median("cold-list/100000")
+    );
+    // GNU time's `%M`: the child's peak resident set, in KiB.
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(&bcs)
+        .arg("--home")
+        .arg(&root_dir)
+        .args(["list", "--all", "--json"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let text = String::from_utf8_lossy(&o.stderr);
+            let kib: f64 = text
+                .lines()
+                .last()
+                .and_then(|l| l.trim().parse().ok())
+                .context("/usr/bin/time printed no peak RSS")?;
+            b.samples.put("cold-list-rss/100000", vec![kib / 1024.0]);
+            eprintln!("ours: bcs list --all --json 100000 peak RSS {:.1} MiB", kib / 1024.0);
+        }
+        _ => b.notes.push(
+            "- peak RSS of `bcs list --all --json` at 100,000 sessions not measured (no /usr/bin/time)".into(),
+        ),
     }
     Ok(())
 }
