@@ -10,6 +10,13 @@ fn time_clip(t: f64) -> Option<i64> {
     (t.is_finite() && t.abs() <= 8.64e15).then(|| t.trunc() as i64)
 }
 
+/// A JSON value that is present, `null` included, boxed (see `crate::state::present`).
+fn present_boxed<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Box<serde_json::Value>>, D::Error> {
+    serde_json::Value::deserialize(d).map(|v| Some(Box::new(v)))
+}
+
 /// When the session was last active, as the reference computes `modified`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -40,13 +47,15 @@ pub struct SessionSummary {
     pub cwd: String,
     /// The latest `session_info` name, trimmed; empty clears.
     pub name: Option<String>,
-    /// `header.parentSession` as written (absent: `None`; `null` is listed).
+    /// `header.parentSession` as written (absent: `None`; `null` is listed). Boxed,
+    /// as is `agent_status`: rarely set, and a JSON value inline would add 64 bytes to
+    /// every entry of a listing (6 MB at 100,000 sessions).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::state::present"
+        deserialize_with = "present_boxed"
     )]
-    pub parent_session_path: Option<serde_json::Value>,
+    pub parent_session_path: Option<Box<serde_json::Value>>,
     /// `new Date(header.timestamp)` in ms (`None`: Invalid Date).
     pub created: Option<i64>,
     /// `modified` (see [`Modified`]).
@@ -70,7 +79,7 @@ pub struct SessionSummary {
     /// The latest `agent_status` entry's `status` value, as written (`None`: none,
     /// or that entry had no `status`). Not part of the reference's `SessionInfo`.
     #[serde(default)]
-    pub agent_status: Option<serde_json::Value>,
+    pub agent_status: Option<Box<serde_json::Value>>,
 }
 
 impl SessionSummary {
@@ -96,7 +105,7 @@ impl SessionSummary {
                 _ => String::new(),
             },
             name: a.name.clone(),
-            parent_session_path: h.parent_session,
+            parent_session_path: h.parent_session.map(Box::new),
             created,
             modified,
             message_count: a.message_count,
@@ -107,7 +116,7 @@ impl SessionSummary {
             first_message_truncated: a.first_message.is_some() && a.first_message_truncated,
             reference_would_drop: a.reference_would_drop.clone(),
             session_state: a.state.clone(),
-            agent_status: a.agent_status.clone(),
+            agent_status: a.agent_status.clone().map(Box::new),
         }
     }
 

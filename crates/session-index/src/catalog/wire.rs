@@ -450,8 +450,8 @@ impl Record {
         put_bytes(out, s.reference_would_drop.as_deref().map(str::as_bytes));
         put_bytes(out, s.session_state.as_deref().map(str::as_bytes));
         put_json(out, s.id.as_ref());
-        put_json(out, s.parent_session_path.as_ref());
-        put_json(out, s.agent_status.as_ref());
+        put_json(out, s.parent_session_path.as_deref());
+        put_json(out, s.agent_status.as_deref());
     }
 
     /// Decodes one record's payload (all of it: trailing bytes are an error).
@@ -509,7 +509,7 @@ impl Record {
                 id,
                 cwd,
                 name,
-                parent_session_path,
+                parent_session_path: parent_session_path.map(Box::new),
                 created: time(i64_at(80)),
                 modified: if flags & FLAG_MODIFIED_FROM_FILE != 0 {
                     Modified::FileMtime
@@ -521,7 +521,7 @@ impl Record {
                 first_message_truncated: flags & FLAG_FIRST_MESSAGE_TRUNCATED != 0,
                 reference_would_drop,
                 session_state,
-                agent_status,
+                agent_status: agent_status.map(Box::new),
             },
         })
     }
@@ -552,7 +552,7 @@ fn example() -> Record {
             id: Some("019b78c9-fbe6-7763-8bf4-9ef1fa1dbd86".into()),
             cwd: "/home/dev/project".into(),
             name: Some("refactor".into()),
-            parent_session_path: Some(serde_json::Value::Null),
+            parent_session_path: Some(Box::new(serde_json::Value::Null)),
             created: Some(1767258061798),
             modified: Modified::At(Some(1767258311959)),
             message_count: 14,
@@ -560,7 +560,9 @@ fn example() -> Record {
             first_message_truncated: false,
             reference_would_drop: None,
             session_state: Some("active".into()),
-            agent_status: Some(serde_json::json!({"summary": "tests pass", "taskState": "done"})),
+            agent_status: Some(Box::new(
+                serde_json::json!({"summary": "tests pass", "taskState": "done"}),
+            )),
         },
     }
 }
@@ -674,7 +676,7 @@ mod tests {
         s.id = Some(serde_json::json!(42));
         s.cwd = String::new();
         s.name = None;
-        s.parent_session_path = Some(serde_json::json!("a \"quoted\" path\n"));
+        s.parent_session_path = Some(Box::new(serde_json::json!("a \"quoted\" path\n")));
         s.created = None;
         s.modified = Modified::FileMtime;
         s.first_message = "(no messages)".into();

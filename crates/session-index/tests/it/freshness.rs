@@ -391,8 +391,8 @@ fn the_latest_agent_status_and_session_state_are_listed() {
     let s = &infos[0].summary;
     assert_eq!(s.session_state.as_deref(), Some("archived"));
     assert_eq!(
-        s.agent_status,
-        Some(serde_json::json!({"summary":"done","taskState":"done","sourceMessageCount":1}))
+        s.agent_status.as_deref(),
+        Some(&serde_json::json!({"summary":"done","taskState":"done","sourceMessageCount":1}))
     );
     // Not in the reference's SessionInfo shape.
     let json = infos[0].to_json();
