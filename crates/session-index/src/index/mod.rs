@@ -40,6 +40,28 @@ pub struct Index {
     pub(crate) derived: Derived,
 }
 
+impl Index {
+    /// The empty index of a journal being written from its first entry frame on
+    /// (`data_start`, the writer's): fed each frame as it is appended
+    /// ([`observe`](Self::observe), [`observe_seal`](Self::observe_seal)), it is the
+    /// index a rebuild from the finished journal derives, without reading it again.
+    /// `journal` is where the journal will be found (its sidecar is saved beside it).
+    pub fn for_new_journal(
+        journal: &Path,
+        journal_id: JournalId,
+        data_start: session_journal::Offset,
+        vfs: Arc<dyn Vfs>,
+    ) -> Index {
+        Index {
+            journal: journal.to_path_buf(),
+            journal_id,
+            data_start: data_start.0,
+            vfs,
+            derived: Derived::from_state(crate::state::State::new(data_start)),
+        }
+    }
+}
+
 /// An index answers every query of the state its journal derives.
 impl std::ops::Deref for Index {
     type Target = Derived;

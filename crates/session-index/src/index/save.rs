@@ -14,6 +14,17 @@ impl Index {
     /// Writes the sidecar atomically (temp file, sync, rename, directory sync).
     /// `durable` is the writer's durable capture: the index must not cover more.
     pub fn save(&self, durable: Capture) -> Result<(), SaveError> {
+        self.save_with(durable, true)
+    }
+
+    /// [`save`](Self::save) without its two syncs, for an index built while its
+    /// journal was written (an import): derived data, so a crash that loses or tears
+    /// the sidecar costs one rebuild at the next open.
+    pub fn save_unsynced(&self, durable: Capture) -> Result<(), SaveError> {
+        self.save_with(durable, false)
+    }
+
+    fn save_with(&self, durable: Capture, sync: bool) -> Result<(), SaveError> {
         let side = sidecar_path(&self.journal);
         if durable.journal_id != self.journal_id {
             return Err(SaveError::ForeignCapture { path: side });
@@ -26,7 +37,7 @@ impl Index {
             });
         }
         let bytes = sidecar::encode(&self.derived.state, self.journal_id, self.data_start);
-        write_atomic(self.vfs.as_ref(), &side, &bytes)
+        write_replacing(self.vfs.as_ref(), &side, &bytes, sync)
     }
 }
 
