@@ -32,6 +32,12 @@ pub struct ImportOutcome {
     /// indexes the journal at once without syncing it again. `None` when
     /// `already_imported`.
     pub durable: Option<session_journal::Capture>,
+    /// Whether the import saved the new journal's index sidecar (built from the
+    /// frames as it wrote them, byte for byte what a rebuild from the journal saves;
+    /// unsynced, claiming `durable`), so the first open resumes instead of reading the
+    /// whole journal. `false` when `already_imported`, or when building or saving it
+    /// failed: there is then no sidecar, and the first open rebuilds it.
+    pub indexed: bool,
 }
 
 /// The identity of an import source.

@@ -518,26 +518,8 @@ impl Store {
                 ..ImportOptions::default()
             },
         )?;
-        self.index_imported(&outcome);
+        // The import saved the new journal's index sidecar as it wrote it.
         Ok(outcome)
-    }
-
-    /// Builds the sidecar of a journal an import just wrote, from the import's durable
-    /// capture and without syncs (derived data: a crash that loses it costs one
-    /// rebuild), so the first open of an imported session is a resume, not a scan of
-    /// the whole journal. A failure is left to that first open, which rebuilds.
-    fn index_imported(&self, o: &ImportOutcome) {
-        if o.already_imported {
-            return;
-        }
-        let options = OpenIndexOptions {
-            vfs: self.vfs.clone(),
-            durable: o.durable,
-            sync_journal: false,
-            sync_sidecar: false,
-            ..OpenIndexOptions::default()
-        };
-        let _ = Index::open_or_rebuild(&o.journal, options);
     }
 
     /// Imports many legacy JSONL sessions into this store's sessions directory in
@@ -561,15 +543,10 @@ impl Store {
             clock: self.sources.journal_clock(),
             ..ImportOptions::default()
         };
-        // Each new journal is indexed as it is published, before the caller hears of it.
-        let mut indexed = |i: usize, r: &Result<ImportOutcome, crate::ImportError>| {
-            if let Ok(o) = r {
-                self.index_imported(o);
-            }
-            on_done(i, r);
-        };
+        // Each new journal's index sidecar is saved by the import as it is published,
+        // before the caller hears of it.
         Ok(
-            session_import::import_many(legacy, dir, &options, bulk, &mut indexed)
+            session_import::import_many(legacy, dir, &options, bulk, on_done)
                 .into_iter()
                 .map(|r| r.map_err(OpenError::from))
                 .collect(),

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
+use session_index::Index;
 use session_journal::{Durability, FrameKind, NewFrame, Tag, Writer};
 
 use crate::error::ImportError;
@@ -28,10 +29,12 @@ impl Batch {
         self.frames.len()
     }
 
-    /// Appends the frames `range` of the batch with one write.
+    /// Appends the frames `range` of the batch with one write, and feeds them to the
+    /// journal's index as appended (an index that cannot take them is dropped: no
+    /// sidecar is saved, and the first open rebuilds it).
     fn append(
         &self,
-        writer: &mut Writer,
+        out: &mut Out,
         tmp: &Path,
         line: u64,
         range: std::ops::Range<usize>,
@@ -44,13 +47,23 @@ impl Batch {
             .iter()
             .map(|&(kind, tag, s, e)| NewFrame::new(kind, &self.bytes[s..e]).with_tag(tag))
             .collect();
-        writer
+        let appended = out
+            .writer
             .append_batch(&frames, durability)
             .map_err(|source| ImportError::Append {
                 path: tmp.to_path_buf(),
                 line,
                 source,
             })?;
+        if let Some(index) = &mut out.index {
+            let observed = frames
+                .iter()
+                .zip(&appended)
+                .try_for_each(|(f, a)| index.observe(f.kind, a, f.payload));
+            if observed.is_err() {
+                out.index = None;
+            }
+        }
         Ok(())
     }
 
@@ -58,7 +71,7 @@ impl Batch {
     /// frame must be written after a sync (see [`Batch::finish`]).
     pub(super) fn flush_all_but_last(
         &mut self,
-        writer: &mut Writer,
+        out: &mut Out,
         tmp: &Path,
         line: u64,
     ) -> Result<(), ImportError> {
@@ -66,7 +79,7 @@ impl Batch {
             return Ok(());
         };
         self.append(
-            writer,
+            out,
             tmp,
             line,
             0..self.frames.len() - 1,
@@ -91,16 +104,23 @@ impl Batch {
     /// written after the sync, covers every frame, the last one included (§2.8).
     pub(super) fn write_last(
         &mut self,
-        writer: &mut Writer,
+        out: &mut Out,
         tmp: &Path,
         line: u64,
     ) -> Result<(), ImportError> {
         let n = self.frames.len();
-        self.append(writer, tmp, line, 0..n, Durability::Buffered)?;
+        self.append(out, tmp, line, 0..n, Durability::Buffered)?;
         self.bytes.clear();
         self.frames.clear();
         Ok(())
     }
+}
+
+/// A temporary journal's writer, and the index built from the frames as they are
+/// appended (`None` once building it failed).
+pub(super) struct Out {
+    pub(super) writer: Writer,
+    pub(super) index: Option<Index>,
 }
 
 /// Where full batches go: appended on this thread, or — for a large source — handed to
@@ -110,11 +130,11 @@ impl Batch {
 /// thread.
 pub(super) enum Sink {
     /// The writer (taken by [`Sink::finish`]).
-    Inline(Option<Box<Writer>>),
+    Inline(Option<Box<Out>>),
     Thread {
         batches: Option<mpsc::SyncSender<(Batch, u64)>>,
         spare: mpsc::Receiver<Batch>,
-        thread: Option<std::thread::JoinHandle<Result<Writer, ImportError>>>,
+        thread: Option<std::thread::JoinHandle<Result<Out, ImportError>>>,
         tmp: PathBuf,
     },
 }
@@ -122,9 +142,9 @@ pub(super) enum Sink {
 impl Sink {
     /// A sink for `writer` (writing the temporary journal `tmp`): a thread of its own
     /// when `background`.
-    pub(super) fn new(writer: Writer, tmp: &Path, background: bool) -> Result<Self, ImportError> {
+    pub(super) fn new(out: Out, tmp: &Path, background: bool) -> Result<Self, ImportError> {
         if !background {
-            return Ok(Self::Inline(Some(Box::new(writer))));
+            return Ok(Self::Inline(Some(Box::new(out))));
         }
         let (batches, rx) = mpsc::sync_channel::<(Batch, u64)>(1);
         let (give_back, spare) = mpsc::channel::<Batch>();
@@ -132,16 +152,16 @@ impl Sink {
         let thread = std::thread::Builder::new()
             .name("import-write".to_owned())
             .spawn(move || {
-                let mut writer = writer;
+                let mut out = out;
                 for (mut batch, line) in rx {
                     let n = batch.frames.len();
-                    batch.append(&mut writer, &path, line, 0..n, Durability::Buffered)?;
+                    batch.append(&mut out, &path, line, 0..n, Durability::Buffered)?;
                     batch.bytes.clear();
                     batch.frames.clear();
                     // The parse may be done; the buffer is then just dropped.
                     let _ = give_back.send(batch);
                 }
-                Ok(writer)
+                Ok(out)
             })
             .map_err(|source| ImportError::Io {
                 path: tmp.to_path_buf(),
@@ -165,7 +185,7 @@ impl Sink {
         line: u64,
     ) -> Result<(), ImportError> {
         match self {
-            Self::Inline(Some(writer)) => batch.flush_all_but_last(writer, tmp, line),
+            Self::Inline(Some(out)) => batch.flush_all_but_last(out, tmp, line),
             Self::Inline(None) => Err(sink_gone(Some(tmp))),
             Self::Thread { batches, spare, .. } => {
                 let Some(&(kind, tag, s, e)) = batch.frames.last() else {
@@ -187,9 +207,9 @@ impl Sink {
 
     /// The writer back, once every batch handed over is appended; the first append
     /// error otherwise.
-    pub(super) fn finish(&mut self) -> Result<Writer, ImportError> {
+    pub(super) fn finish(&mut self) -> Result<Out, ImportError> {
         match self {
-            Self::Inline(writer) => writer.take().map(|w| *w).ok_or_else(|| sink_gone(None)),
+            Self::Inline(out) => out.take().map(|o| *o).ok_or_else(|| sink_gone(None)),
             Self::Thread {
                 batches,
                 thread,

@@ -22,9 +22,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use session_index::Index;
 use session_journal::{AppendError, Capture, Writer};
 
-use super::batch::Batch;
+use super::batch::{Batch, Out};
 use super::publish::{self, Place, Published};
 use super::{Destination, ImportOptions, Run, Source, already};
 use crate::error::ImportError;
@@ -66,6 +67,9 @@ struct Staged<'a> {
     journal: PathBuf,
     tmp: PathBuf,
     writer: Writer,
+    /// The journal's index, built as its frames were appended (`None`: building it
+    /// failed; the first open rebuilds it).
+    built: Option<Index>,
     /// The journal's last frame, written after the first sync.
     last: Batch,
     /// Lines read (errors name the last).
@@ -192,8 +196,24 @@ impl<'a> Bulk<'a> {
         };
         header.assign_id(&session_id);
         let (tmp, writer) = publish::create_temp(&journal, &session_id, src.scan, self.options)?;
-        let written = run.write_all(&mut reader, writer, &tmp, header, &src.shown, &src.hash_hex);
-        let (writer, last) = match written {
+        let built = Index::for_new_journal(
+            &journal,
+            writer.journal_id(),
+            writer.data_start(),
+            vfs.clone(),
+        );
+        let out = Out {
+            writer,
+            index: Some(built),
+        };
+        let written = run.write_all(&mut reader, out, &tmp, header, &src.shown, &src.hash_hex);
+        let (
+            Out {
+                writer,
+                index: built,
+            },
+            last,
+        ) = match written {
             Ok(w) => w,
             Err(e) => {
                 publish::discard(vfs.as_ref(), &tmp, None);
@@ -209,6 +229,7 @@ impl<'a> Bulk<'a> {
             journal,
             tmp,
             writer,
+            built,
             last,
             lines: reader.lines(),
             durable: None,
@@ -244,8 +265,25 @@ impl<'a> Bulk<'a> {
         self.staged_hashes.clear();
         self.staged_bytes = 0;
         let mut ready = Vec::with_capacity(staged.len());
-        for mut s in staged {
-            match s.last.write_last(&mut s.writer, &s.tmp, s.lines) {
+        for s in staged {
+            let Staged {
+                writer,
+                built,
+                mut last,
+                ..
+            } = s;
+            let mut out = Out {
+                writer,
+                index: built,
+            };
+            let written = last.write_last(&mut out, &s.tmp, s.lines);
+            let s = Staged {
+                writer: out.writer,
+                built: out.index,
+                last,
+                ..s
+            };
+            match written {
                 Ok(()) => ready.push(s),
                 Err(e) => self.fail(s, e),
             }
@@ -264,12 +302,20 @@ impl<'a> Bulk<'a> {
                 journal,
                 tmp,
                 writer,
+                built,
                 durable,
                 ..
             } = s;
+            // The seal the second round wrote: the index covers the journal to its end.
+            let built = built.filter(|_| writer.is_sealed()).and_then(|mut ix| {
+                let seal = writer.last_frame()?;
+                ix.observe_seal(&seal).ok().map(|()| ix)
+            });
             match publish::link(vfs.as_ref(), &tmp, &journal, writer) {
                 Ok(Published::Linked) => {
-                    linked.push((index, run, info, hash_hex, session_id, journal, durable));
+                    linked.push((
+                        index, run, info, hash_hex, session_id, journal, durable, built,
+                    ));
                 }
                 // Another import of the same source (or another session of that id) got
                 // there first: concurrent imports of one source converge on one journal.
@@ -287,11 +333,19 @@ impl<'a> Bulk<'a> {
         } else {
             publish::sync_dir(vfs.as_ref(), &self.dir)
         };
-        for (index, run, info, hash_hex, session_id, journal, durable) in linked {
+        for (index, run, info, hash_hex, session_id, journal, durable, built) in linked {
             if let Err(e) = &synced {
                 self.done.push((index, Err(same_error(e))));
                 continue;
             }
+            // The sidecar a rebuild from the journal would write, unsynced (derived
+            // data: a crash that loses it costs one rebuild), claiming only what the
+            // import made durable. Any failure leaves no sidecar: the first open
+            // rebuilds it.
+            let indexed = match (built, durable) {
+                (Some(ix), Some(d)) => ix.save_unsynced(d).is_ok(),
+                _ => false,
+            };
             let done = Done {
                 session_id: session_id.clone(),
                 journal: journal.clone(),
@@ -300,6 +354,7 @@ impl<'a> Bulk<'a> {
             self.record(&done, &hash_hex);
             let mut outcome = run.outcome(session_id, journal, info);
             outcome.durable = durable;
+            outcome.indexed = indexed;
             self.done.push((index, Ok(outcome)));
         }
         // Best effort: the registry is only a shortcut, checked before every use.

@@ -6,11 +6,11 @@
 use std::path::Path;
 
 use serde_json::Value;
-use session_journal::{FrameKind, Tag, Writer};
+use session_journal::{FrameKind, Tag};
 use session_types::EntryType;
 
 use super::Run;
-use super::batch::{Batch, Sink};
+use super::batch::{Batch, Out, Sink};
 use super::header::Header;
 use super::parse::{
     Line, Parsed, is_blank, odd_trailing_whitespace, parse_line, parse_map, session_state,
@@ -26,21 +26,21 @@ use crate::migrate::{Slot, migrate_header, migrate_v1_entry, rename_hook_message
 use crate::outcome::IssueKind;
 
 impl Run<'_> {
-    /// Streams the header, the source record and every entry into `writer`, all but
-    /// the last frame, without syncing; returns the writer (still holding the
-    /// temporary's lock) and the batch holding the last frame, which is written after
-    /// the caller's sync ([`Batch::write_last`]).
+    /// Streams the header, the source record and every entry into `out`'s writer, all
+    /// but the last frame, without syncing, feeding its index; returns `out` (the
+    /// writer still holding the temporary's lock) and the batch holding the last
+    /// frame, which is written after the caller's sync ([`Batch::write_last`]).
     pub(super) fn write_all(
         &mut self,
         reader: &mut LineReader<'_>,
-        writer: Writer,
+        out: Out,
         tmp: &Path,
         header: Header,
         shown_source: &Path,
         hash_hex: &str,
-    ) -> Result<(Writer, Batch), ImportError> {
+    ) -> Result<(Out, Batch), ImportError> {
         let mut batch = self.first_frames(&header, shown_source, hash_hex);
-        let mut sink = Sink::new(writer, tmp, self.bytes >= BACKGROUND_HASH_MIN)?;
+        let mut sink = Sink::new(out, tmp, self.bytes >= BACKGROUND_HASH_MIN)?;
         // The header frame has seq 0 and each later frame the next: the records start
         // after the frames queued so far.
         let first_seq = batch.len() as u64 + 1;
@@ -89,7 +89,7 @@ impl Run<'_> {
             batch.push(KIND_RETENTION_TABLE, Tag::default(), &payload);
         }
         sink.flush_all_but_last(&mut batch, tmp, reader.lines())?;
-        let writer = sink.finish()?;
+        let out = sink.finish()?;
         let found = reader.finish_hash()?;
         if found != self.scan_hash {
             return Err(ImportError::SourceChanged {
@@ -103,7 +103,7 @@ impl Run<'_> {
             self.issue(issue.line, issue.kind);
         }
         self.issues.sort_by_key(|i| i.line);
-        Ok((writer, batch))
+        Ok((out, batch))
     }
 
     /// The frames before the entries: the session header record, the import's source

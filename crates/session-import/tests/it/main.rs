@@ -11,5 +11,6 @@ mod ids;
 mod import;
 mod registry;
 mod retention;
+mod sidecar;
 mod support;
 mod versions;

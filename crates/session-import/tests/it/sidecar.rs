@@ -1,0 +1,157 @@
+//! The index sidecar an import builds as it writes the journal: byte for byte the one a
+//! rebuild from the finished journal saves.
+
+use std::path::{Path, PathBuf};
+
+use session_import::{BulkOptions, ImportOutcome};
+use session_index::{Index, IndexStatus, OpenIndexOptions, RebuildReason, sidecar_path};
+
+use crate::support::{fixtures, import_into, options};
+
+/// Every legacy source among the fixtures (not the `after-open` rewrites).
+fn sources() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in ["legacy", "leniency", "edge", "generated"] {
+        for e in std::fs::read_dir(fixtures().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".jsonl") && !name.ends_with(".after-open.jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A v3 session of `n` messages in one chain, with labels, a name and a branch, of
+/// more than 4 MiB when `n` is large (so the import writes on its own thread).
+fn generated(path: &Path, n: usize) {
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"gen","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+    );
+    text.push('\n');
+    let pad = "x".repeat(400);
+    for i in 0..n {
+        let parent = if i == 0 {
+            "null".to_owned()
+        } else if i % 97 == 0 {
+            format!("\"m{}\"", i / 2)
+        } else {
+            format!("\"m{}\"", i - 1)
+        };
+        let line = match i % 50 {
+            7 => format!(
+                r#"{{"type":"label","id":"m{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","targetId":"m{}","label":"l{i}"}}"#,
+                i / 3
+            ),
+            13 => format!(
+                r#"{{"type":"session_info","id":"m{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","name":"n{i}"}}"#
+            ),
+            _ => format!(
+                r#"{{"type":"message","id":"m{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:0{}.000Z","message":{{"role":"{}","content":"{pad} {i}","timestamp":{i}}}}}"#,
+                i % 10,
+                if i % 2 == 0 { "user" } else { "assistant" }
+            ),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// The sidecar the import saved, then the one a rebuild from the journal saves in its
+/// place, as an open right after the import would (the import's durable capture, no
+/// syncs).
+fn saved_and_rebuilt(outcome: &ImportOutcome) -> (Vec<u8>, Vec<u8>) {
+    let side = sidecar_path(&outcome.journal);
+    let saved = std::fs::read(&side).unwrap_or_else(|e| {
+        panic!("{}: no sidecar after the import: {e}", side.display());
+    });
+    std::fs::remove_file(&side).unwrap();
+    let (_, report) = Index::open_or_rebuild(
+        &outcome.journal,
+        OpenIndexOptions {
+            durable: outcome.durable,
+            sync_journal: false,
+            sync_sidecar: false,
+            ..OpenIndexOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        report.status,
+        IndexStatus::Rebuilt {
+            reason: RebuildReason::Missing
+        }
+    );
+    (saved, std::fs::read(&side).unwrap())
+}
+
+#[test]
+fn an_import_saves_the_sidecar_a_rebuild_saves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = tmp.path().join("big.jsonl");
+    generated(&big, 12_000);
+    assert!(std::fs::metadata(&big).unwrap().len() > 4 << 20);
+    let small = tmp.path().join("small.jsonl");
+    generated(&small, 300);
+    let mut all = sources();
+    all.push(big);
+    all.push(small);
+    let mut compared = 0;
+    for source in &all {
+        let dest = tempfile::tempdir().unwrap();
+        let Ok(outcome) = import_into(source, dest.path()) else {
+            continue; // refused (no header, empty): nothing to index
+        };
+        assert!(outcome.indexed, "{}", source.display());
+        let (saved, rebuilt) = saved_and_rebuilt(&outcome);
+        assert!(saved == rebuilt, "{}: sidecars differ", source.display());
+        compared += 1;
+    }
+    assert!(compared >= 40, "{compared} imports compared");
+}
+
+#[test]
+fn a_bulk_import_saves_each_sidecar_a_rebuild_saves() {
+    let dest = tempfile::tempdir().unwrap();
+    let all = sources();
+    let results = session_import::import_many(
+        &all,
+        dest.path(),
+        &options(),
+        &BulkOptions {
+            max_files: 7,
+            ..BulkOptions::default()
+        },
+        &mut |_, _| {},
+    );
+    let mut compared = 0;
+    for outcome in results.into_iter().flatten() {
+        if outcome.already_imported {
+            assert!(!outcome.indexed);
+            continue;
+        }
+        assert!(outcome.indexed, "{}", outcome.journal.display());
+        let (saved, rebuilt) = saved_and_rebuilt(&outcome);
+        assert!(
+            saved == rebuilt,
+            "{}: sidecars differ",
+            outcome.journal.display()
+        );
+        compared += 1;
+    }
+    assert!(compared >= 40, "{compared} imports compared");
+}
+
+#[test]
+fn a_repeated_import_writes_no_sidecar() {
+    let dest = tempfile::tempdir().unwrap();
+    let source = fixtures().join("legacy/v3-control.jsonl");
+    let first = import_into(&source, dest.path()).unwrap();
+    std::fs::remove_file(sidecar_path(&first.journal)).unwrap();
+    let again = import_into(&source, dest.path()).unwrap();
+    assert!(again.already_imported && !again.indexed);
+    assert!(!sidecar_path(&first.journal).exists());
+}
