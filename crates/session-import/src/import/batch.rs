@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
 use session_index::Index;
-use session_journal::{Durability, FrameKind, NewFrame, Tag, Writer};
+use session_journal::{Appended, Durability, FrameKind, NewFrame, Tag, Writer};
 
 use crate::error::ImportError;
 
@@ -40,31 +40,54 @@ impl Batch {
         range: std::ops::Range<usize>,
         durability: Durability,
     ) -> Result<(), ImportError> {
+        let appended = self.write(&mut out.writer, tmp, line, range.clone(), durability)?;
+        self.observe(&mut out.index, range, &appended);
+        Ok(())
+    }
+
+    /// Appends the frames `range` of the batch with one write: where each went.
+    fn write(
+        &self,
+        writer: &mut Writer,
+        tmp: &Path,
+        line: u64,
+        range: std::ops::Range<usize>,
+        durability: Durability,
+    ) -> Result<Vec<Appended>, ImportError> {
         if range.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let frames: Vec<NewFrame<'_>> = self.frames[range]
             .iter()
             .map(|&(kind, tag, s, e)| NewFrame::new(kind, &self.bytes[s..e]).with_tag(tag))
             .collect();
-        let appended = out
-            .writer
+        writer
             .append_batch(&frames, durability)
             .map_err(|source| ImportError::Append {
                 path: tmp.to_path_buf(),
                 line,
                 source,
-            })?;
-        if let Some(index) = &mut out.index {
-            let observed = frames
-                .iter()
-                .zip(&appended)
-                .try_for_each(|(f, a)| index.observe(f.kind, a, f.payload));
-            if observed.is_err() {
-                out.index = None;
-            }
+            })
+    }
+
+    /// Feeds the frames `range` of the batch, appended as `appended` says, to the
+    /// journal's index (dropped if it cannot take them).
+    fn observe(
+        &self,
+        index: &mut Option<Index>,
+        range: std::ops::Range<usize>,
+        appended: &[Appended],
+    ) {
+        let Some(ix) = index else {
+            return;
+        };
+        let observed = self.frames[range]
+            .iter()
+            .zip(appended)
+            .try_for_each(|(&(kind, _, s, e), a)| ix.observe(kind, a, &self.bytes[s..e]));
+        if observed.is_err() {
+            *index = None;
         }
-        Ok(())
     }
 
     /// Writes every queued frame but the last, which stays queued: the journal's last
@@ -125,53 +148,71 @@ pub(super) struct Out {
 
 /// Where full batches go: appended on this thread, or — for a large source — handed to
 /// a thread that owns the writer, so that the frames' checks and the kernel's copy of
-/// the bytes overlap the parse of the next batch (at most two batches in flight).
-/// Either way one writer appends the batches in order: the same writes as on one
-/// thread.
+/// the bytes overlap the parse of the next batch, and from it to a thread that feeds
+/// the index (at most two batches in flight to each). Either way one writer appends
+/// the batches in order: the same writes as on one thread, and the same index.
 pub(super) enum Sink {
     /// The writer (taken by [`Sink::finish`]).
     Inline(Option<Box<Out>>),
     Thread {
         batches: Option<mpsc::SyncSender<(Batch, u64)>>,
         spare: mpsc::Receiver<Batch>,
-        thread: Option<std::thread::JoinHandle<Result<Out, ImportError>>>,
+        thread: Option<std::thread::JoinHandle<Result<Writer, ImportError>>>,
+        indexer: Option<std::thread::JoinHandle<Option<Index>>>,
         tmp: PathBuf,
     },
 }
 
 impl Sink {
-    /// A sink for `writer` (writing the temporary journal `tmp`): a thread of its own
+    /// A sink for `out` (writing the temporary journal `tmp`): threads of its own
     /// when `background`.
     pub(super) fn new(out: Out, tmp: &Path, background: bool) -> Result<Self, ImportError> {
         if !background {
             return Ok(Self::Inline(Some(Box::new(out))));
         }
+        let Out { writer, index } = out;
+        let io = |op: &'static str| {
+            let path = tmp.to_path_buf();
+            move |source| ImportError::Io { path, op, source }
+        };
         let (batches, rx) = mpsc::sync_channel::<(Batch, u64)>(1);
+        let (to_index, written) = mpsc::sync_channel::<(Batch, Vec<Appended>)>(1);
         let (give_back, spare) = mpsc::channel::<Batch>();
-        let path = tmp.to_path_buf();
-        let thread = std::thread::Builder::new()
-            .name("import-write".to_owned())
+        let indexer = std::thread::Builder::new()
+            .name("import-index".to_owned())
             .spawn(move || {
-                let mut out = out;
-                for (mut batch, line) in rx {
+                let mut index = index;
+                for (mut batch, appended) in written {
                     let n = batch.frames.len();
-                    batch.append(&mut out, &path, line, 0..n, Durability::Buffered)?;
+                    batch.observe(&mut index, 0..n, &appended);
                     batch.bytes.clear();
                     batch.frames.clear();
                     // The parse may be done; the buffer is then just dropped.
                     let _ = give_back.send(batch);
                 }
-                Ok(out)
+                index
             })
-            .map_err(|source| ImportError::Io {
-                path: tmp.to_path_buf(),
-                op: "start the writing thread",
-                source,
-            })?;
+            .map_err(io("start the indexing thread"))?;
+        let path = tmp.to_path_buf();
+        let thread = std::thread::Builder::new()
+            .name("import-write".to_owned())
+            .spawn(move || {
+                let mut writer = writer;
+                for (batch, line) in rx {
+                    let n = batch.frames.len();
+                    let appended =
+                        batch.write(&mut writer, &path, line, 0..n, Durability::Buffered)?;
+                    // An indexer that stopped leaves the index unbuilt (no sidecar).
+                    let _ = to_index.send((batch, appended));
+                }
+                Ok(writer)
+            })
+            .map_err(io("start the writing thread"))?;
         Ok(Self::Thread {
             batches: Some(batches),
             spare,
             thread: Some(thread),
+            indexer: Some(indexer),
             tmp: tmp.to_path_buf(),
         })
     }
@@ -213,13 +254,16 @@ impl Sink {
             Self::Thread {
                 batches,
                 thread,
+                indexer,
                 tmp,
                 ..
             } => {
                 drop(batches.take());
                 let joined = thread.take().map(|t| t.join());
+                // The writer is done (its sender to the indexer dropped with it).
+                let index = indexer.take().and_then(|t| t.join().ok()).flatten();
                 match joined {
-                    Some(Ok(result)) => result,
+                    Some(Ok(result)) => result.map(|writer| Out { writer, index }),
                     _ => Err(sink_gone(Some(tmp.as_path()))),
                 }
             }
@@ -231,11 +275,17 @@ impl Drop for Sink {
     /// An import that fails leaves no thread writing behind it.
     fn drop(&mut self) {
         if let Self::Thread {
-            batches, thread, ..
+            batches,
+            thread,
+            indexer,
+            ..
         } = self
         {
             drop(batches.take());
             if let Some(t) = thread.take() {
+                let _ = t.join();
+            }
+            if let Some(t) = indexer.take() {
                 let _ = t.join();
             }
         }
