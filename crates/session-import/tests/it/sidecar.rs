@@ -155,3 +155,67 @@ fn a_repeated_import_writes_no_sidecar() {
     assert!(again.already_imported && !again.indexed);
     assert!(!sidecar_path(&first.journal).exists());
 }
+
+/// An import whose sidecar cannot be written (the disk fills up right after the
+/// journal) still succeeds, leaves no sidecar nor its temporary, and the first open
+/// rebuilds the index.
+#[test]
+fn a_sidecar_that_cannot_be_saved_is_left_to_the_first_open() {
+    use session_journal::vfs::Vfs;
+    use session_testkit::sim::SimFs;
+    use std::sync::Arc;
+
+    let text = std::fs::read(fixtures().join("legacy/v3-control.jsonl")).unwrap();
+    let run = |budget: Option<u64>| {
+        let fs = SimFs::new();
+        let source = Path::new("/src/a.jsonl");
+        fs.write_raw(source, &text);
+        let before = fs.stats().bytes_written;
+        if let Some(b) = budget {
+            fs.fail_writes_after(b);
+        }
+        let vfs: Arc<dyn Vfs> = Arc::new(fs.clone());
+        let outcome = session_import::import(
+            source,
+            &session_import::Destination::Dir(PathBuf::from("/s")),
+            &session_import::ImportOptions { vfs, ..options() },
+        )
+        .unwrap();
+        (fs, outcome, before)
+    };
+    // Unfaulted: how many bytes go to the disk before the sidecar.
+    let (fs, outcome, before) = run(None);
+    assert!(outcome.indexed);
+    let side = sidecar_path(&outcome.journal);
+    let sidecar = fs.read_raw(&side).unwrap().len() as u64;
+    let registry = fs
+        .read_raw(Path::new("/s/.imports.jsonl"))
+        .map_or(0, |r| r.len() as u64);
+    let budget = fs.stats().bytes_written - before - sidecar - registry;
+
+    let (fs, outcome, _) = run(Some(budget));
+    assert!(!outcome.indexed);
+    assert_eq!(fs.read_raw(&side), None);
+    let listed: Vec<PathBuf> = fs.list();
+    assert!(
+        !listed
+            .iter()
+            .any(|p| p.to_string_lossy().contains(".save-")),
+        "{listed:?}"
+    );
+    fs.clear_faults();
+    let (_, report) = Index::open_or_rebuild(
+        &outcome.journal,
+        OpenIndexOptions {
+            vfs: Arc::new(fs.clone()),
+            ..OpenIndexOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        report.status,
+        IndexStatus::Rebuilt {
+            reason: RebuildReason::Missing
+        }
+    );
+}
