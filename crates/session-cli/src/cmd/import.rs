@@ -113,18 +113,23 @@ pub(crate) fn imported_json(source: &Path, r: &Result<ImportOutcome, String>) ->
             })).collect::<Vec<_>>(),
             "warningsNotListed": o.issues_not_listed,
         }),
-        Err(e) => json!({
-            "source": source.to_string_lossy(),
-            "sessionId": null,
-            "entries": 0,
-            "alreadyImported": false,
-            "warnings": [],
-            "error": e,
-        }),
+        Err(e) => failed_json(source, e),
     }
 }
 
 /// The human lines of one source.
+/// The JSON of a source that did not import, whichever way it went.
+fn failed_json(source: &Path, error: &str) -> Value {
+    json!({
+        "source": source.to_string_lossy(),
+        "sessionId": null,
+        "entries": 0,
+        "alreadyImported": false,
+        "warnings": [],
+        "error": error,
+    })
+}
+
 pub(crate) fn imported_human(source: &Path, r: &Result<ImportOutcome, String>) -> Vec<String> {
     let src = source.display();
     match r {
@@ -191,14 +196,7 @@ fn owner_json(source: &Path, r: &ThroughOwner) -> Value {
             "warnings": [],
             "warningsNotListed": o.issues,
         }),
-        Err(e) => json!({
-            "source": source.to_string_lossy(),
-            "sessionId": null,
-            "entries": 0,
-            "alreadyImported": false,
-            "warnings": [],
-            "error": e,
-        }),
+        Err(e) => failed_json(source, e),
     }
 }
 
