@@ -330,7 +330,7 @@ describe("typed errors", () => {
       });
       const e = fromErrorObject(JSON.parse(line).error);
       assert.ok(e instanceof UnsupportedProtocolError);
-      assert.match(e.message, /2\.0.*1\.0/);
+      assert.match(e.message, /2\.0.*1\.1/);
     } finally {
       await stopOwners();
       SessionManager.configure({});

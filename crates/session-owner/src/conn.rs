@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::value::RawValue;
-use session_manager::{NewSessionOptions, SafeSessionId};
+use session_manager::{BulkOptions, NewSessionOptions, SafeSessionId};
 use session_protocol::{
     self as p, Error, Incoming, PROTOCOL_VERSION, Request, RequestId, encode_error, encode_result,
     typed_request,
@@ -24,7 +24,7 @@ use crate::Owner;
 use crate::actor::{Command, Entered, Reply, Submitted, gone, is_read, ok, store_change_line};
 use crate::errors::open_error;
 use crate::lines::{Line, LineReader};
-use crate::outbox::{Lag, Outbox, Topic};
+use crate::outbox::{Followers, Lag, Outbox, Topic};
 use crate::registry::Handle;
 
 #[derive(Default)]
@@ -282,7 +282,10 @@ impl Conn {
                     drop(permit);
                 });
             }
-            Request::StoreDelete(_) | Request::StoreImport(_) | Request::StoreExport(_) => {
+            Request::StoreDelete(_)
+            | Request::StoreImport(_)
+            | Request::StoreImportMany(_)
+            | Request::StoreExport(_) => {
                 tokio::spawn(async move {
                     let reply = self.store_call(request).await;
                     self.answer(&id, reply).await;
@@ -607,7 +610,8 @@ impl Conn {
         }
     }
 
-    /// `store/delete`, `store/import`, `store/export`: one library call each.
+    /// `store/delete`, `store/import`, `store/importMany`, `store/export`: one library
+    /// call each.
     async fn store_call(&self, request: Request) -> Reply {
         let method = request.method().as_str();
         let store = self.owner.store.clone();
@@ -644,19 +648,37 @@ impl Conn {
                 let o = store
                     .import(Path::new(&q.path))
                     .map_err(|e| open_error(method, e))?;
-                if !o.already_imported && !followers.is_empty() {
-                    let change = p::StoreChange::Created { cwd: None };
-                    let line =
-                        store_change_line(&o.session_id, &o.journal.to_string_lossy(), change);
-                    followers.notify(&Topic::Store, line);
-                }
-                ok(&p::Imported {
-                    session_id: o.session_id,
-                    session_file: o.journal.to_string_lossy().into_owned(),
-                    already_imported: o.already_imported,
-                    entries: o.entries,
-                    issues: o.issues.len() as u64 + o.issues_not_listed,
-                })
+                ok(&imported(o, &followers))
+            }
+            Request::StoreImportMany(q) => {
+                let sources: Vec<PathBuf> = q.paths.iter().map(PathBuf::from).collect();
+                let outcomes = store
+                    .import_many(&sources, &BulkOptions::default(), &mut |_, _| {})
+                    .map_err(|e| open_error(method, e))?;
+                let results = q
+                    .paths
+                    .into_iter()
+                    .zip(outcomes)
+                    .map(|(path, outcome)| match outcome {
+                        Ok(o) => p::ImportManyItem {
+                            path,
+                            imported: Some(imported(o, &followers)),
+                            error: None,
+                        },
+                        Err(e) => {
+                            let e = open_error(method, e);
+                            p::ImportManyItem {
+                                path,
+                                imported: None,
+                                error: Some(p::ImportManyError {
+                                    code: e.code(),
+                                    message: e.to_string(),
+                                }),
+                            }
+                        }
+                    })
+                    .collect();
+                ok(&p::ImportedMany { results })
             }
             Request::StoreExport(q) => {
                 let id = SafeSessionId::new(&q.session_id).map_err(|e| Error::InvalidParams {
@@ -788,4 +810,21 @@ async fn describe(handle: &Handle) -> Result<Box<RawValue>, Error> {
     tokio::task::spawn_blocking(move || shared.describe())
         .await
         .unwrap_or_else(|_| Err(gone("(opening)")))
+}
+
+/// What an import answers, announced to the store's followers when it created a
+/// session.
+fn imported(o: session_manager::ImportOutcome, followers: &Followers) -> p::Imported {
+    if !o.already_imported && !followers.is_empty() {
+        let change = p::StoreChange::Created { cwd: None };
+        let line = store_change_line(&o.session_id, &o.journal.to_string_lossy(), change);
+        followers.notify(&Topic::Store, line);
+    }
+    p::Imported {
+        session_id: o.session_id,
+        session_file: o.journal.to_string_lossy().into_owned(),
+        already_imported: o.already_imported,
+        entries: o.entries,
+        issues: o.issues.len() as u64 + o.issues_not_listed,
+    }
 }

@@ -31,7 +31,7 @@
 //! w.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":{"major":1,"minor":0}}}"#).await?;
 //! w.write_all(b"\n").await?;
 //! let answer = answers.next_line().await?.expect("an answer");
-//! assert!(answer.starts_with(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":{"major":1,"minor":0}"#));
+//! assert!(answer.starts_with(r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":{"major":1,"minor":1}"#));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())

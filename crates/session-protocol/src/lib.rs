@@ -29,7 +29,7 @@
 //! let line = encode_request(&RequestId::Number(1), &request);
 //! assert_eq!(
 //!     line,
-//!     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":{"major":1,"minor":0}}}"#
+//!     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":{"major":1,"minor":1}}}"#
 //! );
 //! let Ok(Incoming::Request { id, method, params }) = Incoming::parse(line.as_bytes(), LineLimits::default()) else {
 //!     panic!("a request");

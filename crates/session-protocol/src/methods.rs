@@ -168,6 +168,15 @@ params! {
 }
 
 params! {
+    /// `store/importMany`: imports many legacy JSONL files in batches (each batch's
+    /// journals made durable together, published with one directory sync).
+    ImportManyParams {
+        /// The legacy files' paths.
+        paths: Vec<String>,
+    }
+}
+
+params! {
     /// `store/export`: writes a session as v3 JSONL.
     ExportParams {
         /// The session id.
@@ -670,6 +679,8 @@ methods! {
     StoreDelete = "store/delete" (DeleteParams) -> Deleted;
     /// `store/import`
     StoreImport = "store/import" (ImportParams) -> Imported;
+    /// `store/importMany`
+    StoreImportMany = "store/importMany" (ImportManyParams) -> ImportedMany;
     /// `store/export`
     StoreExport = "store/export" (ExportParams) -> Exported;
     /// `store/follow`: `store/changed` notifications for sessions created, renamed,

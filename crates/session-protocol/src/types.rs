@@ -317,6 +317,42 @@ pub struct Imported {
     pub issues: u64,
 }
 
+/// What `store/importMany` did with each source, in the order of its `paths`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImportedMany {
+    /// One item per source.
+    pub results: Vec<ImportManyItem>,
+}
+
+/// One source of `store/importMany`: imported, or why not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImportManyItem {
+    /// The source, as given.
+    pub path: String,
+    /// What was imported (absent when the source failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imported: Option<Imported>,
+    /// Why the source did not import (absent when it did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ImportManyError>,
+}
+
+/// A source's failure in `store/importMany`: the code and message it would have had
+/// as a `store/import` error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImportManyError {
+    /// The error code (docs/rpc.md).
+    pub code: i64,
+    /// The message, naming the path.
+    pub message: String,
+}
+
 /// What an export wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

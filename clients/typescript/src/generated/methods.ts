@@ -36,8 +36,10 @@ import type {
   Followed,
   ForkFromParams,
   HeaderResult,
+  ImportManyParams,
   ImportParams,
   Imported,
+  ImportedMany,
   InitializeParams,
   InitializeResult,
   InitializedParams,
@@ -69,7 +71,7 @@ import type {
 } from "./types.js";
 
 /** The protocol version these definitions describe (`initialize` sends it). */
-export const PROTOCOL_VERSION = { major: 1, minor: 0 } as const;
+export const PROTOCOL_VERSION = { major: 1, minor: 1 } as const;
 
 /** Every method: its params and its result. */
 export interface Methods {
@@ -94,6 +96,11 @@ export interface Methods {
   "store/delete": { params: DeleteParams; result: Deleted };
   /** `store/import`: imports a legacy JSONL file. */
   "store/import": { params: ImportParams; result: Imported };
+  /**
+   * `store/importMany`: imports many legacy JSONL files in batches (each batch's
+   * journals made durable together, published with one directory sync).
+   */
+  "store/importMany": { params: ImportManyParams; result: ImportedMany };
   /** `store/export`: writes a session as v3 JSONL. */
   "store/export": { params: ExportParams; result: Exported };
   /** `store/follow`: `store/changed` notifications for sessions created, renamed, deleted, and their state and agent status (the agents view). */
@@ -198,6 +205,7 @@ export const METHOD_NAMES = [
   "store/listAll",
   "store/delete",
   "store/import",
+  "store/importMany",
   "store/export",
   "store/follow",
   "store/unfollow",

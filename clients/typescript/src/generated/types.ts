@@ -911,6 +911,36 @@ export type ImageContent = {
   [key: string]: unknown;
 };
 
+/**
+ * A source's failure in `store/importMany`: the code and message it would have had
+ * as a `store/import` error.
+ */
+export type ImportManyError = {
+  /** The error code (docs/rpc.md). */
+  code: number;
+  /** The message, naming the path. */
+  message: string;
+};
+
+/** One source of `store/importMany`: imported, or why not. */
+export type ImportManyItem = {
+  /** The source, as given. */
+  path: string;
+  /** What was imported (absent when the source failed). */
+  imported?: Imported | null;
+  /** Why the source did not import (absent when it did). */
+  error?: ImportManyError | null;
+};
+
+/**
+ * `store/importMany`: imports many legacy JSONL files in batches (each batch's
+ * journals made durable together, published with one directory sync).
+ */
+export type ImportManyParams = {
+  /** The legacy files' paths. */
+  paths: string[];
+};
+
 /** `store/import`: imports a legacy JSONL file. */
 export type ImportParams = {
   /** The legacy file's path. */
@@ -929,6 +959,12 @@ export type Imported = {
   entries: number;
   /** Issues found (lines not taken, taken with a change, or kept with a caveat). */
   issues: number;
+};
+
+/** What `store/importMany` did with each source, in the order of its `paths`. */
+export type ImportedMany = {
+  /** One item per source. */
+  results: ImportManyItem[];
 };
 
 /** `initialize`: the first request of every connection. */

@@ -161,10 +161,10 @@ pub(crate) fn imported_human(source: &Path, r: &Result<ImportOutcome, String>) -
     }
 }
 
-/// What the owner answered for one source (`store/import`).
+/// What the owner answered for one source (`store/importMany`).
 type ThroughOwner = Result<OwnerImported, String>;
 
-/// Imports every source through the store's owner (`store/import`, a few at once),
+/// Imports every source through the store's owner (`store/importMany`, in chunks),
 /// which announces each new session to its store followers; in source order.
 fn import_through(owner: &Owner, files: &[PathBuf], out: &Out) -> Vec<ThroughOwner> {
     let progress = Progress::new(out, files.len() as u64, "importing");

@@ -177,55 +177,84 @@ impl Owner {
         Ok(deleted.removed)
     }
 
-    /// `store/import` of each source, a few in flight at once, each waiting the
-    /// default timeout plus a second per MiB of its source; `done(i, result)` in any
-    /// order.
+    /// `store/importMany` of the sources in chunks (the owner imports each chunk in
+    /// batches: a few syncs for many small sessions, not two each), each chunk waiting
+    /// the default timeout plus a second per MiB of its sources; `done(i, result)` in
+    /// source order.
     pub(crate) fn import(
         &self,
         sources: &[PathBuf],
         done: &mut dyn FnMut(usize, Result<session_protocol::Imported, String>),
     ) {
-        let client = &self.client;
-        let one = |source: &Path| {
-            let size = std::fs::metadata(source).map_or(0, |m| m.len());
-            let timeout = client
+        let mut first = 0;
+        for chunk in sources.chunks(IMPORT_CHUNK) {
+            let size: u64 = chunk
+                .iter()
+                .map(|s| std::fs::metadata(s).map_or(0, |m| m.len()))
+                .sum();
+            let timeout = self
+                .client
                 .call_timeout()
                 .map(|t| t + Duration::from_secs(size >> 20));
-            let path = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
-            let client = client.clone().with_call_timeout(timeout);
-            async move {
-                client
-                    .call::<call::StoreImport>(session_protocol::ImportParams {
-                        path: path.to_string_lossy().into_owned(),
-                    })
-                    .await
-                    .map_err(|e| e.to_string())
-            }
-        };
-        self.runtime.block_on(async {
-            let mut pending = tokio::task::JoinSet::new();
-            let mut next = 0;
-            loop {
-                while next < sources.len() && pending.len() < IMPORTS_IN_FLIGHT {
-                    let call = one(&sources[next]);
-                    let i = next;
-                    pending.spawn(async move { (i, call.await) });
-                    next += 1;
+            let paths = chunk
+                .iter()
+                .map(|s| {
+                    std::path::absolute(s)
+                        .unwrap_or_else(|_| s.to_path_buf())
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            let client = self.client.clone().with_call_timeout(timeout);
+            let answer = self.runtime.block_on(
+                client.call::<call::StoreImportMany>(session_protocol::ImportManyParams { paths }),
+            );
+            match answer {
+                Ok(many) => {
+                    let mut results = many.results.into_iter();
+                    for i in first..first + chunk.len() {
+                        let r = match results.next() {
+                            Some(item) => match (item.imported, item.error) {
+                                (Some(imported), _) => Ok(imported),
+                                (None, Some(e)) => Err(e.message),
+                                (None, None) => Err("the owner answered nothing for it".to_owned()),
+                            },
+                            None => Err("the owner answered nothing for it".to_owned()),
+                        };
+                        done(i, r);
+                    }
                 }
-                match pending.join_next().await {
-                    Some(Ok((i, r))) => done(i, r),
-                    // A task panicked or was cancelled: its source stays unreported,
-                    // which the caller reports as refused.
-                    Some(Err(_)) => {}
-                    None => break,
+                // An owner of protocol 1.0 has no `store/importMany`: one
+                // `store/import` per source.
+                Err(session_client::ClientError::Owner(
+                    session_protocol::Error::MethodNotFound { .. },
+                )) => {
+                    for (i, source) in (first..).zip(chunk) {
+                        let path = std::path::absolute(source)
+                            .unwrap_or_else(|_| source.to_path_buf())
+                            .to_string_lossy()
+                            .into_owned();
+                        let r =
+                            self.runtime.block_on(client.call::<call::StoreImport>(
+                                session_protocol::ImportParams { path },
+                            ));
+                        done(i, r.map_err(|e| e.to_string()));
+                    }
+                }
+                Err(e) => {
+                    for i in first..first + chunk.len() {
+                        done(i, Err(e.to_string()));
+                    }
                 }
             }
-        });
+            first += chunk.len();
+        }
     }
 }
 
-/// Imports sent to the owner at once (it runs them on its blocking pool).
-const IMPORTS_IN_FLIGHT: usize = 4;
+/// Sources sent to the owner in one `store/importMany` (the progress bar moves once a
+/// chunk is answered).
+const IMPORT_CHUNK: usize = 256;
 
 /// The environment variable bounding each of `bcs`'s calls to the owner (a duration:
 /// `30s`, `250ms`, `5m`, plain seconds; `0` waits forever). Default 60 s.

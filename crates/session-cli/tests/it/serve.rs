@@ -44,7 +44,7 @@ fn serve_stdio_answers_one_client_and_exits_when_stdin_ends() {
     );
     assert_eq!(
         a["result"]["protocolVersion"],
-        json!({"major":1,"minor":0}),
+        json!({"major":1,"minor":1}),
         "{a}"
     );
     let a = call(
@@ -313,7 +313,7 @@ fn serve_survives_running_out_of_descriptors() {
     let a: Value = serde_json::from_str(&answer).expect("json");
     assert_eq!(
         a["result"]["protocolVersion"],
-        json!({"major":1,"minor":0}),
+        json!({"major":1,"minor":1}),
         "{a}"
     );
     assert!(child.try_wait().expect("status").is_none(), "still serving");

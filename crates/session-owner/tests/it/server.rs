@@ -41,8 +41,10 @@ async fn initialize_comes_first_once_and_a_newer_major_is_refused_by_name() {
     );
     assert_eq!(e.code(), code::UNSUPPORTED_PROTOCOL);
     assert!(
-        e.to_string()
-            .contains("the client speaks 2.0, this owner speaks 1.0"),
+        e.to_string().contains(&format!(
+            "the client speaks 2.0, this owner speaks {}.{}",
+            PROTOCOL_VERSION.major, PROTOCOL_VERSION.minor
+        )),
         "{e}"
     );
 
@@ -542,6 +544,86 @@ async fn delete_import_and_export_go_through_the_store() {
         .await
         .expect("import");
     assert!(again.already_imported);
+}
+
+#[tokio::test]
+async fn import_many_answers_each_source_in_order_and_batches_them() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+    // Two exported sessions to import back, and a source that does not exist.
+    let mut sources = vec![];
+    for (i, text) in ["first", "second"].into_iter().enumerate() {
+        let s = c.create().await;
+        c.call::<call::AppendMessage>(append(&s.session_id, text, None))
+            .await
+            .expect("append");
+        let out = home.path().join(format!("out-{i}.jsonl"));
+        c.call::<call::StoreExport>(ExportParams {
+            session_id: s.session_id.clone(),
+            path: out.to_string_lossy().into_owned(),
+        })
+        .await
+        .expect("export");
+        c.close(&s.session_id).await;
+        c.call::<call::StoreDelete>(DeleteParams {
+            session_id: s.session_id.clone(),
+        })
+        .await
+        .expect("delete");
+        sources.push((out, s.session_id));
+    }
+    let missing = home.path().join("missing.jsonl");
+    let paths: Vec<String> = [&sources[0].0, &missing, &sources[1].0]
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+
+    let many = c
+        .call::<call::StoreImportMany>(ImportManyParams {
+            paths: paths.clone(),
+        })
+        .await
+        .expect("importMany");
+    let got: Vec<_> = many.results.iter().map(|r| r.path.clone()).collect();
+    assert_eq!(got, paths, "one result per source, in order");
+    for (r, (_, sid)) in [&many.results[0], &many.results[2]]
+        .into_iter()
+        .zip(&sources)
+    {
+        let imported = r.imported.as_ref().expect("imported");
+        assert_eq!(
+            (imported.session_id.as_str(), imported.entries),
+            (sid.as_str(), 1)
+        );
+        assert!(!imported.already_imported && r.error.is_none());
+    }
+    let failed = &many.results[1];
+    assert!(failed.imported.is_none());
+    let e = failed.error.as_ref().expect("an error");
+    assert!(e.message.contains("missing.jsonl"), "{e:?}");
+    assert_eq!(e.code, code::STORE, "{e:?}");
+
+    // Imported once: the same sources again are recognised.
+    let again = c
+        .call::<call::StoreImportMany>(ImportManyParams { paths })
+        .await
+        .expect("importMany");
+    assert!(
+        again.results[0]
+            .imported
+            .as_ref()
+            .expect("imported")
+            .already_imported
+    );
+    assert!(
+        again.results[2]
+            .imported
+            .as_ref()
+            .expect("imported")
+            .already_imported
+    );
 }
 
 #[tokio::test]

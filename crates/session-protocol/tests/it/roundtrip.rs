@@ -192,6 +192,34 @@ fn every_method_round_trips() {
                 issues: 1,
             },
         ),
+        rt::<call::StoreImportMany>(
+            ImportManyParams {
+                paths: vec!["/l.jsonl".into(), "/gone.jsonl".into()],
+            },
+            ImportedMany {
+                results: vec![
+                    ImportManyItem {
+                        path: "/l.jsonl".into(),
+                        imported: Some(Imported {
+                            session_id: s(),
+                            session_file: "/p".into(),
+                            already_imported: true,
+                            entries: 0,
+                            issues: 0,
+                        }),
+                        error: None,
+                    },
+                    ImportManyItem {
+                        path: "/gone.jsonl".into(),
+                        imported: None,
+                        error: Some(ImportManyError {
+                            code: code::STORE,
+                            message: "/gone.jsonl: cannot open".into(),
+                        }),
+                    },
+                ],
+            },
+        ),
         rt::<call::StoreExport>(
             ExportParams {
                 session_id: s(),
