@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use session_journal::vfs::{DirEntry, FileId, FileStatus, OpenMode, Vfs, VfsFile};
+use session_journal::vfs::{FileStatus, Vfs, VfsFile};
+
+use crate::interpose::{Interpose, Interposed};
 
 #[derive(Debug, Default)]
 struct Counters {
@@ -23,25 +25,28 @@ struct Counters {
 
 /// A [`Vfs`] wrapper that counts opens and bytes read per path. Cloning shares the
 /// counters.
-#[derive(Debug, Clone)]
-pub struct CountingVfs {
-    inner: Arc<dyn Vfs>,
+pub type CountingVfs = Interposed<Counting>;
+
+/// The counters of a [`CountingVfs`], shared by its clones.
+#[derive(Debug, Clone, Default)]
+pub struct Counting {
     counters: Arc<Counters>,
 }
 
 impl CountingVfs {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn Vfs>) -> Self {
-        Self {
-            inner,
-            counters: Arc::new(Counters::default()),
-        }
+        Interposed::wrap(inner, Counting::default())
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.hook().counters
     }
 
     /// Bytes read from `path` since the last [`reset`](Self::reset).
     pub fn bytes_read(&self, path: &Path) -> u64 {
         let map = self
-            .counters
+            .counters()
             .bytes
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -50,35 +55,19 @@ impl CountingVfs {
 
     /// Bytes read from every file whose name ends with `suffix` (e.g. `.jsonl`).
     pub fn bytes_read_matching(&self, suffix: &str) -> u64 {
-        let map = self
-            .counters
-            .bytes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        map.iter()
-            .filter(|(p, _)| p.to_string_lossy().ends_with(suffix))
-            .map(|(_, c)| c.load(Ordering::Relaxed))
-            .sum()
+        sum_matching(&self.counters().bytes, suffix)
     }
 
     /// Bytes written to every file whose name ends with `suffix`, through files
     /// opened with [`Vfs::open`] (not temporary files made by `create_temp`).
     pub fn bytes_written_matching(&self, suffix: &str) -> u64 {
-        let map = self
-            .counters
-            .written
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        map.iter()
-            .filter(|(p, _)| p.to_string_lossy().ends_with(suffix))
-            .map(|(_, c)| c.load(Ordering::Relaxed))
-            .sum()
+        sum_matching(&self.counters().written, suffix)
     }
 
     /// How many times files whose name ends with `suffix` were opened.
     pub fn opens_matching(&self, suffix: &str) -> u64 {
         let map = self
-            .counters
+            .counters()
             .opens
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -91,7 +80,7 @@ impl CountingVfs {
     /// The byte ranges `(offset, len)` read from `path`, in order, since the last
     /// [`reset`](Self::reset).
     pub fn reads_of(&self, path: &Path) -> Vec<(u64, u64)> {
-        self.counters
+        self.counters()
             .reads
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -120,18 +109,18 @@ impl CountingVfs {
 
     /// Zeroes every counter.
     pub fn reset(&self) {
-        self.counters
+        self.counters()
             .reads
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
-        self.counters
+        self.counters()
             .opens
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
         let map = self
-            .counters
+            .counters()
             .bytes
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -140,7 +129,7 @@ impl CountingVfs {
         }
         drop(map);
         let written = self
-            .counters
+            .counters()
             .written
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -148,6 +137,16 @@ impl CountingVfs {
             c.store(0, Ordering::Relaxed);
         }
     }
+}
+
+/// The sum of the byte counters of every path whose name ends with `suffix`.
+fn sum_matching(map: &Mutex<HashMap<PathBuf, Arc<AtomicU64>>>, suffix: &str) -> u64 {
+    map.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|(p, _)| p.to_string_lossy().ends_with(suffix))
+        .map(|(_, c)| c.load(Ordering::Relaxed))
+        .sum()
 }
 
 #[derive(Debug)]
@@ -195,71 +194,27 @@ impl VfsFile for CountingFile {
     }
 }
 
-impl Vfs for CountingVfs {
-    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn VfsFile>> {
-        let inner = self.inner.open(path, mode)?;
-        *self
-            .counters
-            .opens
+impl Interpose for Counting {
+    fn opened(&self, path: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
+        let c = &self.counters;
+        *c.opens
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(path.to_path_buf())
             .or_default() += 1;
-        let read = self
-            .counters
-            .bytes
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(path.to_path_buf())
-            .or_default()
-            .clone();
-        let written = self
-            .counters
-            .written
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(path.to_path_buf())
-            .or_default()
-            .clone();
-        Ok(Box::new(CountingFile {
+        let counter = |map: &Mutex<HashMap<PathBuf, Arc<AtomicU64>>>| {
+            map.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(path.to_path_buf())
+                .or_default()
+                .clone()
+        };
+        Box::new(CountingFile {
             inner,
-            read,
-            written,
+            read: counter(&c.bytes),
+            written: counter(&c.written),
             path: path.to_path_buf(),
-            reads: self.counters.reads.clone(),
-        }))
-    }
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.inner.create_dir_all(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        self.inner.sync_dir(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn exists(&self, path: &Path) -> io::Result<bool> {
-        self.inner.exists(path)
-    }
-    fn identity(&self, path: &Path) -> io::Result<Option<FileId>> {
-        self.inner.identity(path)
-    }
-    fn stat(&self, path: &Path) -> io::Result<Option<session_journal::vfs::PathStatus>> {
-        self.inner.stat(path)
-    }
-    fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
-        self.inner.hard_link(existing, new)
-    }
-    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<(PathBuf, Box<dyn VfsFile>)> {
-        self.inner.create_temp(dir, prefix)
-    }
-    fn read_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
-        self.inner.read_dir(dir)
-    }
-    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.inner.remove_dir_all(path)
+            reads: c.reads.clone(),
+        })
     }
 }

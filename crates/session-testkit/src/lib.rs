@@ -52,9 +52,11 @@ pub mod count;
 pub mod formats;
 pub mod fuzz;
 pub mod golden;
+pub mod interpose;
 pub mod legacy;
 pub mod readonly;
 pub mod sim;
 
 pub use count::CountingVfs;
+pub use interpose::{Interpose, Interposed};
 pub use readonly::ReadOnlyVfs;

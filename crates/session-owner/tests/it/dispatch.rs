@@ -7,12 +7,10 @@ use std::sync::mpsc as std_mpsc;
 use std::time::Duration;
 
 use serde_json::Value;
-use session_manager::{Layout, Sources, Store};
 use session_owner::{Owner, OwnerOptions};
 use session_protocol::*;
-use session_testkit::sim::SimFs;
 
-use crate::reads::{Gate, GatedVfs};
+use crate::reads::{Gate, gated_store};
 use crate::support::*;
 
 /// Bounds every wait: a failure reports instead of hanging.
@@ -200,13 +198,7 @@ async fn inline_and_queued_writes_keep_the_order_sent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_behind_a_syncing_batch_wait_their_turn_and_share_one_sync() {
     let gate = Arc::new(Gate::default());
-    let vfs = GatedVfs {
-        inner: Arc::new(SimFs::new()),
-        gate: gate.clone(),
-    };
-    let store = Store::new(Layout::with_root("/sim").expect("absolute"))
-        .with_sources(Sources::deterministic(T0, 7))
-        .with_vfs(Arc::new(vfs));
+    let store = gated_store(&gate);
     let owner = Owner::new(store, OwnerOptions::default());
     let mut a = Client::connect(&owner);
     a.initialize().await;

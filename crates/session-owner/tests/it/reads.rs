@@ -2,15 +2,16 @@
 //! while a durable batch's sync is in progress.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use session_journal::vfs::{DirEntry, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile};
+use session_journal::vfs::{FileStatus, VfsFile};
 use session_manager::{Layout, Sources, Store};
 use session_owner::{Owner, OwnerOptions};
 use session_protocol::*;
 use session_testkit::sim::SimFs;
+use session_testkit::{Interpose, Interposed};
 
 use crate::support::*;
 
@@ -88,11 +89,28 @@ impl Gate {
     }
 }
 
-/// A file system whose syncs pass through the gate.
+/// A store on a simulated file system whose syncs pass through `gate`.
+pub(crate) fn gated_store(gate: &Arc<Gate>) -> Store {
+    let vfs = Interposed::wrap(Arc::new(SimFs::new()), Gated(gate.clone()));
+    Store::new(Layout::with_root("/sim").expect("absolute"))
+        .with_sources(Sources::deterministic(T0, 7))
+        .with_vfs(Arc::new(vfs))
+}
+
+/// Hands every file's syncs to the gate.
 #[derive(Debug)]
-pub(crate) struct GatedVfs {
-    pub(crate) inner: Arc<dyn Vfs>,
-    pub(crate) gate: Arc<Gate>,
+struct Gated(Arc<Gate>);
+
+impl Interpose for Gated {
+    fn opened(&self, _: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
+        Box::new(GatedFile {
+            inner,
+            gate: self.0.clone(),
+        })
+    }
+    fn created(&self, path: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
+        self.opened(path, inner)
+    }
 }
 
 #[derive(Debug)]
@@ -129,63 +147,10 @@ impl VfsFile for GatedFile {
     }
 }
 
-impl Vfs for GatedVfs {
-    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Box<dyn VfsFile>> {
-        Ok(Box::new(GatedFile {
-            inner: self.inner.open(path, mode)?,
-            gate: self.gate.clone(),
-        }))
-    }
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.inner.create_dir_all(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        self.inner.sync_dir(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn exists(&self, path: &Path) -> io::Result<bool> {
-        self.inner.exists(path)
-    }
-    fn identity(&self, path: &Path) -> io::Result<Option<FileId>> {
-        self.inner.identity(path)
-    }
-    fn stat(&self, path: &Path) -> io::Result<Option<PathStatus>> {
-        self.inner.stat(path)
-    }
-    fn hard_link(&self, existing: &Path, new: &Path) -> io::Result<()> {
-        self.inner.hard_link(existing, new)
-    }
-    fn create_temp(&self, dir: &Path, prefix: &str) -> io::Result<(PathBuf, Box<dyn VfsFile>)> {
-        let (path, inner) = self.inner.create_temp(dir, prefix)?;
-        let file: Box<dyn VfsFile> = Box::new(GatedFile {
-            inner,
-            gate: self.gate.clone(),
-        });
-        Ok((path, file))
-    }
-    fn read_dir(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
-        self.inner.read_dir(dir)
-    }
-    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.inner.remove_dir_all(path)
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_is_answered_while_a_durable_batch_is_syncing() {
     let gate = Arc::new(Gate::default());
-    let vfs = GatedVfs {
-        inner: Arc::new(SimFs::new()),
-        gate: gate.clone(),
-    };
-    let store = Store::new(Layout::with_root("/sim").expect("absolute"))
-        .with_sources(Sources::deterministic(T0, 7))
-        .with_vfs(Arc::new(vfs));
+    let store = gated_store(&gate);
     let owner = Owner::new(store, OwnerOptions::default());
     let mut writer = Client::connect(&owner);
     writer.initialize().await;
