@@ -79,6 +79,17 @@ pub enum SaveError {
     },
 }
 
+impl SaveError {
+    /// `op` on `path` failed: for `map_err`.
+    pub(crate) fn io(
+        op: &'static str,
+        path: &std::path::Path,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| Self::Io { path, op, source }
+    }
+}
+
 /// How loading one entry through the index failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -232,6 +232,20 @@ fn take_buffer(buf: &mut Vec<u8>) -> Vec<u8> {
 /// owner keeps a thousand of them open); the next append grows it again if it must.
 const IDLE_BUFFER: usize = 64 << 10;
 
+/// Refuses a `max_payload` outside `1..=MAX_PAYLOAD_CAP` (naming `path`).
+fn check_max_payload(path: &Path, options: &CreateOptions) -> Result<(), CreateError> {
+    if options.max_payload == 0 || options.max_payload > MAX_PAYLOAD_CAP {
+        return Err(CreateError::InvalidOptions {
+            path: path.to_path_buf(),
+            reason: format!(
+                "max_payload {} is outside 1..={MAX_PAYLOAD_CAP}",
+                options.max_payload
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Creates `dir` (and missing parents) if it is missing, and makes its entry durable.
 fn ensure_dir(vfs: &dyn Vfs, dir: &Path) -> Result<(), CreateError> {
     if !vfs.exists(dir).map_err(|e| create_io(dir, "stat", e))? {
@@ -464,15 +478,7 @@ impl Writer {
         id: JournalId,
         options: CreateOptions,
     ) -> Result<Writer, CreateError> {
-        if options.max_payload == 0 || options.max_payload > MAX_PAYLOAD_CAP {
-            return Err(CreateError::InvalidOptions {
-                path: path.to_path_buf(),
-                reason: format!(
-                    "max_payload {} is outside 1..={MAX_PAYLOAD_CAP}",
-                    options.max_payload
-                ),
-            });
-        }
+        check_max_payload(path, &options)?;
         let vfs = options.vfs.as_ref();
         let dir = parent_dir(path);
         ensure_dir(vfs, &dir)?;
@@ -549,15 +555,7 @@ impl Writer {
         id: JournalId,
         options: CreateOptions,
     ) -> Result<(PathBuf, Writer), CreateError> {
-        if options.max_payload == 0 || options.max_payload > MAX_PAYLOAD_CAP {
-            return Err(CreateError::InvalidOptions {
-                path: dir.to_path_buf(),
-                reason: format!(
-                    "max_payload {} is outside 1..={MAX_PAYLOAD_CAP}",
-                    options.max_payload
-                ),
-            });
-        }
+        check_max_payload(dir, &options)?;
         let vfs = options.vfs.as_ref();
         ensure_dir(vfs, dir)?;
         let (tmp, file) = create_locked_temp(vfs, dir, prefix)?;

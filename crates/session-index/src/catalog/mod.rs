@@ -882,14 +882,7 @@ fn encode_listing(
 /// check is ignored with everything after it, which costs the next listing a look
 /// at those journals, never an answer.
 pub fn note(vfs: &dyn Vfs, journal: &Path, index: &Index) -> Result<bool, SaveError> {
-    let io = |op: &'static str, p: &Path| {
-        let p = p.to_path_buf();
-        move |source| SaveError::Io {
-            path: p,
-            op,
-            source,
-        }
-    };
+    let io = SaveError::io;
     let (Some(dir), Some(name)) = (
         journal.parent(),
         journal.file_name().and_then(|n| n.to_str()),

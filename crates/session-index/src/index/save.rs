@@ -59,14 +59,7 @@ pub(crate) fn write_replacing(
     bytes: &[u8],
     sync: bool,
 ) -> Result<(), SaveError> {
-    let io = |op: &'static str, p: &Path| {
-        let p = p.to_path_buf();
-        move |source| SaveError::Io {
-            path: p,
-            op,
-            source,
-        }
-    };
+    let io = SaveError::io;
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
