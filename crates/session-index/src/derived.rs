@@ -290,10 +290,29 @@ impl Derived {
         })
     }
 
+    /// Whether [`path_marks`](Self::path_marks) answers without a pass over the
+    /// records: a loaded sidecar stores every record's (those indexed since are
+    /// marked from them), or they were computed already. A walk that would read more
+    /// of the path than the context holds to learn what the marks tell should ask
+    /// them instead.
+    pub fn path_marks_ready(&self) -> bool {
+        self.state.marks_ready()
+    }
+
+    /// Why this index's records were rebuilt from the journal after it was opened:
+    /// a page of its sidecar, read on first use, failed its check (or named what the
+    /// sidecar does not hold). The queries answered from the rebuild from then on;
+    /// the next save writes a sound sidecar. `None`: nothing failed.
+    pub fn sidecar_fault(&self) -> Option<&str> {
+        self.state.sidecar_fault()
+    }
+
     /// Current labels: target id → label, in the reference's map order.
     pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
         self.state
             .agg
+            .maps
+            .get()
             .labels
             .iter()
             .filter(|(_, v)| !v.json)
@@ -304,6 +323,8 @@ impl Derived {
     pub fn label(&self, id: &str) -> Option<&str> {
         self.state
             .agg
+            .maps
+            .get()
             .labels
             .get(id)
             .filter(|l| !l.json)
@@ -313,7 +334,7 @@ impl Derived {
     /// The current label of an entry id as the reference holds it: any truthy JSON
     /// value of the latest label entry (`"start"`, but also `42` or `{…}`), or `None`.
     pub fn label_value(&self, id: &str) -> Option<serde_json::Value> {
-        let l = self.state.agg.labels.get(id)?;
+        let l = self.state.agg.maps.get().labels.get(id)?;
         if l.json {
             Some(crate::fields::value_of(&l.label))
         } else {
@@ -326,7 +347,7 @@ impl Derived {
     /// entry whose `id` is the number 5, not `"5"`).
     pub fn label_of(&self, i: EntryIndex) -> Option<serde_json::Value> {
         use crate::state::Key;
-        let a = &self.state.agg;
+        let a = self.state.agg.maps.get();
         let l = match self.state.key_of(i.0)? {
             Key::Str(b) => a.labels.get(std::str::from_utf8(b).ok()?)?,
             Key::Json(t) => a.labels_other.get(std::str::from_utf8(t).ok()?)?,
@@ -365,7 +386,13 @@ impl Derived {
     /// reports its timestamp as the tree node's `labelTimestamp` and re-uses it in
     /// `createBranchedSession`).
     pub fn label_entry(&self, id: &str) -> Option<EntryIndex> {
-        self.state.agg.labels.get(id).map(|l| EntryIndex(l.entry))
+        self.state
+            .agg
+            .maps
+            .get()
+            .labels
+            .get(id)
+            .map(|l| EntryIndex(l.entry))
     }
 
     /// The session name: the latest `session_info` in append order, trimmed; an empty
@@ -383,6 +410,8 @@ impl Derived {
     pub fn latest_aggregate_usage(&self, target_id: &str) -> Option<EntryIndex> {
         self.state
             .agg
+            .maps
+            .get()
             .usage_latest
             .get(target_id)
             .map(|i| EntryIndex(*i))

@@ -17,7 +17,9 @@ use std::cmp::Ordering;
 use std::sync::OnceLock;
 
 use crate::kinds::ENTRY_KIND;
-use crate::state::{Key, NO_POS, Rec, id_key};
+use crate::sidecar::Base;
+use crate::state::{Key, NO_POS, id_key};
+use crate::store::{Pool, Recs};
 
 /// The id map: an open-addressing table of record indices whose keys are the ids in
 /// the string pool, so loading an index allocates nothing per entry. Hashing is
@@ -55,10 +57,10 @@ impl IdMap {
     }
 
     /// Every entry record's id, last one winning.
-    pub(crate) fn build(recs: &[Rec], pool: &[u8]) -> Self {
+    pub(crate) fn build(recs: &Recs, pool: &Pool) -> Self {
         let mut m = IdMap::with_capacity(recs.len());
         for i in 0..recs.len() as u32 {
-            if recs[i as usize].kind == ENTRY_KIND {
+            if recs.at(i).kind == ENTRY_KIND {
                 m.insert(recs, pool, i);
             }
         }
@@ -70,7 +72,7 @@ impl IdMap {
         self.slots.iter().copied().filter(|s| *s != EMPTY_SLOT)
     }
 
-    pub(crate) fn find(&self, recs: &[Rec], pool: &[u8], id: Key<'_>) -> Option<u32> {
+    pub(crate) fn find(&self, recs: &Recs, pool: &Pool, id: Key<'_>) -> Option<u32> {
         match id {
             Key::Undefined => return self.undefined,
             // An object is only itself (`NO_POS`: one no record holds).
@@ -95,7 +97,7 @@ impl IdMap {
     }
 
     /// Maps the id of record `index` to it; `true` if an earlier record had that id.
-    pub(crate) fn insert(&mut self, recs: &[Rec], pool: &[u8], index: u32) -> bool {
+    pub(crate) fn insert(&mut self, recs: &Recs, pool: &Pool, index: u32) -> bool {
         self.inserted += 1;
         if (self.len + 1) * 2 > self.slots.len() {
             let old = std::mem::take(&mut self.slots);
@@ -112,7 +114,7 @@ impl IdMap {
         self.place(recs, pool, index)
     }
 
-    fn place(&mut self, recs: &[Rec], pool: &[u8], index: u32) -> bool {
+    fn place(&mut self, recs: &Recs, pool: &Pool, index: u32) -> bool {
         let id = match id_key(recs, pool, index) {
             None | Some(Key::Unique(_)) => return false,
             Some(Key::Undefined) => {
@@ -164,33 +166,102 @@ pub(crate) fn id_hash((class, bytes): (u8, &[u8])) -> u64 {
 /// last record with it, ordered by (hash, class, bytes); and the last record keyed
 /// `undefined`. Lookups search the hashes (8 bytes each, contiguous), and read the
 /// records and the pool only to settle the (rare) entries of an equal hash.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct IdTable {
-    /// [`id_hash`] of each id, ascending.
-    pub(crate) hashes: Vec<u64>,
-    /// The record of each id, in the same order.
-    pub(crate) order: Vec<u32>,
+    /// The two columns.
+    pub(crate) cols: Cols,
     /// How many records (from the first) the table covers.
     pub(crate) covers: u32,
     /// The last record of those keyed `undefined`.
     pub(crate) undefined: Option<u32>,
 }
 
+/// An [`IdTable`]'s columns: [`id_hash`] of each id, ascending, and the record of
+/// each id in the same order; in memory, or in a loaded sidecar's pages.
+#[derive(Debug, Clone)]
+pub(crate) enum Cols {
+    Mem { hashes: Vec<u64>, order: Vec<u32> },
+    Paged(std::sync::Arc<Base>),
+}
+
+impl Default for Cols {
+    fn default() -> Self {
+        Cols::Mem {
+            hashes: Vec::new(),
+            order: Vec::new(),
+        }
+    }
+}
+
+impl Cols {
+    pub(crate) fn len(&self) -> u32 {
+        match self {
+            Cols::Mem { hashes, order } => hashes.len().min(order.len()) as u32,
+            Cols::Paged(b) => b.ids_count(),
+        }
+    }
+
+    pub(crate) fn hash(&self, k: u32) -> Option<u64> {
+        match self {
+            Cols::Mem { hashes, .. } => hashes.get(k as usize).copied(),
+            Cols::Paged(b) => b.hash(k),
+        }
+    }
+
+    pub(crate) fn order(&self, k: u32) -> Option<u32> {
+        match self {
+            Cols::Mem { order, .. } => order.get(k as usize).copied(),
+            Cols::Paged(b) => b.order(k),
+        }
+    }
+
+    /// The first position whose hash is not below `h`.
+    fn lower_bound(&self, h: u64) -> u32 {
+        let (mut lo, mut hi) = match self {
+            Cols::Mem { .. } => (0, self.len()),
+            // The page the hash is in, by the pages' first hashes (kept in the
+            // sidecar's head): one page read.
+            Cols::Paged(b) => b.hash_range(h),
+        };
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.hash(mid).is_some_and(|x| x < h) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
 impl IdTable {
     /// The record of `key` among the covered ones: O(log n).
-    fn find(&self, recs: &[Rec], pool: &[u8], key: Key<'_>) -> Option<u32> {
+    fn find(&self, recs: &Recs, pool: &Pool, key: Key<'_>) -> Option<u32> {
         let want = rank(key)?;
         let h = id_hash(want);
-        let lo = self.hashes.partition_point(|x| *x < h);
-        let run = self.hashes.get(lo..)?.partition_point(|x| *x == h);
-        let records = self.order.get(lo..lo + run)?;
-        let at = records
-            .binary_search_by(|&i| match id_key(recs, pool, i).and_then(rank) {
-                Some(have) => have.cmp(&want),
-                None => Ordering::Less,
-            })
-            .ok()?;
-        records.get(at).copied()
+        let c = &self.cols;
+        let lo = c.lower_bound(h);
+        // The run of equal hashes (one entry but for crafted ones), settled by the
+        // ids themselves.
+        let mut hi = lo;
+        while c.hash(hi) == Some(h) {
+            hi += 1;
+        }
+        let (mut a, mut b) = (lo, hi);
+        while a < b {
+            let mid = a + (b - a) / 2;
+            let i = c.order(mid)?;
+            match id_key(recs, pool, i).and_then(rank) {
+                Some(have) => match have.cmp(&want) {
+                    Ordering::Equal => return Some(i),
+                    Ordering::Less => a = mid + 1,
+                    Ordering::Greater => b = mid,
+                },
+                None => a = mid + 1,
+            }
+        }
+        None
     }
 }
 
@@ -216,7 +287,7 @@ impl Ids {
 
     /// The last record whose id is `key` (`byId.get(key)`): a map lookup, else a
     /// binary search of the table.
-    pub(crate) fn find(&self, recs: &[Rec], pool: &[u8], key: Key<'_>) -> Option<u32> {
+    pub(crate) fn find(&self, recs: &Recs, pool: &Pool, key: Key<'_>) -> Option<u32> {
         if let Some(all) = self.all.get() {
             return all.find(recs, pool, key);
         }
@@ -232,7 +303,7 @@ impl Ids {
 
     /// A map of every record, for queries that look up every entry (built on first
     /// use when a table answers for the prefix: O(n) once, O(1) a lookup).
-    pub(crate) fn all(&self, recs: &[Rec], pool: &[u8]) -> &IdMap {
+    pub(crate) fn all(&self, recs: &Recs, pool: &Pool) -> &IdMap {
         if self.table.covers == 0 {
             return &self.since;
         }
@@ -241,7 +312,7 @@ impl Ids {
 
     /// Maps the id of record `index` (already pushed) to it; `true` if an earlier
     /// record had that id.
-    pub(crate) fn insert(&mut self, recs: &[Rec], pool: &[u8], index: u32) -> bool {
+    pub(crate) fn insert(&mut self, recs: &Recs, pool: &Pool, index: u32) -> bool {
         let again = self.since.insert(recs, pool, index);
         if let Some(all) = self.all.get_mut() {
             all.insert(recs, pool, index);
@@ -258,7 +329,7 @@ impl Ids {
     /// The table of every record, as a save writes it: the loaded table and the
     /// records since merged (O(n), comparing hashes, plus sorting what was indexed
     /// since the load).
-    pub(crate) fn table(&self, recs: &[Rec], pool: &[u8]) -> IdTable {
+    pub(crate) fn table(&self, recs: &Recs, pool: &Pool) -> IdTable {
         let key = |i: u32| id_key(recs, pool, i).and_then(rank);
         // (hash, key, record), the key taken once: the sort compares hashes, then
         // slices. The map holds only keys a table holds.
@@ -268,21 +339,23 @@ impl Ids {
             .filter_map(|i| key(i).map(|k| (id_hash(k), k, i)))
             .collect();
         since.sort_unstable();
-        let (old_h, old) = (&self.table.hashes, &self.table.order);
-        let n = old.len().min(old_h.len());
+        let c = &self.table.cols;
+        let n = c.len() as usize;
+        let old_h = |i: usize| c.hash(i as u32).unwrap_or(u64::MAX);
+        let old = |i: usize| c.order(i as u32).unwrap_or(NO_POS);
         let mut hashes = Vec::with_capacity(n + since.len());
         let mut order = Vec::with_capacity(n + since.len());
         let (mut i, mut j) = (0, 0);
         while i < n && j < since.len() {
             let (h, k, r) = since[j];
-            let next = old_h[i].cmp(&h).then_with(|| match key(old[i]) {
+            let next = old_h(i).cmp(&h).then_with(|| match key(old(i)) {
                 Some(have) => have.cmp(&k),
                 None => Ordering::Less,
             });
             match next {
                 Ordering::Less => {
-                    hashes.push(old_h[i]);
-                    order.push(old[i]);
+                    hashes.push(old_h(i));
+                    order.push(old(i));
                     i += 1;
                 }
                 Ordering::Greater => {
@@ -299,15 +372,14 @@ impl Ids {
                 }
             }
         }
-        hashes.extend_from_slice(&old_h[i..n]);
-        order.extend_from_slice(&old[i..n]);
+        hashes.extend((i..n).map(old_h));
+        order.extend((i..n).map(old));
         for (h, _, r) in &since[j..] {
             hashes.push(*h);
             order.push(*r);
         }
         IdTable {
-            hashes,
-            order,
+            cols: Cols::Mem { hashes, order },
             covers: u32::try_from(recs.len()).unwrap_or(u32::MAX),
             undefined: self.since.undefined.or(self.table.undefined),
         }
@@ -342,8 +414,10 @@ mod tests {
         for i in 1..=6 {
             let key = id_key(&s.recs, &s.pool, i).expect("an entry");
             let table = IdTable {
-                hashes: vec![id_hash(rank(key).expect("a scalar id")); 6],
-                order: order.clone(),
+                cols: Cols::Mem {
+                    hashes: vec![id_hash(rank(key).expect("a scalar id")); 6],
+                    order: order.clone(),
+                },
                 covers: 7,
                 undefined: None,
             };

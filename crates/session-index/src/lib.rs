@@ -70,6 +70,7 @@ mod marks;
 mod probe;
 mod sidecar;
 mod state;
+mod store;
 mod summary;
 mod tree;
 

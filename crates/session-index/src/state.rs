@@ -13,8 +13,9 @@ use session_types::{Entry, EntryType, EntryTypeMap, parse_js_date};
 use crate::fields::{Fields, Message};
 use crate::ids::Ids;
 use crate::kinds::{ENTRY_KIND, SESSION_HEADER_KIND};
-use crate::marks::{Marks, model_change, setting_of};
+use crate::marks::{MarkInfo, Marks, model_change, setting_of};
 use crate::probe::{self, FIRST_MESSAGE_MAX_BYTES, Probe, Text};
+use crate::store::{Pool, Recs};
 
 /// Sentinel for "no string" in a span.
 pub(crate) const NO_SPAN: u32 = u32::MAX;
@@ -159,19 +160,15 @@ pub(crate) struct LabelState {
 pub(crate) struct Aggregates {
     pub(crate) header: Option<HeaderInfo>,
     pub(crate) header_entry: Option<u32>,
-    /// target id → latest label, in the reference's map insertion order.
-    pub(crate) labels: IndexMap<String, LabelState>,
-    /// The same for targets that are not strings: canonical JSON text of a number,
-    /// boolean or `null`, or `undefined` for a label entry without `targetId`.
-    pub(crate) labels_other: IndexMap<String, LabelState>,
+    /// The current labels and usage attributions (a loaded sidecar's are read when
+    /// first used: they grow with the session).
+    pub(crate) maps: LazyMaps,
     pub(crate) name: Option<String>,
     pub(crate) name_entry: Option<u32>,
     pub(crate) state: Option<String>,
     pub(crate) state_entry: Option<u32>,
     /// The latest `agent_status` entry's `status` value.
     pub(crate) agent_status: Option<serde_json::Value>,
-    /// target id → latest `child_usage_attributed` entry index.
-    pub(crate) usage_latest: IndexMap<String, u32>,
     pub(crate) message_count: u64,
     pub(crate) last_activity: Option<f64>,
     /// An excerpt: at most [`FIRST_MESSAGE_MAX_BYTES`] of the text.
@@ -187,6 +184,56 @@ pub(crate) struct Aggregates {
     pub(crate) other_kinds: u64,
     /// The last entry frame (the leaf the reference resumes at).
     pub(crate) leaf: Option<u32>,
+}
+
+/// The aggregates that grow with the session: labels and usage attributions.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct LabelMaps {
+    /// target id → latest label, in the reference's map insertion order.
+    pub(crate) labels: IndexMap<String, LabelState>,
+    /// The same for targets that are not strings: canonical JSON text of a number,
+    /// boolean or `null`, or `undefined` for a label entry without `targetId`.
+    pub(crate) labels_other: IndexMap<String, LabelState>,
+    /// target id → latest `child_usage_attributed` entry index.
+    pub(crate) usage_latest: IndexMap<String, u32>,
+}
+
+/// [`LabelMaps`], in memory or in a loaded sidecar's labels section (read and
+/// checked on first use).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LazyMaps {
+    cell: std::sync::OnceLock<LabelMaps>,
+    base: Option<std::sync::Arc<crate::sidecar::Base>>,
+}
+
+impl LazyMaps {
+    /// The labels section of `base`.
+    pub(crate) fn paged(base: std::sync::Arc<crate::sidecar::Base>) -> Self {
+        Self {
+            cell: std::sync::OnceLock::new(),
+            base: Some(base),
+        }
+    }
+
+    pub(crate) fn get(&self) -> &LabelMaps {
+        self.cell.get_or_init(|| {
+            self.base
+                .as_ref()
+                .map(|b| b.label_maps())
+                .unwrap_or_default()
+        })
+    }
+
+    pub(crate) fn get_mut(&mut self) -> &mut LabelMaps {
+        self.get();
+        self.cell.get_mut().expect("initialized just above")
+    }
+}
+
+impl PartialEq for LazyMaps {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
 }
 
 /// What the replay does with an entry of each type, beyond its tree record.
@@ -230,8 +277,8 @@ const OBSERVE: EntryTypeMap<Observe> = EntryTypeMap {
 /// The in-memory index state.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct State {
-    pub(crate) recs: Vec<Rec>,
-    pub(crate) pool: Vec<u8>,
+    pub(crate) recs: Recs,
+    pub(crate) pool: Pool,
     pub(crate) types: Vec<Box<str>>,
     pub(crate) roles: Vec<Box<str>>,
     pub(crate) type_codes: HashMap<Box<str>, u16>,
@@ -248,11 +295,16 @@ pub(crate) struct State {
     /// (whether JSON text, key bytes).
     pub(crate) unresolved_parents: std::collections::HashSet<(bool, Box<[u8]>)>,
     pub(crate) agg: Aggregates,
-    /// Every record's nearest path mark (settings changes and the path's top), for
+    /// The path marks (settings changes, model source and the path's top) of the
+    /// records indexed since the load (of every record, without a sidecar), for
     /// walks that stop where the context does; exact while `parents_exact` holds.
     /// Computed from the records on first use (an O(n) pass that costs about what a
-    /// walk of as many entries does), then kept in step by every record indexed.
+    /// walk of as many entries does), then kept in step by every record indexed. A
+    /// loaded sidecar's records carry their own.
     pub(crate) marks: std::sync::OnceLock<Marks>,
+    /// The loaded sidecar whose pages hold the prefix of the records, the pool and
+    /// the id table (`None`: everything is in memory).
+    pub(crate) base: Option<std::sync::Arc<crate::sidecar::Base>>,
     /// End of the last observed frame (journal bytes covered).
     pub(crate) covered_len: u64,
     pub(crate) covered_seq: u64,
@@ -275,17 +327,9 @@ fn intern(table: &mut Vec<Box<str>>, codes: &mut HashMap<Box<str>, u16>, s: &str
     code
 }
 
-fn span_bytes(pool: &[u8], span: Span) -> Option<&[u8]> {
-    if span.is_none() {
-        return None;
-    }
-    let start = usize::try_from(span.start).ok()?;
-    pool.get(start..start + span.len as usize)
-}
-
 /// The key of entry record `i`'s id in the reference's maps; `None` for records
 /// that are not entries.
-pub(crate) fn id_key<'p>(recs: &[Rec], pool: &'p [u8], i: u32) -> Option<Key<'p>> {
+pub(crate) fn id_key<'p>(recs: &Recs, pool: &'p Pool, i: u32) -> Option<Key<'p>> {
     let r = recs.get(i as usize)?;
     if r.kind != ENTRY_KIND {
         return None;
@@ -293,7 +337,7 @@ pub(crate) fn id_key<'p>(recs: &[Rec], pool: &'p [u8], i: u32) -> Option<Key<'p>
     if r.flags & REC_UNPARSABLE != 0 {
         return Some(Key::Undefined);
     }
-    let Some(b) = span_bytes(pool, r.id) else {
+    let Some(b) = pool.get(r.id) else {
         return Some(Key::Undefined);
     };
     Some(if r.flags & REC_ID_JSON != 0 {
@@ -349,7 +393,7 @@ impl State {
         if r.flags & (REC_PARENT_ABSENT | REC_UNPARSABLE) != 0 {
             return Some(Key::Undefined);
         }
-        let b = span_bytes(&self.pool, r.parent)?;
+        let b = self.pool.get(r.parent)?;
         Some(if r.flags & REC_PARENT_JSON != 0 {
             Key::of_json(b, NO_POS)
         } else {
@@ -385,95 +429,173 @@ impl State {
         self.ids.insert(&self.recs, &self.pool, index)
     }
 
-    /// After a load: the parents that entries name and no entry has (orphans), so
-    /// an entry appended with such an id makes their `parent_pos` stale as it does
-    /// during a replay. One pass over the records; only orphans are hashed.
-    pub(crate) fn restore_orphans(&mut self) {
+    /// The parents that entries name and no entry has (orphans) by the resolved
+    /// parents, sorted: what a sidecar stores, so that after a load an entry
+    /// appended with such an id makes their `parent_pos` stale as it does during a
+    /// replay. One pass over the records; only orphans are hashed.
+    pub(crate) fn orphans(&self) -> Vec<(bool, Box<[u8]>)> {
+        let mut out = std::collections::BTreeSet::new();
         for i in 0..self.recs.len() as u32 {
-            if self.recs[i as usize].parent_pos != NO_POS {
+            if self.parent_pos(i).is_some() {
                 continue;
             }
             if let Some(p) = self.parent_key_of(i).filter(|k| k.truthy())
                 && Some(p) != self.key_of(i)
                 && let Some(k) = owned_key(p)
             {
-                self.unresolved_parents.insert(k);
+                out.insert(k);
             }
         }
+        out.into_iter().collect()
     }
 
-    /// Every record's path marks, from the records' (exact) parents: one pass.
+    /// Whether record `i`'s type is a setting change and a model source (an entry
+    /// whose `type` is not a string is neither).
+    fn settings_of(&self, i: u32, r: &Rec) -> (Option<crate::marks::Setting>, bool) {
+        if r.flags & REC_TYPE_JSON != 0 {
+            return (None, false);
+        }
+        let t = self.type_of(i);
+        let model = model_change(t)
+            || t == EntryType::Message.as_str() && self.role_of(i) == Some("assistant");
+        (setting_of(t), model)
+    }
+
+    /// The marks of record `i` given its parent's (`parent`: `None` when it has no
+    /// resolved parent).
+    fn mark_for(&self, i: u32, r: &Rec, parent: Option<MarkInfo>) -> MarkInfo {
+        let entry = r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0;
+        if !entry {
+            return MarkInfo::NONE;
+        }
+        let (setting, model) = self.settings_of(i, r);
+        MarkInfo::of_record(i, true, parent, setting, model)
+    }
+
+    /// Every record's path marks by the resolved parents (exact or not): what a
+    /// sidecar stores. One pass, O(n).
+    pub(crate) fn marks_resolved(&self) -> Vec<MarkInfo> {
+        let n = self.recs.len();
+        let mut out: Vec<MarkInfo> = Vec::with_capacity(n);
+        for i in 0..n as u32 {
+            let r = self.recs.at(i);
+            // A parent after the entry (a later duplicate id took its id) has no
+            // marks yet: nor has the entry then (only a walk tells).
+            let parent = self
+                .parent_pos(i)
+                .map(|p| out.get(p as usize).copied().unwrap_or(MarkInfo::NONE));
+            out.push(self.mark_for(i, &r, parent));
+        }
+        out
+    }
+
+    /// The marks of record `p` while computing those from `m.end()` on.
+    fn mark_at(&self, m: &Marks, p: u32) -> MarkInfo {
+        m.get(p)
+            .or_else(|| self.recs.stored_mark(p))
+            .unwrap_or(MarkInfo::NONE)
+    }
+
+    /// The path marks of the records indexed since the load (all, without a
+    /// sidecar), from the records' (exact) parents: one pass.
     fn compute_marks(&self) -> Marks {
-        let settings: Vec<_> = self.types.iter().map(|t| setting_of(t)).collect();
-        let models: Vec<_> = self.types.iter().map(|t| model_change(t)).collect();
-        let code = |table: &[Box<str>], name: &str| {
-            table
-                .iter()
-                .skip(1)
-                .position(|t| &**t == name)
-                .map(|p| p as u16 + 1)
-        };
-        let assistant = code(&self.roles, "assistant");
-        let message = code(&self.types, EntryType::Message.as_str());
-        let mut marks = Marks::with_capacity(self.recs.capacity());
-        for r in &self.recs {
-            let entry = r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0;
-            let typed = r.flags & REC_TYPE_JSON == 0;
-            let setting = settings
-                .get(usize::from(r.type_code))
-                .copied()
-                .flatten()
-                .filter(|_| typed);
-            let model = typed
-                && (models.get(usize::from(r.type_code)) == Some(&true)
-                    || Some(r.type_code) == message && Some(r.role_code) == assistant);
-            marks.push(entry, r.parent_pos, setting, model);
+        let start = self.recs.base_len();
+        let n = self.recs.len();
+        let mut marks =
+            Marks::with_capacity(start, self.recs.capacity().saturating_sub(start as usize));
+        for i in start..n as u32 {
+            let r = self.recs.at(i);
+            let parent = (r.parent_pos != NO_POS).then(|| self.mark_at(&marks, r.parent_pos));
+            let m = self.mark_for(i, &r, parent);
+            marks.push(m);
         }
         marks
     }
 
-    /// Marks the record pushed last (see [`Marks::push`]), if the marks are in use.
+    /// Marks the record pushed last, if the marks are in use.
     fn mark_last(&mut self) {
         if self.marks.get().is_none() {
             // Not in use: nothing to keep (the append path pays nothing for them).
             return;
         }
         let n = self.recs.len();
-        let Some(r) = self.recs.last().copied() else {
+        let Some(r) = self.recs.last() else {
             return;
         };
-        let setting_model = if r.flags & REC_TYPE_JSON != 0 {
-            (None, false)
-        } else {
-            let i = n as u32 - 1;
-            let t = self.type_of(i);
-            let model = model_change(t)
-                || t == EntryType::Message.as_str() && self.role_of(i) == Some("assistant");
-            (setting_of(t), model)
-        };
+        let i = n as u32 - 1;
+        let parent = self
+            .marks
+            .get()
+            .map(|m| (r.parent_pos != NO_POS).then(|| self.mark_at(m, r.parent_pos)))
+            .unwrap_or_default();
+        let m = self.mark_for(i, &r, parent);
         let Some(marks) = self.marks.get_mut() else {
             return;
         };
-        if marks.len() + 1 != n {
+        if marks.end() + 1 != n {
             // Out of step (never expected): computed afresh on the next use.
             self.marks = std::sync::OnceLock::new();
             return;
         }
-        let entry = r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0;
-        marks.push(entry, r.parent_pos, setting_model.0, setting_model.1);
+        marks.push(m);
     }
 
-    /// What the nearest path mark of record `i` knows, while the marks are exact
-    /// (computing them on first use).
-    pub(crate) fn marks_of(&self, i: u32) -> Option<crate::marks::MarkInfo> {
+    /// What the path marks of record `i` know, while they are exact (computing those
+    /// of the records indexed since the load on first use).
+    pub(crate) fn marks_of(&self, i: u32) -> Option<MarkInfo> {
         if !self.parents_exact {
             return None;
         }
-        let marks = self.marks.get_or_init(|| self.compute_marks());
-        if marks.len() != self.recs.len() {
-            return None;
+        let m = match self.recs.stored_mark(i) {
+            Some(m) => m,
+            None => {
+                let marks = self.marks.get_or_init(|| self.compute_marks());
+                if marks.end() != self.recs.len() {
+                    return None;
+                }
+                marks.get(i)?
+            }
+        };
+        (m.top != NO_POS).then_some(m)
+    }
+
+    /// Whether path marks cost no pass over the records: stored in a loaded
+    /// sidecar's records (those indexed since are few), or computed already.
+    pub(crate) fn marks_ready(&self) -> bool {
+        self.parents_exact && (self.recs.base_len() > 0 || self.marks.get().is_some())
+    }
+
+    /// What a sidecar's pages hold, from this state (built from the journal's
+    /// frames the sidecar covers): the records with their resolved parents, their
+    /// path marks, the pool and the id table.
+    pub(crate) fn into_resident(self) -> crate::sidecar::Resident {
+        let n = self.recs.len() as u32;
+        let marks = self.marks_resolved();
+        let recs = (0..n)
+            .map(|i| Rec {
+                parent_pos: self.parent_pos(i).unwrap_or(NO_POS),
+                ..self.recs.at(i)
+            })
+            .collect();
+        let (hashes, order) = match self.ids.table(&self.recs, &self.pool).cols {
+            crate::ids::Cols::Mem { hashes, order } => (hashes, order),
+            crate::ids::Cols::Paged(_) => (Vec::new(), Vec::new()),
+        };
+        let pool = self.pool.pieces().flatten().copied().collect();
+        crate::sidecar::Resident {
+            labels: self.agg.maps.get().clone(),
+            recs,
+            marks,
+            pool,
+            hashes,
+            order,
         }
-        marks.of(i)
+    }
+
+    /// Why the loaded sidecar's prefix was rebuilt from the journal after the open
+    /// (a page failed its check), if it was.
+    pub(crate) fn sidecar_fault(&self) -> Option<&str> {
+        self.base.as_ref().and_then(|b| b.fault())
     }
 
     /// An empty index of a journal whose first entry frame starts at `data_start`.
@@ -492,25 +614,18 @@ impl State {
         if span.is_none() {
             return None;
         }
-        let start = usize::try_from(span.start).ok()?;
-        let b = self.pool.get(start..start + span.len as usize)?;
-        std::str::from_utf8(b).ok()
+        std::str::from_utf8(self.pool.get(span)?).ok()
     }
 
     fn push_str(&mut self, s: &str) -> Span {
         if s.len() >= NO_SPAN as usize {
             return Span::NONE;
         }
-        let start = self.pool.len() as u64;
-        self.pool.extend_from_slice(s.as_bytes());
-        Span {
-            start,
-            len: s.len() as u32,
-        }
+        self.pool.push(s.as_bytes())
     }
 
     pub(crate) fn type_of(&self, i: u32) -> &str {
-        let r = &self.recs[i as usize];
+        let r = self.recs.at(i);
         if r.flags & REC_TYPE_JSON != 0 {
             return "";
         }
@@ -519,7 +634,7 @@ impl State {
 
     /// The `type` as the reference holds it: `None` when absent.
     pub(crate) fn type_value(&self, i: u32) -> Option<serde_json::Value> {
-        let r = &self.recs[i as usize];
+        let r = self.recs.at(i);
         if r.type_code == 0 {
             return None;
         }
@@ -532,7 +647,7 @@ impl State {
     }
 
     pub(crate) fn role_of(&self, i: u32) -> Option<&str> {
-        let c = self.recs[i as usize].role_code;
+        let c = self.recs.at(i).role_code;
         if c == 0 {
             return None;
         }
@@ -540,7 +655,7 @@ impl State {
     }
 
     pub(crate) fn id_of(&self, i: u32) -> Option<&str> {
-        let r = &self.recs[i as usize];
+        let r = self.recs.at(i);
         if r.flags & REC_ID_JSON != 0 {
             return None;
         }
@@ -549,7 +664,7 @@ impl State {
 
     /// The `id` as canonical JSON text when it is not a string.
     pub(crate) fn id_json_of(&self, i: u32) -> Option<&str> {
-        let r = &self.recs[i as usize];
+        let r = self.recs.at(i);
         (r.flags & REC_ID_JSON != 0)
             .then(|| self.str_at(r.id))
             .flatten()
@@ -557,7 +672,7 @@ impl State {
 
     /// The `id` as the reference holds it: `None` when `undefined`.
     pub(crate) fn id_value(&self, i: u32) -> Option<serde_json::Value> {
-        let r = &self.recs[i as usize];
+        let r = self.recs.at(i);
         let s = self.str_at(r.id)?;
         if r.flags & REC_ID_JSON != 0 {
             Some(crate::fields::value_of(s))
@@ -568,7 +683,7 @@ impl State {
 
     /// The `parentId` as the reference holds it: `None` when absent.
     pub(crate) fn parent_value(&self, i: u32) -> Option<serde_json::Value> {
-        let r = &self.recs[i as usize];
+        let r = self.recs.at(i);
         if r.flags & (REC_PARENT_ABSENT | REC_UNPARSABLE) != 0 {
             return None;
         }
@@ -583,7 +698,7 @@ impl State {
     }
 
     pub(crate) fn parent_id_of(&self, i: u32) -> Option<&str> {
-        let r = &self.recs[i as usize];
+        let r = self.recs.at(i);
         if r.flags & REC_PARENT_JSON != 0 {
             return None;
         }
@@ -592,7 +707,7 @@ impl State {
 
     /// The `parentId` as JSON text when it is neither `null` nor a non-empty string.
     pub(crate) fn parent_json_of(&self, i: u32) -> Option<&str> {
-        let r = &self.recs[i as usize];
+        let r = self.recs.at(i);
         (r.flags & REC_PARENT_JSON != 0)
             .then(|| self.str_at(r.parent))
             .flatten()
@@ -811,7 +926,7 @@ impl State {
         let missing = match self.parent_key_of(index).filter(|k| k.truthy()) {
             Some(p) if Some(p) != self.key_of(index) => match self.find_key(p) {
                 Some(pos) => {
-                    self.recs[index as usize].parent_pos = pos;
+                    self.recs.set_parent_pos(index, pos);
                     None
                 }
                 None => owned_key(p),
@@ -821,13 +936,12 @@ impl State {
         if let Some(k) = missing {
             self.unresolved_parents.insert(k);
         }
-        let mut rec = self.recs.pop().expect("just pushed");
         if let Message::Object(m) = &f.message
             && let Some(role) = m.role.as_deref()
         {
-            rec.role_code = intern(&mut self.roles, &mut self.role_codes, role);
+            let code = intern(&mut self.roles, &mut self.role_codes, role);
+            self.recs.set_last_role(code);
         }
-        self.recs.push(rec);
         self.mark_last();
         let observe = f
             .entry_type
@@ -839,10 +953,10 @@ impl State {
             Observe::Label => {
                 self.agg.label_entries += 1;
                 let (map, target) = match (f.target_id, f.target_json) {
-                    (Some(t), _) => (&mut self.agg.labels, t.into_owned()),
+                    (Some(t), _) => (&mut self.agg.maps.get_mut().labels, t.into_owned()),
                     // An object target is only itself: no entry's id is it.
                     (None, Some(t)) if !t.starts_with(['{', '[']) => {
-                        (&mut self.agg.labels_other, t)
+                        (&mut self.agg.maps.get_mut().labels_other, t)
                     }
                     _ => return,
                 };
@@ -890,7 +1004,11 @@ impl State {
             }
             Observe::UsageTarget => {
                 if let Some(target) = f.target_id {
-                    self.agg.usage_latest.insert(target.into_owned(), index);
+                    self.agg
+                        .maps
+                        .get_mut()
+                        .usage_latest
+                        .insert(target.into_owned(), index);
                 }
             }
             Observe::Nothing => {}

@@ -108,7 +108,7 @@ impl Tree {
 
 /// An entry with a string id (what [`Derived::children`] reads).
 fn is_tree_entry(s: &State, i: u32) -> bool {
-    let r = &s.recs[i as usize];
+    let r = s.recs.at(i);
     r.kind == ENTRY_KIND && r.flags & REC_UNPARSABLE == 0 && s.id_of(i).is_some()
 }
 
@@ -196,7 +196,7 @@ impl Derived {
             child_list[fill[p as usize] as usize] = c;
             fill[p as usize] += 1;
         }
-        let ts = |i: u32| s.recs[i as usize].ts;
+        let ts = |i: u32| s.recs.at(i).ts;
         for i in 0..n {
             let (a, b) = (child_start[i] as usize, child_start[i + 1] as usize);
             if b - a > 1 {

@@ -1,6 +1,7 @@
 //! Opening an index: validate the sidecar in O(1), catch up the tail, or rebuild.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use session_journal::vfs::{OpenMode, Vfs};
 use session_journal::{FrameInfo, JournalId, Offset, Reader, ReaderOptions};
@@ -78,7 +79,7 @@ fn start_state(
     jlen: u64,
 ) -> Result<(State, Option<RebuildReason>, Option<FrameInfo>), IndexError> {
     let side = sidecar_path(path);
-    match load_sidecar(reader, options.vfs.as_ref(), &side, jlen) {
+    match load_sidecar(reader, &options.vfs, &side, jlen) {
         Loaded::Usable(s, frame) => Ok((*s, None, frame)),
         Loaded::Rebuild(RebuildReason::JournalShorter { covered, actual })
             if options.on_regression == OnRegression::Error =>
@@ -187,7 +188,7 @@ fn finish(
 }
 
 /// Reads the sidecar and checks it against the journal in O(1).
-fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loaded {
+fn load_sidecar(reader: &Reader, vfs: &Arc<dyn Vfs>, side: &Path, jlen: u64) -> Loaded {
     match read_sidecar(reader, vfs, side, jlen) {
         Ok((cp, state)) => match check_checkpoint(reader, &cp, jlen) {
             Ok(frame) => Loaded::Usable(Box::new(state), frame),
@@ -201,7 +202,7 @@ fn load_sidecar(reader: &Reader, vfs: &dyn Vfs, side: &Path, jlen: u64) -> Loade
 /// derive).
 fn read_sidecar(
     reader: &Reader,
-    vfs: &dyn Vfs,
+    vfs: &Arc<dyn Vfs>,
     side: &Path,
     jlen: u64,
 ) -> Result<(Checkpoint, State), RebuildReason> {
@@ -216,6 +217,7 @@ fn read_sidecar(
             });
         }
     };
+    let rebuild = rebuild_prefix(reader, vfs);
     let read = file.len().map_err(ReadFault::Io).and_then(|n| {
         // Every byte of a sidecar derives from the journal's (72 bytes per frame of
         // at least 72; ids, strings and aggregates from payloads): a larger file was
@@ -226,7 +228,7 @@ fn read_sidecar(
                 "{n} bytes, more than any index of a {jlen}-byte journal"
             ))));
         }
-        sidecar::read(file.as_ref(), n, reader.journal_id())
+        sidecar::open(file, n, reader.journal_id(), rebuild)
     });
     read.map_err(|fault| match fault {
         ReadFault::Io(e) => RebuildReason::Unreadable {
@@ -241,6 +243,27 @@ fn read_sidecar(
             expected: reader.journal_id(),
             found,
         },
+    })
+}
+
+/// How a loaded sidecar's prefix is re-derived should one of its pages fail its
+/// check after the open: the journal's frames up to the covered length, replayed
+/// afresh (by its own reader: the open's is gone by then).
+fn rebuild_prefix(reader: &Reader, vfs: &Arc<dyn Vfs>) -> sidecar::Rebuild {
+    let journal = reader.path().to_path_buf();
+    let vfs = vfs.clone();
+    Box::new(move |covered| {
+        let reader = Reader::open(&journal, ReaderOptions { vfs: vfs.clone() })
+            .map_err(|e| e.to_string())?;
+        let mut state = State::new(reader.data_start());
+        for item in reader.frames_from(reader.data_start(), None).with_seals() {
+            let f = item.map_err(|e| e.to_string())?;
+            if f.info.end().0 > covered {
+                break;
+            }
+            state.observe(&f.info, &f.payload);
+        }
+        Ok(state.into_resident())
     })
 }
 

@@ -2,8 +2,12 @@
 
 use session_journal::JournalId;
 
-use super::wire::AggregatesWire;
-use super::{Field, HEADER_LEN, ID_LEN, MAGIC, NONE, REC_LEN, VERSION, head, rec, trailer};
+use super::wire::{AggregatesWire, LabelsWire};
+use super::{
+    Field, HASH_PAGE, HEADER_LEN, MAGIC, NONE, ORDER_PAGE, POOL_CHUNK, REC_LEN, REC_PAGE,
+    TRAILER_LEN, VERSION, head, page_check, rec, trailer,
+};
+use crate::ids::Cols;
 use crate::state::{NO_POS, State};
 
 /// Writes `bytes` into the field `f` of `buf` (`bytes` is the field's width: the
@@ -15,69 +19,75 @@ fn put(buf: &mut [u8], f: Field, bytes: &[u8]) {
 /// The parent position written for record `i`: exact even when the in-memory
 /// positions went stale (a later duplicate id), so a loaded index can trust them.
 fn parent_pos(state: &State, i: u32) -> u32 {
-    if state.parents_exact {
-        state.recs[i as usize].parent_pos
-    } else {
-        state.resolve_parent(i).unwrap_or(NO_POS)
+    state.parent_pos(i).unwrap_or(NO_POS)
+}
+
+/// Where the pool's chunks start: at the first string start at or past
+/// [`POOL_CHUNK`] bytes into a chunk (so no string spans two chunks), 0 first.
+fn chunk_starts(state: &State) -> Vec<u64> {
+    let mut starts = vec![0u64];
+    let mut max_end = 0u64;
+    for r in state.recs.iter() {
+        for s in [r.id, r.parent] {
+            if s.is_none() {
+                continue;
+            }
+            let from = *starts.last().unwrap_or(&0);
+            if s.start >= max_end && s.start - from >= POOL_CHUNK as u64 {
+                starts.push(s.start);
+            }
+            max_end = max_end.max(s.start + u64::from(s.len));
+        }
     }
+    starts
 }
 
 /// Encodes `state` (bound to `journal_id`, whose first entry frame starts at
-/// `data_start`). O(n) in the records, plus sorting the ids indexed since the state
-/// was loaded (the id table merges them into the loaded one).
+/// `data_start`). O(n) in the records (reading a loaded sidecar's pages), plus
+/// sorting the ids indexed since the state was loaded (the id table merges them into
+/// the loaded one).
 pub(crate) fn encode(state: &State, journal_id: JournalId, data_start: u64) -> Vec<u8> {
     let agg = serde_json::to_vec(&AggregatesWire::from_aggregates(&state.agg)).unwrap_or_default();
-    let ids = state.ids.table(&state.recs, &state.pool);
-    let mut out = Vec::with_capacity(
-        HEADER_LEN + state.recs.len() * (REC_LEN + ID_LEN) + state.pool.len() + agg.len() + 256,
-    );
-    let mut h = [0u8; HEADER_LEN];
-    let (last_off, last_check) = state.last_frame.unwrap_or((0, [0; 8]));
-    let types_len = |t: &[Box<str>]| u32::try_from(t.len()).unwrap_or(u32::MAX);
-    put(&mut h, head::MAGIC, &MAGIC);
-    put(&mut h, head::VERSION, &VERSION.to_le_bytes());
-    put(&mut h, head::FLAGS, &0u32.to_le_bytes());
-    put(&mut h, head::JOURNAL_ID, journal_id.as_bytes());
-    put(&mut h, head::COVERED_LEN, &state.covered_len.to_le_bytes());
-    put(&mut h, head::COVERED_SEQ, &state.covered_seq.to_le_bytes());
-    put(&mut h, head::LAST_OFFSET, &last_off.to_le_bytes());
-    put(&mut h, head::LAST_BODY_CHECK, &last_check);
-    put(&mut h, head::DATA_START, &data_start.to_le_bytes());
-    put(
-        &mut h,
-        head::REC_COUNT,
-        &(state.recs.len() as u64).to_le_bytes(),
-    );
-    put(
-        &mut h,
-        head::POOL_LEN,
-        &(state.pool.len() as u64).to_le_bytes(),
-    );
-    put(
-        &mut h,
-        head::TYPES_COUNT,
-        &types_len(&state.types).to_le_bytes(),
-    );
-    put(
-        &mut h,
-        head::ROLES_COUNT,
-        &types_len(&state.roles).to_le_bytes(),
-    );
-    put(&mut h, head::AGG_LEN, &(agg.len() as u64).to_le_bytes());
-    put(
-        &mut h,
-        head::IDS_COUNT,
-        &(ids.order.len() as u64).to_le_bytes(),
-    );
-    put(
-        &mut h,
-        head::IDS_UNDEFINED,
-        &ids.undefined.unwrap_or(NONE).to_le_bytes(),
-    );
-    put(&mut h, head::RESERVED, &0u32.to_le_bytes());
-    out.extend_from_slice(&h);
+    let labels =
+        serde_json::to_vec(&LabelsWire::from_maps(state.agg.maps.get())).unwrap_or_default();
+    let table = state.ids.table(&state.recs, &state.pool);
+    let (hashes, order) = match table.cols {
+        Cols::Mem { hashes, order } => (hashes, order),
+        Cols::Paged(_) => (Vec::new(), Vec::new()),
+    };
+    let marks = state.marks_resolved();
+    let orphans = state.orphans();
+    let n = state.recs.len();
+    let ids = hashes.len().min(order.len());
+    let pool_len = state.pool.len();
+    let mut starts = chunk_starts(state);
+    if pool_len == 0 {
+        starts.clear();
+    }
+    let chunks = starts.len();
+    let strings = |t: &[Box<str>]| t.iter().map(|s| 4 + s.len()).sum::<usize>();
+    let head_len = HEADER_LEN
+        + n.div_ceil(REC_PAGE) * 8
+        + ids.div_ceil(HASH_PAGE) * 16
+        + ids.div_ceil(ORDER_PAGE) * 8
+        + chunks * 12
+        + 8
+        + strings(&state.types)
+        + strings(&state.roles)
+        + orphans.iter().map(|(_, k)| 5 + k.len()).sum::<usize>()
+        + agg.len()
+        + TRAILER_LEN;
+    let total = head_len + n * REC_LEN + ids * 12 + pool_len as usize + labels.len();
+    let mut out = Vec::with_capacity(total);
+    out.resize(head_len, 0);
+    // The pages.
+    let recs_at = out.len();
     for (i, r) in state.recs.iter().enumerate() {
         let mut b = [0u8; REC_LEN];
+        let m = marks
+            .get(i)
+            .copied()
+            .unwrap_or(crate::marks::MarkInfo::NONE);
         put(&mut b, rec::OFFSET, &r.offset.to_le_bytes());
         put(&mut b, rec::SEQ, &r.seq.to_le_bytes());
         put(&mut b, rec::BODY_CHECK, &r.body_check);
@@ -97,23 +107,99 @@ pub(crate) fn encode(state: &State, journal_id: JournalId, data_start: u64) -> V
             rec::PARENT,
             &parent_pos(state, i as u32).to_le_bytes(),
         );
+        put(&mut b, rec::MARK_THINKING, &m.thinking.to_le_bytes());
+        put(
+            &mut b,
+            rec::MARK_SERVICE_TIER,
+            &m.service_tier.to_le_bytes(),
+        );
+        put(&mut b, rec::MARK_MODEL, &m.model.to_le_bytes());
+        put(&mut b, rec::MARK_TOP, &m.top.to_le_bytes());
         out.extend_from_slice(&b);
     }
-    for h in &ids.hashes {
+    let hashes_at = out.len();
+    for h in &hashes[..ids] {
         out.extend_from_slice(&h.to_le_bytes());
     }
-    for i in &ids.order {
+    let order_at = out.len();
+    for i in &order[..ids] {
         out.extend_from_slice(&i.to_le_bytes());
     }
-    out.extend_from_slice(&state.pool);
+    let pool_at = out.len();
+    for piece in state.pool.pieces() {
+        out.extend_from_slice(piece);
+    }
+    let labels_at = out.len();
+    out.extend_from_slice(&labels);
+    // The head: the header, the checks of the pages, then the rest.
+    let mut h = Vec::with_capacity(head_len);
+    h.resize(HEADER_LEN, 0);
+    let checks = |h: &mut Vec<u8>, at: usize, len: usize, per: usize, fence: bool| {
+        for (p, page) in out[at..at + len].chunks(per).enumerate() {
+            if fence {
+                h.extend_from_slice(&page[..8]);
+            }
+            let off = (at + p * per) as u64;
+            h.extend_from_slice(&page_check(page, off).to_le_bytes());
+        }
+    };
+    checks(&mut h, recs_at, n * REC_LEN, REC_PAGE * REC_LEN, false);
+    checks(&mut h, hashes_at, ids * 8, HASH_PAGE * 8, true);
+    checks(&mut h, order_at, ids * 4, ORDER_PAGE * 4, false);
+    for (k, from) in starts.iter().enumerate() {
+        let to = starts.get(k + 1).copied().unwrap_or(pool_len);
+        let at = pool_at + *from as usize;
+        let chunk = &out[at..pool_at + to as usize];
+        h.extend_from_slice(&((to - from) as u32).to_le_bytes());
+        h.extend_from_slice(&page_check(chunk, at as u64).to_le_bytes());
+    }
+    h.extend_from_slice(&page_check(&labels, labels_at as u64).to_le_bytes());
     for table in [&state.types, &state.roles] {
         for s in table.iter() {
-            out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-            out.extend_from_slice(s.as_bytes());
+            h.extend_from_slice(&(s.len() as u32).to_le_bytes());
+            h.extend_from_slice(s.as_bytes());
         }
     }
-    out.extend_from_slice(&agg);
-    let t = trailer(&out);
-    out.extend_from_slice(&t);
+    for (json, k) in &orphans {
+        h.push(u8::from(*json));
+        h.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        h.extend_from_slice(k);
+    }
+    h.extend_from_slice(&agg);
+    let (last_off, last_check) = state.last_frame.unwrap_or((0, [0; 8]));
+    let count = |t: &[Box<str>]| u32::try_from(t.len()).unwrap_or(u32::MAX);
+    let hd = &mut h[..HEADER_LEN];
+    put(hd, head::MAGIC, &MAGIC);
+    put(hd, head::VERSION, &VERSION.to_le_bytes());
+    put(hd, head::FLAGS, &0u32.to_le_bytes());
+    put(hd, head::JOURNAL_ID, journal_id.as_bytes());
+    put(hd, head::COVERED_LEN, &state.covered_len.to_le_bytes());
+    put(hd, head::COVERED_SEQ, &state.covered_seq.to_le_bytes());
+    put(hd, head::LAST_OFFSET, &last_off.to_le_bytes());
+    put(hd, head::LAST_BODY_CHECK, &last_check);
+    put(hd, head::DATA_START, &data_start.to_le_bytes());
+    put(hd, head::HEAD_LEN, &(head_len as u64).to_le_bytes());
+    put(hd, head::REC_COUNT, &(n as u64).to_le_bytes());
+    put(hd, head::IDS_COUNT, &(ids as u64).to_le_bytes());
+    put(hd, head::POOL_LEN, &pool_len.to_le_bytes());
+    put(hd, head::POOL_CHUNKS, &(chunks as u32).to_le_bytes());
+    put(
+        hd,
+        head::IDS_UNDEFINED,
+        &table.undefined.unwrap_or(NONE).to_le_bytes(),
+    );
+    put(hd, head::TYPES_COUNT, &count(&state.types).to_le_bytes());
+    put(hd, head::ROLES_COUNT, &count(&state.roles).to_le_bytes());
+    put(
+        hd,
+        head::ORPHAN_COUNT,
+        &(orphans.len() as u32).to_le_bytes(),
+    );
+    put(hd, head::AGG_LEN, &(agg.len() as u32).to_le_bytes());
+    put(hd, head::LABELS_LEN, &(labels.len() as u64).to_le_bytes());
+    let t = trailer(&h);
+    h.extend_from_slice(&t);
+    debug_assert_eq!(h.len(), head_len);
+    out[..head_len].copy_from_slice(&h);
     out
 }

@@ -1,5 +1,5 @@
-//! The index sidecar's byte format (version 8): its layout, [`encode`] and [`read`]
-//! (checks included).
+//! The index sidecar's byte format (version 10): its layout, [`encode`] and [`open`]
+//! (checks included), and the pages a loaded index reads on demand ([`Base`]).
 //!
 //! `docs/format.md` §3 specifies it and reproduces [`layout_table`], which is printed
 //! from the field definitions below — the ones the encoder and decoder use — so the
@@ -8,18 +8,29 @@
 //! own wire types ([`wire`]), decoupled from the index's internal ones.
 //!
 //! ```text
-//! header      120 bytes (fields below)
-//! records     rec_count × 72 bytes, one per covered header or entry frame
-//! id table    ids_count × u64 hashes, then ids_count × u32 records, sorted by id
-//!             (hash, class, bytes): binary searched
-//! pool        pool_len bytes (entry and parent ids, UTF-8)
-//! types, roles each: u32 length + UTF-8 bytes
-//! aggregates  agg_len bytes of JSON (`wire::AggregatesWire`)
-//! trailer     16: XXH3-128 of every byte before it (little-endian)
+//! head        checked as one; all that an open reads
+//!   header    136 bytes (fields below)
+//!   checks    the page checks: rec_pages × u64; hash_pages × (u64 first hash,
+//!             u64 check); order_pages × u64; pool_chunks × (u32 length, u64 check);
+//!             the labels section's u64
+//!   types, roles each: u32 length + UTF-8 bytes
+//!   orphans   orphan_count × (u8 json, u32 length, bytes)
+//!   aggregates agg_len bytes of JSON (`wire::AggregatesWire`)
+//!   head check 16: XXH3-128 of every head byte before it
+//! records     rec_count × 88 bytes, in pages of 256 records
+//! id hashes   ids_count × u64, in pages of 4096
+//! id records  ids_count × u32, in pages of 8192
+//! pool        pool_len bytes, in chunks cut where a string starts
+//! labels      labels_len bytes of JSON (`wire::LabelsWire`): labels and usage
+//!             attributions, which grow with the session
 //! ```
+//!
+//! Each page's check is XXH3-64 of its bytes seeded with its offset in the file: a
+//! page is read and checked when first used, never before.
 
 mod decode;
 mod encode;
+mod paged;
 mod wire;
 
 use session_journal::JournalId;
@@ -28,24 +39,38 @@ use crate::state::{
     REC_ID_JSON, REC_PARENT_ABSENT, REC_PARENT_JSON, REC_TYPE_JSON, REC_UNPARSABLE,
 };
 
-pub(crate) use decode::read;
+pub(crate) use decode::open;
 pub(crate) use encode::encode;
+pub(crate) use paged::{Base, Rebuild, Resident};
 
 /// The first 8 bytes of an index sidecar.
 pub const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'I', b'D', b'X', b'\n'];
 /// The sidecar format version this crate writes and reads (older ones are rebuilt).
-pub const VERSION: u32 = 9;
+pub const VERSION: u32 = 10;
 /// Fixed header length.
-pub const HEADER_LEN: usize = 120;
+pub const HEADER_LEN: usize = 136;
 /// Length of one encoded record.
-pub(crate) const REC_LEN: usize = 72;
+pub(crate) const REC_LEN: usize = 88;
 /// Length of one id table entry: its hash (u64) and its record (u32), stored as two
 /// columns.
 pub(crate) const ID_LEN: usize = 12;
-/// Length of the trailing check.
+/// Length of the head's check.
 pub const TRAILER_LEN: usize = 16;
 /// "No record" in the header's `ids_undefined` and a record's `parent`.
 pub(crate) const NONE: u32 = u32::MAX;
+/// Records in a page (the last page may hold fewer).
+pub(crate) const REC_PAGE: usize = 256;
+/// Id hashes in a page.
+pub(crate) const HASH_PAGE: usize = 4096;
+/// Id records in a page.
+pub(crate) const ORDER_PAGE: usize = 8192;
+/// A pool chunk ends at the first string start at or past this many bytes.
+pub(crate) const POOL_CHUNK: usize = 16 << 10;
+
+/// The check of a page of `bytes` at `offset` in the file.
+pub(crate) fn page_check(bytes: &[u8], offset: u64) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(bytes, offset)
+}
 
 /// A field of the header or of a record: where it is, what it is called in the spec,
 /// its width and its type as the spec writes it.
@@ -78,16 +103,19 @@ pub(crate) mod head {
     pub(crate) const LAST_OFFSET: Field = Field::new(48, 8, "last_offset", "u64");
     pub(crate) const LAST_BODY_CHECK: Field = Field::new(56, 8, "last_body_check", "[8]");
     pub(crate) const DATA_START: Field = Field::new(64, 8, "data_start", "u64");
-    pub(crate) const REC_COUNT: Field = Field::new(72, 8, "rec_count", "u64");
-    pub(crate) const POOL_LEN: Field = Field::new(80, 8, "pool_len", "u64");
-    pub(crate) const TYPES_COUNT: Field = Field::new(88, 4, "types_count", "u32");
-    pub(crate) const ROLES_COUNT: Field = Field::new(92, 4, "roles_count", "u32");
-    pub(crate) const AGG_LEN: Field = Field::new(96, 8, "agg_len", "u64");
-    pub(crate) const IDS_COUNT: Field = Field::new(104, 8, "ids_count", "u64");
-    pub(crate) const IDS_UNDEFINED: Field = Field::new(112, 4, "ids_undefined", "u32");
-    pub(crate) const RESERVED: Field = Field::new(116, 4, "reserved", "u32");
+    pub(crate) const HEAD_LEN: Field = Field::new(72, 8, "head_len", "u64");
+    pub(crate) const REC_COUNT: Field = Field::new(80, 8, "rec_count", "u64");
+    pub(crate) const IDS_COUNT: Field = Field::new(88, 8, "ids_count", "u64");
+    pub(crate) const POOL_LEN: Field = Field::new(96, 8, "pool_len", "u64");
+    pub(crate) const POOL_CHUNKS: Field = Field::new(104, 4, "pool_chunks", "u32");
+    pub(crate) const IDS_UNDEFINED: Field = Field::new(108, 4, "ids_undefined", "u32");
+    pub(crate) const TYPES_COUNT: Field = Field::new(112, 4, "types_count", "u32");
+    pub(crate) const ROLES_COUNT: Field = Field::new(116, 4, "roles_count", "u32");
+    pub(crate) const ORPHAN_COUNT: Field = Field::new(120, 4, "orphan_count", "u32");
+    pub(crate) const AGG_LEN: Field = Field::new(124, 4, "agg_len", "u32");
+    pub(crate) const LABELS_LEN: Field = Field::new(128, 8, "labels_len", "u64");
     /// In order.
-    pub(crate) const ALL: [Field; 17] = [
+    pub(crate) const ALL: [Field; 20] = [
         MAGIC,
         VERSION,
         FLAGS,
@@ -97,14 +125,17 @@ pub(crate) mod head {
         LAST_OFFSET,
         LAST_BODY_CHECK,
         DATA_START,
+        HEAD_LEN,
         REC_COUNT,
+        IDS_COUNT,
         POOL_LEN,
+        POOL_CHUNKS,
+        IDS_UNDEFINED,
         TYPES_COUNT,
         ROLES_COUNT,
+        ORPHAN_COUNT,
         AGG_LEN,
-        IDS_COUNT,
-        IDS_UNDEFINED,
-        RESERVED,
+        LABELS_LEN,
     ];
 }
 
@@ -126,8 +157,12 @@ pub(crate) mod rec {
     pub(crate) const FLAGS: Field = Field::new(65, 1, "flags", "u8");
     pub(crate) const PADDING: Field = Field::new(66, 2, "padding", "[2]");
     pub(crate) const PARENT: Field = Field::new(68, 4, "parent", "u32");
+    pub(crate) const MARK_THINKING: Field = Field::new(72, 4, "mark_thinking", "u32");
+    pub(crate) const MARK_SERVICE_TIER: Field = Field::new(76, 4, "mark_service_tier", "u32");
+    pub(crate) const MARK_MODEL: Field = Field::new(80, 4, "mark_model", "u32");
+    pub(crate) const MARK_TOP: Field = Field::new(84, 4, "mark_top", "u32");
     /// In order.
-    pub(crate) const ALL: [Field; 15] = [
+    pub(crate) const ALL: [Field; 19] = [
         OFFSET,
         SEQ,
         BODY_CHECK,
@@ -143,6 +178,10 @@ pub(crate) mod rec {
         FLAGS,
         PADDING,
         PARENT,
+        MARK_THINKING,
+        MARK_SERVICE_TIER,
+        MARK_MODEL,
+        MARK_TOP,
     ];
 }
 
@@ -167,6 +206,15 @@ pub fn layout_table() -> String {
     out.push_str(&format!(
         "id table entry ({ID_LEN} bytes, two columns)\n  0    hash             u64\n  8    record           u32\n"
     ));
+    out.push_str("pages (entries a page holds; a pool chunk: bytes it holds at least)\n");
+    for (n, name) in [
+        (REC_PAGE, "records"),
+        (HASH_PAGE, "id_hashes"),
+        (ORDER_PAGE, "id_records"),
+        (POOL_CHUNK, "pool_chunk"),
+    ] {
+        out.push_str(&format!("  {n:<5} {name}\n"));
+    }
     out.push_str("record flags\n");
     out.extend(
         REC_FLAGS
@@ -176,13 +224,12 @@ pub fn layout_table() -> String {
     out
 }
 
-/// The trailer of a sidecar whose bytes before the trailer are `body`: XXH3-128,
-/// little-endian. (A derived file's check guards against accidental damage, like a
-/// CRC; XXH3 checks an 8.8 MB sidecar in 0.3 ms where BLAKE3 took 1.6 ms — the
-/// largest part of resuming a 100k-entry session.) Public for tools and tests that
+/// The check that ends a sidecar's head whose bytes before it are `head`: XXH3-128,
+/// little-endian. (A derived file's checks guard against accidental damage, like a
+/// CRC; XXH3 where BLAKE3 took five times as long.) Public for tools and tests that
 /// craft sidecars.
-pub fn trailer(body: &[u8]) -> [u8; TRAILER_LEN] {
-    xxhash_rust::xxh3::xxh3_128(body).to_le_bytes()
+pub fn trailer(head: &[u8]) -> [u8; TRAILER_LEN] {
+    xxhash_rust::xxh3::xxh3_128(head).to_le_bytes()
 }
 
 /// Why a sidecar could not be decoded.

@@ -6,7 +6,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use crate::state::{Aggregates, HeaderInfo, LabelState};
+use crate::state::{Aggregates, HeaderInfo, LabelMaps, LabelState, LazyMaps};
 
 /// The aggregates section.
 #[derive(Debug, Serialize, Deserialize)]
@@ -16,10 +16,6 @@ pub(super) struct AggregatesWire {
     header: Option<HeaderWire>,
     /// Its record number.
     header_entry: Option<u32>,
-    /// Current labels of string targets, in the reference's map order.
-    labels: Vec<LabelWire>,
-    /// Current labels of other targets (canonical JSON text, or `undefined`).
-    labels_other: Vec<LabelWire>,
     name: Option<String>,
     name_entry: Option<u32>,
     state: Option<String>,
@@ -27,8 +23,6 @@ pub(super) struct AggregatesWire {
     /// The latest `agent_status` entry's `status` value (absent: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     agent_status: Option<serde_json::Value>,
-    /// Target id, record of its latest `child_usage_attributed`: in first-seen order.
-    usage_latest: Vec<(String, u32)>,
     message_count: u64,
     last_activity: Option<f64>,
     first_message: Option<String>,
@@ -36,6 +30,51 @@ pub(super) struct AggregatesWire {
     reference_would_drop: Option<String>,
     counts: CountsWire,
     leaf: Option<u32>,
+}
+
+/// The labels section: the aggregates that grow with the session, read when first
+/// used.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LabelsWire {
+    /// Current labels of string targets, in the reference's map order.
+    labels: Vec<LabelWire>,
+    /// Current labels of other targets (canonical JSON text, or `undefined`).
+    labels_other: Vec<LabelWire>,
+    /// Target id, record of its latest `child_usage_attributed`: in first-seen order.
+    usage_latest: Vec<(String, u32)>,
+}
+
+impl LabelsWire {
+    pub(super) fn from_maps(m: &LabelMaps) -> Self {
+        let LabelMaps {
+            labels,
+            labels_other,
+            usage_latest,
+        } = m;
+        Self {
+            labels: labels_to_wire(labels),
+            labels_other: labels_to_wire(labels_other),
+            usage_latest: usage_latest.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        }
+    }
+
+    /// The record numbers the section names (each must be a record of the sidecar).
+    pub(super) fn positions(&self) -> impl Iterator<Item = u32> + '_ {
+        self.labels
+            .iter()
+            .map(|l| l.entry)
+            .chain(self.labels_other.iter().map(|l| l.entry))
+            .chain(self.usage_latest.iter().map(|(_, e)| *e))
+    }
+
+    pub(super) fn into_maps(self) -> LabelMaps {
+        LabelMaps {
+            labels: labels_from_wire(self.labels),
+            labels_other: labels_from_wire(self.labels_other),
+            usage_latest: self.usage_latest.into_iter().collect(),
+        }
+    }
 }
 
 /// The header record's fields: a key is absent when the record has none, `null` when
@@ -133,14 +172,12 @@ impl AggregatesWire {
         let Aggregates {
             header,
             header_entry,
-            labels,
-            labels_other,
+            maps: _,
             name,
             name_entry,
             state,
             state_entry,
             agent_status,
-            usage_latest,
             message_count,
             last_activity,
             first_message,
@@ -172,14 +209,11 @@ impl AggregatesWire {
                 }
             }),
             header_entry: *header_entry,
-            labels: labels_to_wire(labels),
-            labels_other: labels_to_wire(labels_other),
             name: name.clone(),
             name_entry: *name_entry,
             state: state.clone(),
             state_entry: *state_entry,
             agent_status: agent_status.clone(),
-            usage_latest: usage_latest.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             message_count: *message_count,
             last_activity: *last_activity,
             first_message: first_message.clone(),
@@ -207,9 +241,6 @@ impl AggregatesWire {
         ]
         .into_iter()
         .flatten()
-        .chain(self.labels.iter().map(|l| l.entry))
-        .chain(self.labels_other.iter().map(|l| l.entry))
-        .chain(self.usage_latest.iter().map(|(_, e)| *e))
     }
 
     pub(super) fn into_aggregates(self) -> Aggregates {
@@ -222,14 +253,12 @@ impl AggregatesWire {
                 version: h.version,
             }),
             header_entry: self.header_entry,
-            labels: labels_from_wire(self.labels),
-            labels_other: labels_from_wire(self.labels_other),
+            maps: LazyMaps::default(),
             name: self.name,
             name_entry: self.name_entry,
             state: self.state,
             state_entry: self.state_entry,
             agent_status: self.agent_status,
-            usage_latest: self.usage_latest.into_iter().collect(),
             message_count: self.message_count,
             last_activity: self.last_activity,
             first_message: self.first_message,

@@ -40,6 +40,8 @@ struct Spec {
     fields: HashMap<(String, String), (usize, String)>,
     sizes: HashMap<String, usize>,
     flags: HashMap<String, u8>,
+    /// Entries a page holds, by section.
+    pages: HashMap<String, usize>,
 }
 
 impl Spec {
@@ -51,6 +53,7 @@ impl Spec {
             fields: HashMap::new(),
             sizes: HashMap::new(),
             flags: HashMap::new(),
+            pages: HashMap::new(),
         };
         let mut part = String::new();
         for line in block.lines() {
@@ -59,13 +62,15 @@ impl Spec {
                 let at: usize = cols[0].parse().unwrap();
                 if part == "record flags" {
                     spec.flags.insert(cols[1].to_owned(), at as u8);
+                } else if part == "pages" {
+                    spec.pages.insert(cols[1].to_owned(), at);
                 } else {
                     spec.fields
                         .insert((part.clone(), cols[1].to_owned()), (at, cols[2].to_owned()));
                 }
             } else {
                 let (name, size) = match line.split_once(" (") {
-                    Some((n, s)) => (n, s.split(' ').next().unwrap().parse().unwrap()),
+                    Some((n, s)) => (n, s.split(' ').next().unwrap().parse().unwrap_or(0)),
                     None => (line, 0),
                 };
                 part = name.to_owned();
@@ -139,12 +144,58 @@ fn saved() -> (Index, Vec<u8>) {
     (ix, bytes)
 }
 
+/// Little-endian integers of `b` at `at`.
+fn le(b: &[u8], at: usize, width: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x[..width].copy_from_slice(&b[at..at + width]);
+    u64::from_le_bytes(x)
+}
+
+/// The path marks of record `i` by a walk of its resolved parents (thinking, service
+/// tier, model source, top); all `None` for a record that is no tree entry, or whose
+/// path goes to a later record.
+fn walked_marks(ix: &Index, i: u32) -> [Option<EntryIndex>; 4] {
+    let entry = |k: EntryIndex| {
+        ix.info(k)
+            .is_some_and(|x| x.kind == session_index::kinds::ENTRY_KIND)
+            && !ix.is_unparsable(k)
+    };
+    let mut out = [None; 4];
+    let mut cur = EntryIndex(i);
+    if !entry(cur) {
+        return out;
+    }
+    for _ in 0..=ix.len() {
+        let (t, role) = ix.kind_of(cur).unwrap();
+        let set = |slot: &mut Option<EntryIndex>, hit: bool| {
+            if hit && slot.is_none() {
+                *slot = Some(cur);
+            }
+        };
+        set(&mut out[0], t == "thinking_level_change");
+        set(&mut out[1], t == "service_tier_change");
+        set(
+            &mut out[2],
+            t == "model_change" || t == "message" && role == Some("assistant"),
+        );
+        match ix.parent(cur) {
+            // A parent after its child (a later duplicate id took the parent's
+            // id): no marks, only a walk tells.
+            Some(p) if p > cur => return [None; 4],
+            Some(p) => cur = p,
+            None => break,
+        }
+    }
+    out[3] = Some(cur);
+    out
+}
+
 /// Reads a saved sidecar by the spec alone and compares it with the index's answers.
 #[test]
 fn a_saved_sidecar_reads_by_the_spec() {
     let spec = Spec::read();
     let (ix, b) = saved();
-    let (h, head_len) = (&b[..], spec.sizes["header"]);
+    let h = &b[..];
     let u = |name: &str| spec.uint("header", name, h);
     assert_eq!(
         spec.bytes("header", "magic", h),
@@ -152,7 +203,6 @@ fn a_saved_sidecar_reads_by_the_spec() {
     );
     assert_eq!(u("version"), u64::from(session_index::SIDECAR_VERSION));
     assert_eq!(u("flags"), 0);
-    assert_eq!(u("reserved"), 0);
     assert_eq!(
         spec.bytes("header", "journal_id", h),
         ix.journal_id().as_bytes()
@@ -168,26 +218,70 @@ fn a_saved_sidecar_reads_by_the_spec() {
     assert_eq!(u("data_start"), ix.info(EntryIndex(0)).unwrap().offset.0);
     let n = u("rec_count") as usize;
     assert_eq!(n, ix.len());
-    // The sections, in the spec's order.
+    let count = u("ids_count") as usize;
+    let page = |name: &str| spec.pages[name];
+    // The pages, in the spec's order after the head.
+    let head_len = u("head_len") as usize;
     let rec_len = spec.sizes["record"];
     let id_len = spec.sizes["id table entry"];
     let recs = head_len;
-    let ids = recs + n * rec_len;
-    let pool = ids + u("ids_count") as usize * id_len;
-    assert_eq!(spec.sizes["id table entry"], id_len);
-    let strings = pool + u("pool_len") as usize;
-    let trailer = b.len() - session_index::SIDECAR_TRAILER_LEN;
-    let agg = trailer - u("agg_len") as usize;
-    assert_eq!(&b[trailer..], session_index::sidecar_trailer(&b[..trailer]));
-    // Types and roles: counted strings, filling the space up to the aggregates.
-    let mut at = strings;
+    let hashes_at = recs + n * rec_len;
+    let records_at = hashes_at + 8 * count;
+    let pool = hashes_at + count * id_len;
+    let labels = pool + u("pool_len") as usize;
+    assert_eq!(labels + u("labels_len") as usize, b.len());
+    let check_end = head_len - session_index::SIDECAR_TRAILER_LEN;
+    assert_eq!(
+        &b[check_end..head_len],
+        session_index::sidecar_trailer(&b[..check_end])
+    );
+    // The head after the header: the page checks (XXH3-64 seeded with the page's
+    // offset), the type and role names, the orphans, the aggregates.
+    let page_check =
+        |from: usize, to: usize| xxhash_rust::xxh3::xxh3_64_with_seed(&b[from..to], from as u64);
+    let mut at = spec.sizes["header"];
+    for p in (recs..hashes_at).step_by(page("records") * rec_len) {
+        let end = (p + page("records") * rec_len).min(hashes_at);
+        assert_eq!(le(h, at, 8), page_check(p, end), "record page at {p}");
+        at += 8;
+    }
+    for p in (hashes_at..records_at).step_by(page("id_hashes") * 8) {
+        let end = (p + page("id_hashes") * 8).min(records_at);
+        assert_eq!(le(h, at, 8), le(h, p, 8), "first hash of the page at {p}");
+        assert_eq!(le(h, at + 8, 8), page_check(p, end), "id hash page at {p}");
+        at += 16;
+    }
+    for p in (records_at..pool).step_by(page("id_records") * 4) {
+        let end = (p + page("id_records") * 4).min(pool);
+        assert_eq!(le(h, at, 8), page_check(p, end), "id record page at {p}");
+        at += 8;
+    }
+    let mut chunk = pool;
+    for _ in 0..u("pool_chunks") {
+        let len = le(h, at, 4) as usize;
+        assert!(len >= page("pool_chunk") || chunk + len == labels);
+        assert_eq!(
+            le(h, at + 4, 8),
+            page_check(chunk, chunk + len),
+            "chunk at {chunk}"
+        );
+        chunk += len;
+        at += 12;
+    }
+    assert_eq!(chunk, labels);
+    assert_eq!(le(h, at, 8), page_check(labels, b.len()), "labels");
+    at += 8;
+    // Types and roles: counted strings.
     let mut names = Vec::new();
     for _ in 0..u("types_count") + u("roles_count") {
-        let len = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+        let len = le(h, at, 4) as usize;
         names.push(std::str::from_utf8(&b[at + 4..at + 4 + len]).unwrap());
         at += 4 + len;
     }
-    assert_eq!(at, agg);
+    // No orphans in this session.
+    assert_eq!(u("orphan_count"), 0);
+    let agg = at;
+    assert_eq!(agg + u("agg_len") as usize, check_end);
     // Records.
     let span = |r: &[u8], part: &str| {
         let len = spec.uint("record", &format!("{part}_len"), r);
@@ -197,6 +291,7 @@ fn a_saved_sidecar_reads_by_the_spec() {
         })
     };
     let rec = |i: usize| &b[recs + i * rec_len..recs + (i + 1) * rec_len];
+    let none = |x: u64| (x != 0xffff_ffff).then_some(EntryIndex(x as u32));
     for i in 0..n {
         let (r, info) = (rec(i), ix.info(EntryIndex(i as u32)).unwrap());
         let ru = |name: &str| spec.uint("record", name, r);
@@ -220,25 +315,27 @@ fn a_saved_sidecar_reads_by_the_spec() {
             .parent(EntryIndex(i as u32))
             .map_or(0xffff_ffff, |p| u64::from(p.0));
         assert_eq!(parent, resolved, "record {i}");
+        // The path marks: what a walk by the resolved parents finds.
+        let marks = [
+            "mark_thinking",
+            "mark_service_tier",
+            "mark_model",
+            "mark_top",
+        ]
+        .map(|f| none(ru(f)));
+        assert_eq!(marks, walked_marks(&ix, i as u32), "record {i}");
     }
     // The id table, two columns: for every string id the last record with it, in
     // the order of (XXH3-64 of its bytes seeded with its class, 0 for strings; then
     // its bytes); the last entry without an id.
-    let count = u("ids_count") as usize;
     let (hash, record) = (
         &spec.fields[&("id table entry".into(), "hash".into())],
         &spec.fields[&("id table entry".into(), "record".into())],
     );
     assert_eq!((hash.0, record.0, id_len), (0, 8, 12));
-    let hashes: Vec<u64> = (0..count)
-        .map(|k| u64::from_le_bytes(b[ids + 8 * k..ids + 8 * k + 8].try_into().unwrap()))
-        .collect();
-    let records = ids + 8 * count;
+    let hashes: Vec<u64> = (0..count).map(|k| le(h, hashes_at + 8 * k, 8)).collect();
     let table: Vec<usize> = (0..count)
-        .map(|k| {
-            let at = records + 4 * k;
-            u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize
-        })
+        .map(|k| le(h, records_at + 4 * k, 4) as usize)
         .collect();
     let keys: Vec<&str> = table.iter().map(|i| span(rec(*i), "id").unwrap()).collect();
     for (h, key) in hashes.iter().zip(&keys) {
@@ -258,16 +355,18 @@ fn a_saved_sidecar_reads_by_the_spec() {
     assert_eq!(all, ["a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9"]);
     assert_eq!(table[keys.iter().position(|k| *k == "a1").unwrap()], 10);
     assert_eq!(u("ids_undefined"), 9);
-    // The aggregates: the spec's example, verbatim.
-    let value: serde_json::Value = serde_json::from_slice(&b[agg..trailer]).unwrap();
-    let example = format!(
-        "```json\n{}\n```",
-        serde_json::to_string_pretty(&value).unwrap()
-    );
-    assert!(
-        doc().contains(&example),
-        "docs/format.md §3 must contain this example of the aggregates:\n{example}"
-    );
+    // The aggregates and the labels section: the spec's examples, verbatim.
+    for (what, json) in [("aggregates", &b[agg..check_end]), ("labels", &b[labels..])] {
+        let value: serde_json::Value = serde_json::from_slice(json).unwrap();
+        let example = format!(
+            "```json\n{}\n```",
+            serde_json::to_string_pretty(&value).unwrap()
+        );
+        assert!(
+            doc().contains(&example),
+            "docs/format.md §3 must contain this example of the {what}:\n{example}"
+        );
+    }
 }
 
 /// `docs/format.md` §3 reproduces a framed catalog record with every field, byte by

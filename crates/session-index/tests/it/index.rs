@@ -10,7 +10,10 @@ use session_journal::Durability;
 use session_journal::vfs::Vfs;
 use session_testkit::CountingVfs;
 
-use crate::support::{fingerprint, open, sim, synthetic, write, write_with_id, writer};
+use crate::support::{
+    fingerprint, fingerprint_with_lookups, open, session_index_with_version, sim, synthetic, write,
+    write_with_id, writer,
+};
 
 #[test]
 fn a_fresh_index_of_a_100k_entry_journal_opens_reading_under_64_kib_of_journal() {
@@ -102,10 +105,17 @@ fn damaged_indexes_are_rebuilt_with_identical_answers_and_the_reason_reported() 
     let expected = fingerprint(&good);
     let side = sidecar_path(path);
     let bytes = fs.read_raw(&side).unwrap();
+    // Damage to the head (or to the last record's page, which an open reads) is found
+    // by the open, which rebuilds; damage to another page when the page is first read,
+    // which rebuilds then (`sidecar_fault`).
     let check = |what: &str, want: &dyn Fn(&RebuildReason) -> bool| {
         let (ix, report) = open(fs.clone(), path);
         match &report.status {
             IndexStatus::Rebuilt { reason } => assert!(want(reason), "{what}: reason {reason}"),
+            IndexStatus::Fresh if what.starts_with("bit flip") => {
+                assert_eq!(fingerprint_with_lookups(&ix), expected, "{what}");
+                assert!(ix.sidecar_fault().is_some(), "{what}: no fault noted");
+            }
             other => panic!("{what}: expected a rebuild, got {other:?}"),
         }
         assert_eq!(fingerprint(&ix), expected, "{what}");
@@ -139,11 +149,10 @@ fn damaged_indexes_are_rebuilt_with_identical_answers_and_the_reason_reported() 
         });
     }
     // Future version (with a valid checksum).
-    let mut b = bytes[..bytes.len() - session_index::SIDECAR_TRAILER_LEN].to_vec();
-    b[8..12].copy_from_slice(&(session_index::SIDECAR_VERSION + 1).to_le_bytes());
-    let t = session_index::sidecar_trailer(&b);
-    b.extend_from_slice(&t);
-    fs.write_raw(&side, &b);
+    fs.write_raw(
+        &side,
+        &session_index_with_version(&bytes, session_index::SIDECAR_VERSION + 1),
+    );
     check("future version", &|r| {
         *r == RebuildReason::UnsupportedVersion {
             found: session_index::SIDECAR_VERSION + 1,
@@ -309,6 +318,7 @@ fn a_large_damaged_sidecar_is_rebuilt_like_a_small_one() {
     let (fresh, report) = open(fs.clone(), path);
     assert_eq!(report.status, IndexStatus::Fresh);
     assert_eq!(fingerprint(&fresh), fingerprint(&built));
+    // In the head: the open rebuilds; in a page: the first read of the page does.
     for at in [200, bytes.len() / 2, bytes.len() - 40, bytes.len() - 1] {
         let mut b = bytes.clone();
         b[at] ^= 0x04;
@@ -319,6 +329,15 @@ fn a_large_damaged_sidecar_is_rebuilt_like_a_small_one() {
                 reason: RebuildReason::Corrupt { detail },
             } => {
                 assert!(detail.contains("checksum"), "flip at {at}: {detail}")
+            }
+            IndexStatus::Fresh => {
+                assert_eq!(
+                    fingerprint_with_lookups(&ix),
+                    fingerprint(&built),
+                    "flip at {at}"
+                );
+                let fault = ix.sidecar_fault().unwrap_or_default();
+                assert!(fault.contains("fails its check"), "flip at {at}: {fault}");
             }
             other => panic!("flip at {at}: {other:?}"),
         }

@@ -128,3 +128,26 @@ pub(crate) fn synthetic(n: usize) -> String {
     }
     s
 }
+
+/// [`fingerprint`] after looking every entry up by its id first (the id table's
+/// pages are read by lookups, which a fingerprint's tree answers through a map).
+pub(crate) fn fingerprint_with_lookups(ix: &Index) -> String {
+    for i in 0..ix.len() as u32 {
+        if let Some(id) = ix.id_of(session_index::EntryIndex(i)) {
+            let _ = ix.find(id);
+        }
+    }
+    fingerprint(ix)
+}
+
+/// A copy of `sidecar` whose version field says `version`, its head check
+/// recomputed.
+pub(crate) fn session_index_with_version(sidecar: &[u8], version: u32) -> Vec<u8> {
+    let mut b = sidecar.to_vec();
+    b[8..12].copy_from_slice(&version.to_le_bytes());
+    let head_len = u64::from_le_bytes(b[72..80].try_into().unwrap()) as usize;
+    let end = head_len - session_index::SIDECAR_TRAILER_LEN;
+    let t = session_index::sidecar_trailer(&b[..end]);
+    b[end..head_len].copy_from_slice(&t);
+    b
+}

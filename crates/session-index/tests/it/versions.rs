@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use session_index::{
     CATALOG_FILE, CATALOG_VERSION, CatalogStatus, Index, IndexStatus, ListOptions,
-    OpenIndexOptions, RebuildReason, SIDECAR_TRAILER_LEN, SIDECAR_VERSION, list_sessions,
-    sidecar_path,
+    OpenIndexOptions, RebuildReason, SIDECAR_VERSION, list_sessions, sidecar_path,
 };
 use session_journal::vfs::Vfs;
 use session_testkit::formats::{
@@ -81,16 +80,12 @@ fn every_sidecar_golden_opens_to_its_snapshot() {
 }
 
 /// The current sidecar golden with its version field set to `version` (and its
-/// trailer recomputed, so only the version differs).
+/// head check recomputed, so only the version differs).
 fn sidecar_of_version(version: u32) -> Vec<u8> {
     let dir = Kind::Sidecar.dir(&formats_dir(), SIDECAR_VERSION);
-    let mut bytes = std::fs::read(dir.join("golden.jsonl.idx")).unwrap();
+    let bytes = std::fs::read(dir.join("golden.jsonl.idx")).unwrap();
     assert_eq!(bytes[8..12], SIDECAR_VERSION.to_le_bytes());
-    bytes[8..12].copy_from_slice(&version.to_le_bytes());
-    let body = bytes.len() - SIDECAR_TRAILER_LEN;
-    let trailer = session_index::sidecar_trailer(&bytes[..body]);
-    bytes[body..].copy_from_slice(&trailer);
-    bytes
+    crate::support::session_index_with_version(&bytes, version)
 }
 
 /// The rule for a sidecar of another version: older (here a crafted header of the
