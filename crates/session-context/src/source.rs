@@ -116,6 +116,14 @@ pub trait ContextSource {
         None
     }
 
+    /// Whether [`path_marks`](ContextSource::path_marks) answers without a pass over
+    /// the source (an index loaded from its sidecar stores them): the walk then stops
+    /// at the kept window at once instead of reading on to spare computing them.
+    /// `false` (the default): they may cost about a walk of every entry.
+    fn path_marks_ready(&self) -> bool {
+        false
+    }
+
     /// The child-usage attribution recorded for an assistant message, if any
     /// (`child_usage_attributed` entries anywhere in the session, in append order).
     fn usage_attribution(&self, target: &str) -> Option<UsageAttribution> {
@@ -193,5 +201,8 @@ impl<S: ContextSource + ?Sized> ContextSource for &S {
     }
     fn path_marks(&self, entry: S::Handle) -> Option<PathMarks<S::Handle>> {
         (**self).path_marks(entry)
+    }
+    fn path_marks_ready(&self) -> bool {
+        (**self).path_marks_ready()
     }
 }

@@ -233,7 +233,8 @@ pub fn plan<'s, S: ContextSource>(
 /// After the part of the path the context needs: the settings above it. The walk
 /// goes on for up to an eighth of the session's entries (reading a node costs about
 /// what computing a record's path marks does, so a one-off resume of a session
-/// whose path is shorter than that never computes them); beyond that, the source's
+/// whose path is shorter than that never computes them; not at all when the source's
+/// marks are ready, [`ContextSource::path_marks_ready`]); beyond that, the source's
 /// path marks of the last entry walked ([`ContextSource::path_marks`]) answer, and
 /// the path's top from them (its missing-parent warning, as the walk would give
 /// it). `None`: the walk read the top, or the source keeps no marks, or its top
@@ -243,7 +244,11 @@ fn settings_above<S: ContextSource>(
     w: &mut Walker<'_, S>,
     warnings: &mut Vec<ContextWarning>,
 ) -> Result<Option<PathMarks<S::Handle>>, ContextError<S::Error>> {
-    let mut budget = source.entry_count() / 8;
+    let mut budget = if source.path_marks_ready() {
+        0
+    } else {
+        source.entry_count() / 8
+    };
     if budget > 0 {
         w.until(warnings, |_| {
             budget -= 1;

@@ -360,6 +360,11 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
         })
     }
 
+    /// A loaded sidecar stores them: the walk stops at the context's window.
+    fn path_marks_ready(&self) -> bool {
+        self.records.derived().path_marks_ready()
+    }
+
     /// The latest `child_usage_attributed` entry for the target (the index keeps only
     /// the latest): its aggregate is exact; `children`/`count` describe that entry
     /// only, which is all the messages view uses.

@@ -197,6 +197,8 @@ fn a_last_entry_whose_id_is_null_is_the_empty_context() {
 struct Marked<'a> {
     inner: ResidentSource<'a>,
     nodes: std::cell::Cell<usize>,
+    /// What [`ContextSource::path_marks_ready`] says.
+    ready: bool,
 }
 
 impl session_context::ContextSource for Marked<'_> {
@@ -220,6 +222,9 @@ impl session_context::ContextSource for Marked<'_> {
     }
     fn entry_count(&self) -> usize {
         self.inner.entry_count()
+    }
+    fn path_marks_ready(&self) -> bool {
+        self.ready
     }
     fn path_marks(&self, entry: usize) -> Option<session_context::PathMarks<usize>> {
         use session_context::{ContextKind, Parent};
@@ -249,7 +254,7 @@ impl session_context::ContextSource for Marked<'_> {
 
 /// With path marks, the walk stops where the context does: at the latest
 /// compaction's kept window, and an eighth of the session beyond it (walking costs
-/// about what computing marks does per entry). A chain of 100,000 entries whose
+/// about what computing marks does per entry) unless the marks are ready (stored). A chain of 100,000 entries whose
 /// settings are set near its root and whose last compaction keeps 10 entries reads
 /// the window and 12,500 more nodes, not 100,000, and gives the context of the whole
 /// walk.
@@ -278,23 +283,29 @@ fn with_path_marks_the_walk_stops_where_the_context_stops() {
         "timestamp":ts,"summary":"s","firstKeptEntryId":at(c - 10),"tokensBefore":1}));
     let whole = ResidentSource::new(&entries);
     let want = build_context(&whole, Leaf::Default, &ContextOptions::default()).expect("context");
-    let marked = Marked {
-        inner: ResidentSource::new(&entries),
-        nodes: std::cell::Cell::new(0),
-    };
-    let got = build_context(&marked, Leaf::Default, &ContextOptions::default()).expect("context");
-    assert_eq!(got.to_json(), want.to_json());
-    assert_eq!(got.messages.len(), 1 + 10 + 19);
-    assert_eq!(
-        got.settings.model.and_then(|m| m.model_id),
-        Some(json!("m"))
-    );
-    // The window (30 entries) and an eighth of the session: the settings, set near
-    // the root (the model too: no assistant message on the way), come from the marks
-    // (and three node reads of theirs: the model source's kind, the top's parent).
-    assert!(
-        marked.nodes.get() <= 30 + n / 8 + 3,
-        "{} nodes read for a 30-entry context",
-        marked.nodes.get()
-    );
+    for ready in [false, true] {
+        let marked = Marked {
+            inner: ResidentSource::new(&entries),
+            nodes: std::cell::Cell::new(0),
+            ready,
+        };
+        let got =
+            build_context(&marked, Leaf::Default, &ContextOptions::default()).expect("context");
+        assert_eq!(got.to_json(), want.to_json());
+        assert_eq!(got.messages.len(), 1 + 10 + 19);
+        assert_eq!(
+            got.settings.model.and_then(|m| m.model_id),
+            Some(json!("m"))
+        );
+        // The window (30 entries) and an eighth of the session (none when the marks
+        // are ready: stored, they cost nothing): the settings, set near the root (the
+        // model too: no assistant message on the way), come from the marks (and three
+        // node reads of theirs: the model source's kind, the top's parent).
+        let beyond = if ready { 0 } else { n / 8 };
+        assert!(
+            marked.nodes.get() <= 30 + beyond + 3,
+            "{} nodes read for a 30-entry context (ready: {ready})",
+            marked.nodes.get()
+        );
+    }
 }
