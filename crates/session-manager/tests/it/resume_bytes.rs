@@ -9,7 +9,7 @@ use session_journal::vfs::StdVfs;
 use session_manager::{Layout, Sources, Store};
 use session_testkit::CountingVfs;
 
-use crate::support::{T0, user};
+use crate::support::{T0, assistant, user};
 
 /// A closed session of `n` messages and a store over a counting file system.
 fn session(n: usize) -> (tempfile::TempDir, Store, CountingVfs, PathBuf) {
@@ -119,4 +119,57 @@ fn the_first_appends_after_a_resume_skip_ids_of_the_prefix_and_the_tail() {
     let s = store.open(&path).expect("reopen");
     let ctx = s.build_session_context().expect("context");
     assert_eq!(ctx.messages.len(), 3002);
+}
+
+/// A closed session of about `n` entries as agents write them: user and assistant
+/// messages, a thinking level set near the root, a compaction every 500 entries
+/// keeping the last 100 before it, the last one 100 entries before the end (so the
+/// context is the same size at any `n`).
+fn compacted(n: usize) -> (tempfile::TempDir, Store, CountingVfs, PathBuf) {
+    let d = tempfile::tempdir().expect("dir");
+    let counting = CountingVfs::new(Arc::new(StdVfs));
+    let store = Store::new(Layout::with_root(d.path()).expect("root"))
+        .with_sources(Sources::deterministic(T0, 3))
+        .with_vfs(Arc::new(counting.clone()));
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    s.append_thinking_level_change("high").expect("thinking");
+    let mut ids: Vec<session_types::EntryId> = Vec::with_capacity(n);
+    for i in 1..n {
+        let id = if i >= 200 && i % 500 == (n - 100) % 500 {
+            let kept = ids[ids.len() - 100].clone();
+            s.append_compaction("summary", kept, 1000, None, None)
+                .expect("compaction")
+        } else if i % 2 == 0 {
+            s.append_message(assistant(&format!("a{i:06}")))
+                .expect("append")
+        } else {
+            s.append_message(user(&format!("u{i:06}"))).expect("append")
+        };
+        ids.push(id);
+    }
+    let path = s.session_file().expect("file").to_path_buf();
+    s.close().expect("close");
+    (d, store, counting, path)
+}
+
+/// Resume cost follows the context, not the session (issue 19, point 1): opening a
+/// session and building its context reads, of every file, no more than 64 KiB more
+/// at 50,000 entries than at 1,000 with a context of the same size — the sidecar's
+/// head and the pages of the context's records, the journal's frames of the context.
+#[test]
+fn open_and_context_read_the_same_bytes_at_1k_and_50k_entries() {
+    let mut read = Vec::new();
+    for n in [1_000, 50_000] {
+        let (_d, store, counting, path) = compacted(n);
+        counting.reset();
+        let s = store.open(&path).expect("open");
+        let ctx = s.build_session_context().expect("context");
+        assert_eq!(ctx.messages.len(), 1 + 100 + 99, "{n}");
+        read.push(counting.bytes_read_matching(""));
+    }
+    assert!(
+        read[1] <= read[0] + (64 << 10),
+        "bytes read by open and context at 1k and 50k entries: {read:?}"
+    );
 }
