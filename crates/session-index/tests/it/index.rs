@@ -609,3 +609,49 @@ fn a_sealed_journal_is_covered_to_its_end_and_answers_as_the_unsealed_one() {
     assert_eq!(answers(&reopened), answers(&ix));
     assert_eq!(reopened.name(), Some("after the seal"));
 }
+
+/// A bit flipped in a page that an open does not read — of records, id hashes, id
+/// records, the pool or the labels section — is found when a query first reads the
+/// page: the covered prefix is rebuilt from the journal then, every answer is the
+/// intact index's, and `sidecar_fault` names the page.
+#[test]
+fn a_flipped_bit_in_any_page_is_found_when_read_and_the_prefix_rebuilt() {
+    let fs = sim();
+    let path = Path::new("/s/paged.jsonl");
+    write(fs.clone(), path, &synthetic(20_000));
+    let (built, _) = open(fs.clone(), path);
+    let expected = fingerprint(&built);
+    let side = sidecar_path(path);
+    let bytes = fs.read_raw(&side).unwrap();
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    // By the header (docs/format.md §3): head_len, rec_count, ids_count, pool_len.
+    let (head_len, n, ids, pool_len) = (u64_at(72), u64_at(80), u64_at(88), u64_at(96));
+    let hashes = head_len + n * 88;
+    let records = hashes + ids * 8;
+    let pool = records + ids * 4;
+    let labels = pool + pool_len;
+    assert!(
+        labels < bytes.len() && n > 256 && ids > 4096,
+        "{n} records, {ids} ids"
+    );
+    for (page, at) in [
+        ("record", head_len + 100),
+        ("id hash", hashes + 100),
+        ("id record", records + 100),
+        ("pool", pool + 100),
+        ("labels", labels + 10),
+    ] {
+        let mut b = bytes.clone();
+        b[at] ^= 0x10;
+        fs.write_raw(&side, &b);
+        let (ix, report) = open(fs.clone(), path);
+        assert_eq!(report.status, IndexStatus::Fresh, "{page}");
+        assert_eq!(ix.sidecar_fault(), None, "{page}: read by the open");
+        assert_eq!(fingerprint_with_lookups(&ix), expected, "{page}");
+        let fault = ix.sidecar_fault().unwrap_or_default().to_owned();
+        assert!(
+            fault.starts_with(&format!("the {page} page at offset")) && fault.contains("check"),
+            "{page}: {fault}"
+        );
+    }
+}
