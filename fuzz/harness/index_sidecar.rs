@@ -11,16 +11,17 @@
 //! - 0: the raw input is the sidecar;
 //! - 1: the valid sidecar of the whole journal, XOR-patched;
 //! - 2: the valid sidecar of the journal's first half (so the open catches up), patched;
-//! - 3, 4: as 1, 2, with the trailer (XXH3-128) recomputed after patching, so the decoder's
-//!   structural checks (counts, spans, codes, aggregates) are reached;
-//! - 5: the raw input with a valid trailer appended.
+//! - 3, 4: as 1, 2, with the checks recomputed after patching (the pages' XXH3-64 and
+//!   the head's XXH3-128, `session_index::sidecar_reseal`), so the decoder's
+//!   structural checks (counts, spans, codes, aggregates, page contents) are reached;
+//! - 5: the raw input, resealed the same way.
 //!
 //! A patch is `[at_lo, at_hi, cut, xor…]`: XOR from offset `at % len`, then drop `cut`
-//! bytes from the end (before any trailer is recomputed).
+//! bytes from the end (before any check is recomputed).
 //!
 //! Invariants (a panic is a finding): opening never fails (the journal is valid) and
 //! never panics; every query on the opened index runs without panicking; unless the
-//! trailer was forged, every answer equals a rebuild from the journal alone (a damaged
+//! checks were forged, every answer equals a rebuild from the journal alone (a damaged
 //! sidecar is never answered from); the untouched sidecars are used (`Fresh`,
 //! `CaughtUp`); after a saving open, the next open is `Fresh` with the same answers.
 
@@ -35,7 +36,6 @@ use session_testkit::legacy;
 use session_testkit::sim::SimFs;
 
 const TEXT: &str = include_str!("../../tests/fixtures/edge/labels-names-roots.jsonl");
-const TRAILER: usize = session_index::SIDECAR_TRAILER_LEN;
 
 /// The fixed inputs every run starts from.
 pub struct Base {
@@ -190,12 +190,8 @@ fn patched(base: &[u8], rest: &[u8]) -> Vec<u8> {
     v
 }
 
-fn retrailer(mut v: Vec<u8>, replace: bool) -> Vec<u8> {
-    if replace {
-        v.truncate(v.len().saturating_sub(TRAILER));
-    }
-    let t = session_index::sidecar_trailer(&v);
-    v.extend_from_slice(&t);
+fn reseal(mut v: Vec<u8>) -> Vec<u8> {
+    session_index::sidecar_reseal(&mut v);
     v
 }
 
@@ -210,9 +206,9 @@ pub fn exercise(data: &[u8]) {
         0 => (rest.to_vec(), false),
         1 => (patched(&base.sidecar_full, rest), false),
         2 => (patched(&base.sidecar_prefix, rest), false),
-        3 => (retrailer(patched(&base.sidecar_full, rest), true), true),
-        4 => (retrailer(patched(&base.sidecar_prefix, rest), true), true),
-        _ => (retrailer(rest.to_vec(), false), true),
+        3 => (reseal(patched(&base.sidecar_full, rest)), true),
+        4 => (reseal(patched(&base.sidecar_prefix, rest)), true),
+        _ => (reseal(rest.to_vec()), true),
     };
     let forged = forged && image != base.sidecar_full && image != base.sidecar_prefix;
     let fs = SimFs::new();

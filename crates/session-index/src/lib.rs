@@ -136,7 +136,8 @@ pub fn constants_table() -> String {
 }
 pub use sidecar::{
     HEADER_LEN as SIDECAR_HEADER_LEN, MAGIC as SIDECAR_MAGIC, TRAILER_LEN as SIDECAR_TRAILER_LEN,
-    VERSION as SIDECAR_VERSION, layout_table as sidecar_layout_table, trailer as sidecar_trailer,
+    VERSION as SIDECAR_VERSION, layout_table as sidecar_layout_table, reseal as sidecar_reseal,
+    trailer as sidecar_trailer,
 };
 pub use summary::{Modified, SessionSummary, iso};
 pub use tree::{PathToRoot, REPEAT_LIMIT, Tree, TreeNode, TreeReport};

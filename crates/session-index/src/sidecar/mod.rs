@@ -232,6 +232,92 @@ pub fn trailer(head: &[u8]) -> [u8; TRAILER_LEN] {
     xxhash_rust::xxh3::xxh3_128(head).to_le_bytes()
 }
 
+/// Recomputes the checks of a crafted sidecar in place: every page's (when the
+/// header's sizes add up to the file's) and the head's (when `head_len` fits), so a
+/// decoder's checks of the contents are reached. Public for tools, tests and fuzzers
+/// that craft sidecars; bytes that are no sidecar are left as they are.
+pub fn reseal(b: &mut [u8]) {
+    let le = |b: &[u8], f: Field| -> Option<u64> {
+        let mut x = [0u8; 8];
+        x[..f.len].copy_from_slice(b.get(f.range())?);
+        Some(u64::from_le_bytes(x))
+    };
+    let size = |f: Field| le(b, f).and_then(|x| usize::try_from(x).ok());
+    let (Some(head_len), Some(n), Some(ids), Some(pool_len), Some(chunks), Some(labels_len)) = (
+        size(head::HEAD_LEN),
+        size(head::REC_COUNT),
+        size(head::IDS_COUNT),
+        size(head::POOL_LEN),
+        size(head::POOL_CHUNKS),
+        size(head::LABELS_LEN),
+    ) else {
+        return;
+    };
+    if head_len < HEADER_LEN + TRAILER_LEN || head_len > b.len() {
+        return;
+    }
+    let recs = head_len;
+    let ends = n
+        .checked_mul(REC_LEN)
+        .and_then(|r| recs.checked_add(r))
+        .and_then(|hashes| {
+            let orders = hashes.checked_add(ids.checked_mul(8)?)?;
+            let pool = orders.checked_add(ids.checked_mul(4)?)?;
+            let labels = pool.checked_add(pool_len)?;
+            Some((
+                hashes,
+                orders,
+                pool,
+                labels,
+                labels.checked_add(labels_len)?,
+            ))
+        });
+    if let Some((hashes, orders, pool, labels, end)) = ends
+        && end == b.len()
+    {
+        let mut at = HEADER_LEN;
+        let put = |b: &mut [u8], at: &mut usize, x: u64| {
+            if let Some(s) = b.get_mut(*at..*at + 8) {
+                s.copy_from_slice(&x.to_le_bytes());
+            }
+            *at += 8;
+        };
+        let check = |b: &[u8], from: usize, to: usize| page_check(&b[from..to], from as u64);
+        for p in (recs..hashes).step_by(REC_PAGE * REC_LEN) {
+            let c = check(b, p, (p + REC_PAGE * REC_LEN).min(hashes));
+            put(b, &mut at, c);
+        }
+        for p in (hashes..orders).step_by(HASH_PAGE * 8) {
+            let first = le(&b[p..], Field::new(0, 8, "", "")).unwrap_or(0);
+            put(b, &mut at, first);
+            let c = check(b, p, (p + HASH_PAGE * 8).min(orders));
+            put(b, &mut at, c);
+        }
+        for p in (orders..pool).step_by(ORDER_PAGE * 4) {
+            let c = check(b, p, (p + ORDER_PAGE * 4).min(pool));
+            put(b, &mut at, c);
+        }
+        let mut from = pool;
+        // Each chunk holds a byte at least, and its entry is in the head.
+        for _ in 0..chunks.min(pool_len) {
+            if at + 12 > head_len {
+                break;
+            }
+            let len = le(&b[at.min(b.len())..], Field::new(0, 4, "", "")).unwrap_or(0) as usize;
+            let to = from.saturating_add(len).min(labels);
+            at += 4;
+            let c = check(b, from, to);
+            put(b, &mut at, c);
+            from = to;
+        }
+        let c = check(b, labels, end);
+        put(b, &mut at, c);
+    }
+    let end = head_len - TRAILER_LEN;
+    let t = trailer(&b[..end]);
+    b[end..head_len].copy_from_slice(&t);
+}
+
 /// Why a sidecar could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum DecodeFault {
