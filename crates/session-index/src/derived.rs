@@ -307,6 +307,15 @@ impl Derived {
         self.state.sidecar_fault()
     }
 
+    /// Reads and checks every page of the loaded sidecar that no query has read yet
+    /// (an open reads only its head): what a verification of the sidecar does. The
+    /// fault if a page failed (as [`sidecar_fault`](Self::sidecar_fault): the
+    /// answers come from a rebuild then); `None` when every page is sound or there
+    /// is no loaded sidecar.
+    pub fn check_sidecar_pages(&self) -> Option<&str> {
+        self.state.base.as_ref().and_then(|b| b.check_all())
+    }
+
     /// Current labels: target id → label, in the reference's map order.
     pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> {
         self.state

@@ -189,10 +189,14 @@ pub(crate) fn check(path: &Path) -> (Status, Value) {
         );
     }
     let index = match Index::open_or_rebuild(path, read_only_index()) {
-        Ok((_, r)) => {
-            let (status, detail) = index_status(&r.status);
-            json!({"status": status, "detail": detail})
-        }
+        // An open reads the sidecar's head only: its pages are checked here.
+        Ok((ix, r)) => match ix.check_sidecar_pages() {
+            Some(fault) => json!({"status": "damaged", "detail": one_line(fault)}),
+            None => {
+                let (status, detail) = index_status(&r.status);
+                json!({"status": status, "detail": detail})
+            }
+        },
         Err(e) => json!({"status": "error", "detail": one_line(&e.to_string())}),
     };
     let status = if torn.is_some() {
@@ -249,8 +253,19 @@ fn repair(path: &Path, status: Status) -> Result<Option<String>> {
         w.close().map_err(|e| anyhow::anyhow!(e))?;
     }
     if matches!(status, Status::TornTail | Status::StaleIndex) {
-        let (_, r) = Index::open_or_rebuild(path, OpenIndexOptions::default())
+        let (ix, mut r) = Index::open_or_rebuild(path, OpenIndexOptions::default())
             .map_err(|e| crate::out::at_path(path, "cannot index", e))?;
+        if ix.check_sidecar_pages().is_some() {
+            // A damaged page the open did not read: the sidecar is derived, so it is
+            // removed and rebuilt.
+            let side = session_index::sidecar_path(path);
+            StdVfs
+                .remove_file(&side)
+                .map_err(|e| crate::out::at_path(&side, "cannot remove the index", e))?;
+            r = Index::open_or_rebuild(path, OpenIndexOptions::default())
+                .map_err(|e| crate::out::at_path(path, "cannot index", e))?
+                .1;
+        }
         if let Some(e) = r.save_error {
             return Err(crate::out::at_path(path, "cannot save the index", e));
         }

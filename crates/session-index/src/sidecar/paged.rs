@@ -121,6 +121,28 @@ impl Base {
         self.fault.get().map(String::as_str)
     }
 
+    /// Reads and checks every page not read yet (what a verification does); why one
+    /// failed, if one did (the prefix is then rebuilt, as on any failing read).
+    pub(crate) fn check_all(&self) -> Option<&str> {
+        for p in 0..self.rec_pages.len() {
+            self.rec((p * REC_PAGE) as u32);
+        }
+        for p in 0..self.hash_pages.len() {
+            self.hash((p * HASH_PAGE) as u32);
+        }
+        for p in 0..self.order_pages.len() {
+            self.order((p * ORDER_PAGE) as u32);
+        }
+        for c in 0..self.chunks.len() {
+            let (from, to) = (self.l.chunk_starts[c], self.l.chunk_starts[c + 1]);
+            self.pool(from, u32::try_from(to - from).unwrap_or(u32::MAX));
+        }
+        if self.fallback.get().is_none() {
+            self.label_maps();
+        }
+        self.fault()
+    }
+
     /// The rebuild of the covered prefix, made on first use (a page failed).
     fn resident(&self) -> &Resident {
         self.fallback.get_or_init(|| {
