@@ -22,8 +22,9 @@ fn parent_pos(state: &State, i: u32) -> u32 {
     state.parent_pos(i).unwrap_or(NO_POS)
 }
 
-/// Where the pool's chunks start: at the first string start at or past
-/// [`POOL_CHUNK`] bytes into a chunk (so no string spans two chunks), 0 first.
+/// Where the pool's chunks start: at the first start of a (non-empty) string at or
+/// past [`POOL_CHUNK`] bytes into a chunk (so no string spans two chunks and no
+/// chunk is empty), 0 first.
 fn chunk_starts(state: &State) -> Vec<u64> {
     let mut starts = vec![0u64];
     let mut max_end = 0u64;
@@ -33,7 +34,7 @@ fn chunk_starts(state: &State) -> Vec<u64> {
                 continue;
             }
             let from = *starts.last().unwrap_or(&0);
-            if s.start >= max_end && s.start - from >= POOL_CHUNK as u64 {
+            if s.len > 0 && s.start >= max_end && s.start - from >= POOL_CHUNK as u64 {
                 starts.push(s.start);
             }
             max_end = max_end.max(s.start + u64::from(s.len));

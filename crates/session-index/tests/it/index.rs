@@ -655,3 +655,33 @@ fn a_flipped_bit_in_any_page_is_found_when_read_and_the_prefix_rebuilt() {
         );
     }
 }
+
+/// An empty string id at the end of the pool (a zero-length string where a pool
+/// chunk could start: ids of 8 bytes put one at 32,768 for one of these sizes) makes
+/// no empty chunk: the saved sidecar is used as it is.
+#[test]
+fn an_empty_id_at_the_end_of_the_pool_keeps_the_sidecar_usable() {
+    let ts = "2026-01-01T00:00:00.000Z";
+    for n in 2_045..2_052 {
+        for extra in [false, true] {
+            let fs = sim();
+            let path = Path::new("/s/empty-id.jsonl");
+            let mut text = synthetic(n);
+            if extra {
+                text.push_str(&format!(
+                    r#"{{"type":"custom","id":"zzzzzzzz","parentId":null,"timestamp":"{ts}"}}"#
+                ));
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                r#"{{"type":"custom","id":"","parentId":null,"timestamp":"{ts}"}}"#
+            ));
+            text.push('\n');
+            write(fs.clone(), path, &text);
+            let (built, _) = open(fs.clone(), path);
+            let (again, report) = open(fs.clone(), path);
+            assert_eq!(report.status, IndexStatus::Fresh, "{n} {extra}");
+            assert_eq!(fingerprint(&again), fingerprint(&built));
+        }
+    }
+}
