@@ -877,7 +877,7 @@ impl State {
     /// aggregates its type feeds.
     fn observe_fields(&mut self, index: u32, mut rec: Rec, f: Fields<'_>) {
         self.agg.entries += 1;
-        self.agg.leaf = Some(index);
+        let before = self.agg.leaf.replace(index);
         if let Some(ts) = f.timestamp.as_deref() {
             rec.ts = parse_js_date(ts).map_or(f64::NAN, |ms| ms as f64);
         } else if let Some(ms) = f.timestamp_other {
@@ -924,7 +924,12 @@ impl State {
         }
         // The context walk's parent: `parentId ? byId.get(parentId) : undefined`.
         let missing = match self.parent_key_of(index).filter(|k| k.truthy()) {
-            Some(p) if Some(p) != self.key_of(index) => match self.find_key(p) {
+            // Most entries are appended to the previous one, the last with its id:
+            // found without a lookup (which, after a load, reads the id table's pages).
+            Some(p) if Some(p) != self.key_of(index) => match before
+                .filter(|l| matches!(p, Key::Str(_) | Key::Json(_)) && self.key_of(*l) == Some(p))
+                .or_else(|| self.find_key(p))
+            {
                 Some(pos) => {
                     self.recs.set_parent_pos(index, pos);
                     None
