@@ -179,10 +179,25 @@ pub struct SessionContext<'s> {
 
 /// Serializes as [`SessionContext::to_reference_json`]: the reference's
 /// `buildSessionContext()` shape, so a context can be sent or stored as the reference
-/// would give it.
+/// would give it. Written straight from the messages, without building the
+/// [`Value`] tree first (a 640 KB context is a tree of thousands of small
+/// allocations): the keys and values are those of `to_reference_json`, in the same
+/// order, and no message serializes a key twice (a typed message's `extra` never
+/// holds one of its modelled keys: reading moves those into their fields, and
+/// `Entry::read` keeps a message whose typed form would not print as stored whole,
+/// as a map), so the bytes are the same.
 impl serde::Serialize for SessionContext<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_reference_json().serialize(serializer)
+        use serde::ser::SerializeMap;
+        let mut m = serializer.serialize_map(Some(
+            2 + usize::from(self.settings.thinking_level.is_some()),
+        ))?;
+        m.serialize_entry("messages", &self.messages)?;
+        if let Some(level) = &self.settings.thinking_level {
+            m.serialize_entry("thinkingLevel", level)?;
+        }
+        m.serialize_entry("model", &self.settings.model)?;
+        m.end()
     }
 }
 
