@@ -238,6 +238,7 @@ pub fn context_entries<'s, S: ContextSource>(
     leaf: Leaf<'_>,
 ) -> Result<ContextEntries<'s>, ContextError<S::Error>> {
     let mut plan = plan(source, leaf)?;
+    prefetch(source, &plan);
     let settings = settings(source, &plan)?;
     let mut entries = Vec::new();
     each_entry(source, &mut plan, |e, _| entries.push(e))?;
@@ -247,6 +248,24 @@ pub fn context_entries<'s, S: ContextSource>(
         leaf: plan.leaf.take(),
         warnings: std::mem::take(&mut plan.warnings),
     })
+}
+
+/// Tells the source which entries [`settings`] and [`each_entry`] load, in that order.
+fn prefetch<S: ContextSource>(source: &S, plan: &ContextPlan<'_, S::Handle>) {
+    let settings = [plan.thinking, plan.model, plan.service_tier];
+    let window = plan.window().filter_map(|i| {
+        let p = &plan.path[i];
+        p.kind.may_emit().then_some(p.handle)
+    });
+    let handles: Vec<S::Handle> = settings
+        .iter()
+        .flatten()
+        .map(|p| p.handle)
+        .chain(window)
+        .collect();
+    if !handles.is_empty() {
+        source.prefetch(&handles);
+    }
 }
 
 /// Calls `f` with each entry of the context, in context order: the compaction, then
@@ -313,6 +332,7 @@ pub fn build_context<'s, S: ContextSource>(
     options: &ContextOptions,
 ) -> Result<SessionContext<'s>, ContextError<S::Error>> {
     let mut plan = plan(source, leaf)?;
+    prefetch(source, &plan);
     let settings = settings(source, &plan)?;
     // Messages are made as entries are loaded: no intermediate list of entries.
     let mut messages = Vec::with_capacity(plan.window().len() + 1);

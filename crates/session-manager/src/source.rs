@@ -3,11 +3,13 @@
 //! cost what the context needs.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::Path;
 
 use session_context::{ContextKind, ContextSource, Node, Parent, PathMarks, UsageAttribution};
 use session_index::{Derived, EntryIndex, Index, kinds};
-use session_journal::{Capture, Reader};
+use session_journal::{Capture, FrameRun, Offset, Reader};
 use session_types::json::replace_lone_surrogates;
 use session_types::{Entry, Record};
 
@@ -44,6 +46,23 @@ pub(crate) struct SnapshotReader<'a> {
     pub(crate) reader: &'a Reader,
     pub(crate) snapshot: Snapshot,
     pub(crate) path: &'a Path,
+    /// Frames read ahead ([`Records::prefetch`]), until their entries are loaded.
+    pub(crate) prefetched: RefCell<Prefetched>,
+}
+
+/// The most bytes one read ahead fetches: neighbouring frames are read together up to
+/// this, then a new read starts.
+const MAX_RUN: u64 = 1 << 20;
+
+/// Frames read ahead of their loads: runs of neighbouring frames, each read with one
+/// read and verified ([`Reader::read_runs`]), and where each record's frame is. A
+/// run is dropped once every frame of it has been loaded.
+#[derive(Debug, Default)]
+pub(crate) struct Prefetched {
+    /// Each run, and how many of its frames are still to be loaded.
+    runs: Vec<Option<(FrameRun, usize)>>,
+    /// Record → (run, frame within the run).
+    at: HashMap<EntryIndex, (usize, usize)>,
 }
 
 impl SnapshotReader<'_> {
@@ -93,6 +112,92 @@ impl SnapshotReader<'_> {
         Ok(frame.payload)
     }
 
+    /// Reads ahead the frames of `entries` (those inside the snapshot), at most
+    /// `max_entries` of them and `max_bytes` of payload, in the order given: the
+    /// neighbours in one read each, the file's length checked once. A run that cannot
+    /// be read or verified is forgotten: its entries' loads read them on their own and
+    /// report what they find.
+    fn prefetch_frames(&self, entries: &[EntryIndex], max_entries: u64, max_bytes: u64) {
+        let mut spans = Vec::with_capacity(entries.len());
+        let mut bytes = 0u64;
+        for &i in entries
+            .iter()
+            .take(usize::try_from(max_entries).unwrap_or(usize::MAX))
+        {
+            let Some(info) = self.index.info(i) else {
+                continue;
+            };
+            let end =
+                info.offset.0 + session_journal::format::frame_len(u64::from(info.payload_len));
+            if !self.visible(i) || end > self.snapshot.capture.len.0 {
+                continue;
+            }
+            bytes = bytes.saturating_add(u64::from(info.payload_len));
+            if bytes > max_bytes {
+                break;
+            }
+            spans.push((info.offset.0, end, i));
+        }
+        spans.sort_unstable_by_key(|s| s.0);
+        spans.dedup_by_key(|s| s.0);
+        // Neighbours (one ends where the next starts) share a read, up to MAX_RUN.
+        let mut runs: Vec<(Offset, Offset)> = Vec::new();
+        let mut members: Vec<Vec<EntryIndex>> = Vec::new();
+        for (start, end, i) in spans {
+            match (runs.last_mut(), members.last_mut()) {
+                (Some(run), Some(m)) if run.1.0 == start && end - run.0.0 <= MAX_RUN => {
+                    run.1 = Offset(end);
+                    m.push(i);
+                }
+                _ => {
+                    runs.push((Offset(start), Offset(end)));
+                    members.push(vec![i]);
+                }
+            }
+        }
+        let mut p = self.prefetched.borrow_mut();
+        for (run, members) in self.reader.read_runs(&runs).into_iter().zip(members) {
+            let Ok(run) = run else {
+                continue;
+            };
+            if run.frames().len() != members.len() {
+                continue;
+            }
+            let n = p.runs.len();
+            for (k, i) in members.iter().enumerate() {
+                p.at.insert(*i, (n, k));
+            }
+            p.runs.push(Some((run, members.len())));
+        }
+    }
+
+    /// The entry of record `i` from a frame read ahead, if there is one (`None`: load
+    /// it). Checked against the index as [`load_raw`](Self::load_raw) checks a frame.
+    fn prefetched_entry(&self, i: EntryIndex) -> Option<Result<Entry, ReadError>> {
+        let mut p = self.prefetched.borrow_mut();
+        let (r, k) = p.at.remove(&i)?;
+        let slot = p.runs.get_mut(r)?;
+        let (run, left) = slot.as_mut()?;
+        let info = self.index.info(i)?;
+        let frame = run.frames().get(k)?;
+        let entry = if frame.seq != info.seq || frame.kind.get() != info.kind {
+            Err(ReadError::IndexMismatch {
+                path: self.path.to_path_buf(),
+                offset: info.offset.0,
+                expected_seq: info.seq.0,
+                found_seq: frame.seq.0,
+            })
+        } else {
+            let raw = run.payload(k)?;
+            parse_entry(raw, self.path, info.offset.0, false)
+        };
+        *left -= 1;
+        if *left == 0 {
+            *slot = None;
+        }
+        Some(entry)
+    }
+
     /// Reads and parses the entry of record `i` (no accounting). A payload of a known
     /// type with an unexpected shape is returned as [`Entry::Unknown`] rather than lost.
     pub(crate) fn load_entry(&self, i: EntryIndex) -> Result<Entry, ReadError> {
@@ -110,7 +215,12 @@ pub(crate) fn parse_entry(
     offset: u64,
     lenient: bool,
 ) -> Result<Entry, ReadError> {
-    let text = String::from_utf8_lossy(raw);
+    // Valid UTF-8 (every payload the engine writes) is borrowed as is: the lossy
+    // reading, which copies, is for the rest.
+    let text = match std::str::from_utf8(raw) {
+        Ok(t) => Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(raw),
+    };
     let (clean, _) = replace_lone_surrogates(&text);
     let err = |source: session_types::ParseError| ReadError::Parse {
         path: path.to_path_buf(),
@@ -149,6 +259,11 @@ pub(crate) trait Records {
     fn payload_len(&self, i: EntryIndex) -> u64;
     /// The entry of record `i`.
     fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError>;
+    /// The records whose entries are about to be read (at most `max_entries` of them
+    /// and `max_bytes` of payload): a source that reads storage may read them ahead.
+    fn prefetch(&self, entries: &[EntryIndex], max_entries: u64, max_bytes: u64) {
+        let _ = (entries, max_entries, max_bytes);
+    }
     /// How errors name the session.
     fn session(&self) -> String;
 }
@@ -171,9 +286,16 @@ impl Records for SnapshotReader<'_> {
     }
 
     fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
+        if let Some(entry) = self.prefetched_entry(i) {
+            return entry.map(Cow::Owned);
+        }
         let raw = self.load_raw(i)?;
         let offset = self.index.info(i).map_or(0, |x| x.offset.0);
         parse_entry(&raw, self.path, offset, false).map(Cow::Owned)
+    }
+
+    fn prefetch(&self, entries: &[EntryIndex], max_entries: u64, max_bytes: u64) {
+        self.prefetch_frames(entries, max_entries, max_bytes);
     }
 
     fn session(&self) -> String {
@@ -363,6 +485,13 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
     /// The latest `child_usage_attributed` entry for the target (the index keeps only
     /// the latest): its aggregate is exact; `children`/`count` describe that entry
     /// only, which is all the messages view uses.
+    /// The frames of the entries the context loads, read ahead within what the read's
+    /// limits still allow (each load is still counted when it happens).
+    fn prefetch(&self, entries: &[EntryIndex]) {
+        let (max_entries, max_bytes) = self.acct.headroom();
+        self.records.prefetch(entries, max_entries, max_bytes);
+    }
+
     fn usage_attribution(&self, target: &str) -> Option<UsageAttribution> {
         let i = self.records.derived().latest_aggregate_usage(target)?;
         if !self.records.visible(i) {
