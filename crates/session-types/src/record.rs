@@ -244,7 +244,7 @@ impl Entry {
 fn as_stored(entry: Entry, text: &str) -> Entry {
     let typed =
         matches!(&entry, Entry::Message(m) if !matches!(m.message, AgentMessage::Unknown(_)));
-    if !typed || entry.to_json() == text {
+    if !typed || crate::compact::serializes_to(&entry, text) {
         return entry;
     }
     let Entry::Message(mut m) = entry else {

@@ -11,13 +11,18 @@ use session_context::{
     ContextOptions, Leaf, ResidentSource, SessionContext, TextSource, build_context,
 };
 use session_testkit::corpus::oracle_cases;
-use session_types::js::stringify::to_string;
+use session_types::js::stringify::{to_string, write};
 
 use crate::{load_jsonl, parse_all, repo_root};
 
-/// Both serializations of `ctx`, JavaScript's number spelling (`Out::json`'s).
+/// Both serializations of `ctx`, JavaScript's number spelling (`Out::json`'s): the
+/// direct one by `js::stringify::write` (what `bcs context --json` prints) and by
+/// serde_json with `JsFormatter`, which must agree, and the value's.
 fn both(ctx: &SessionContext<'_>) -> (String, String) {
     let direct = to_string(ctx).expect("serialize");
+    let mut fast = Vec::new();
+    write(&mut fast, ctx).expect("write");
+    assert_eq!(String::from_utf8(fast).expect("utf-8"), direct);
     let through_value = to_string(&ctx.to_reference_json()).expect("serialize value");
     (direct, through_value)
 }
