@@ -390,7 +390,12 @@ pub(crate) fn context(store: &Location, args: &ContextArgs, out: &mut Out) -> Re
     if args.json {
         // Written as it is serialized: the same bytes as `context_json`'s value
         // printed by `Out::json`, without building that value.
-        return out.json_context(&ctx);
+        out.json_context(&ctx)?;
+        // The process ends here: freeing every message and the index one by one
+        // would cost more than a tenth of the printing, for memory the exit returns.
+        std::mem::forget(ctx);
+        std::mem::forget(view);
+        return Ok(());
     }
     out.text(&render::context(&ctx.to_reference_json()))
 }
