@@ -46,7 +46,7 @@ pub(crate) struct SnapshotReader<'a> {
     pub(crate) reader: &'a Reader,
     pub(crate) snapshot: Snapshot,
     pub(crate) path: &'a Path,
-    /// Frames read ahead ([`Records::prefetch`]), until their entries are loaded.
+    /// The reading planned for the entries about to be loaded ([`Records::prefetch`]).
     pub(crate) prefetched: RefCell<Prefetched>,
 }
 
@@ -54,15 +54,29 @@ pub(crate) struct SnapshotReader<'a> {
 /// this, then a new read starts.
 const MAX_RUN: u64 = 1 << 20;
 
-/// Frames read ahead of their loads: runs of neighbouring frames, each read with one
-/// read and verified ([`Reader::read_runs`]), and where each record's frame is. A
-/// run is dropped once every frame of it has been loaded.
+/// The entries a context is about to load, grouped in runs of neighbouring frames
+/// ([`Records::prefetch`]): a run is read (one read, every frame verified:
+/// [`Reader::read_run`]) when the first of its entries is loaded, and dropped once
+/// every one of them has been, so no more than a run's bytes wait in memory.
 #[derive(Debug, Default)]
 pub(crate) struct Prefetched {
-    /// Each run, and how many of its frames are still to be loaded.
-    runs: Vec<Option<(FrameRun, usize)>>,
+    runs: Vec<Run>,
     /// Record → (run, frame within the run).
     at: HashMap<EntryIndex, (usize, usize)>,
+}
+
+/// Neighbouring frames read with one read.
+#[derive(Debug)]
+struct Run {
+    start: Offset,
+    end: Offset,
+    /// Its frames, once read (`Some(None)`: the read failed; each entry is then
+    /// loaded alone, and reports what it finds).
+    read: Option<Option<FrameRun>>,
+    /// How many frames it holds.
+    frames: usize,
+    /// How many of its entries are still to be loaded.
+    left: usize,
 }
 
 impl SnapshotReader<'_> {
@@ -112,11 +126,9 @@ impl SnapshotReader<'_> {
         Ok(frame.payload)
     }
 
-    /// Reads ahead the frames of `entries` (those inside the snapshot), at most
-    /// `max_entries` of them and `max_bytes` of payload, in the order given: the
-    /// neighbours in one read each, the file's length checked once. A run that cannot
-    /// be read or verified is forgotten: its entries' loads read them on their own and
-    /// report what they find.
+    /// Plans the reading of the frames of `entries` (those inside the snapshot), at
+    /// most `max_entries` of them and `max_bytes` of payload, in the order given:
+    /// neighbours are read together, up to [`MAX_RUN`] bytes a read.
     fn prefetch_frames(&self, entries: &[EntryIndex], max_entries: u64, max_bytes: u64) {
         let mut spans = Vec::with_capacity(entries.len());
         let mut bytes = 0u64;
@@ -140,62 +152,68 @@ impl SnapshotReader<'_> {
         }
         spans.sort_unstable_by_key(|s| s.0);
         spans.dedup_by_key(|s| s.0);
-        // Neighbours (one ends where the next starts) share a read, up to MAX_RUN.
-        let mut runs: Vec<(Offset, Offset)> = Vec::new();
-        let mut members: Vec<Vec<EntryIndex>> = Vec::new();
+        let mut p = self.prefetched.borrow_mut();
+        let Prefetched { runs, at } = &mut *p;
         for (start, end, i) in spans {
-            match (runs.last_mut(), members.last_mut()) {
-                (Some(run), Some(m)) if run.1.0 == start && end - run.0.0 <= MAX_RUN => {
-                    run.1 = Offset(end);
-                    m.push(i);
+            let n = runs.len();
+            match runs.last_mut() {
+                Some(run) if run.end.0 == start && end - run.start.0 <= MAX_RUN => {
+                    run.end = Offset(end);
+                    at.insert(i, (n - 1, run.frames));
+                    run.frames += 1;
+                    run.left += 1;
                 }
                 _ => {
-                    runs.push((Offset(start), Offset(end)));
-                    members.push(vec![i]);
+                    at.insert(i, (n, 0));
+                    runs.push(Run {
+                        start: Offset(start),
+                        end: Offset(end),
+                        read: None,
+                        frames: 1,
+                        left: 1,
+                    });
                 }
             }
-        }
-        let mut p = self.prefetched.borrow_mut();
-        for (run, members) in self.reader.read_runs(&runs).into_iter().zip(members) {
-            let Ok(run) = run else {
-                continue;
-            };
-            if run.frames().len() != members.len() {
-                continue;
-            }
-            let n = p.runs.len();
-            for (k, i) in members.iter().enumerate() {
-                p.at.insert(*i, (n, k));
-            }
-            p.runs.push(Some((run, members.len())));
         }
     }
 
-    /// The entry of record `i` from a frame read ahead, if there is one (`None`: load
-    /// it). Checked against the index as [`load_raw`](Self::load_raw) checks a frame.
+    /// The entry of record `i` from its run, read now if it was not yet (`None`: no
+    /// run holds it, or its run could not be read; load it alone). Checked against the
+    /// index as [`load_raw`](Self::load_raw) checks a frame.
     fn prefetched_entry(&self, i: EntryIndex) -> Option<Result<Entry, ReadError>> {
         let mut p = self.prefetched.borrow_mut();
         let (r, k) = p.at.remove(&i)?;
-        let slot = p.runs.get_mut(r)?;
-        let (run, left) = slot.as_mut()?;
-        let info = self.index.info(i)?;
-        let frame = run.frames().get(k)?;
-        let entry = if frame.seq != info.seq || frame.kind.get() != info.kind {
-            Err(ReadError::IndexMismatch {
-                path: self.path.to_path_buf(),
-                offset: info.offset.0,
-                expected_seq: info.seq.0,
-                found_seq: frame.seq.0,
-            })
-        } else {
-            let raw = run.payload(k)?;
-            parse_entry(raw, self.path, info.offset.0, false)
+        let run = p.runs.get_mut(r)?;
+        let frames = run.frames;
+        let read = run.read.get_or_insert_with(|| {
+            // A run whose frames are not the ones planned (an index that disagrees
+            // with its journal) is not used: each load then reports the mismatch.
+            self.reader
+                .read_run(run.start, run.end)
+                .ok()
+                .filter(|f| f.frames().len() == frames)
+        });
+        let entry = match (read.as_ref(), self.index.info(i)) {
+            (Some(read), Some(info)) => match (read.frames().get(k), read.payload(k)) {
+                (Some(frame), _) if frame.seq != info.seq || frame.kind.get() != info.kind => {
+                    Some(Err(ReadError::IndexMismatch {
+                        path: self.path.to_path_buf(),
+                        offset: info.offset.0,
+                        expected_seq: info.seq.0,
+                        found_seq: frame.seq.0,
+                    }))
+                }
+                (Some(_), Some(raw)) => Some(parse_entry(raw, self.path, info.offset.0, false)),
+                _ => None,
+            },
+            _ => None,
         };
-        *left -= 1;
-        if *left == 0 {
-            *slot = None;
+        run.left -= 1;
+        if run.left == 0 {
+            // Every entry of the run was loaded: its bytes are not needed any more.
+            run.read = Some(None);
         }
-        Some(entry)
+        entry
     }
 
     /// Reads and parses the entry of record `i` (no accounting). A payload of a known
