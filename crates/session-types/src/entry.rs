@@ -184,6 +184,25 @@ macro_rules! entry_types {
             Unknown(Extra),
         }
 
+        /// [`Entry`]'s modelled variants alone, for [`Entry::parse`]'s first attempt:
+        /// without the untagged fallback, serde reads the variant from the buffered
+        /// record it owns, where `Entry` must read it from a borrowed one (kept for
+        /// the fallback) and so copy every string of the record once more. Where
+        /// this fails, `Entry` reads the text as before.
+        #[derive(Deserialize)]
+        #[serde(tag = "type")]
+        pub(crate) enum TypedEntry {
+            $( #[serde(rename = $tag)] $variant($payload), )*
+        }
+
+        impl From<TypedEntry> for Entry {
+            fn from(t: TypedEntry) -> Entry {
+                match t {
+                    $( TypedEntry::$variant(e) => Entry::$variant(e), )*
+                }
+            }
+        }
+
         impl Entry {
             /// The type of a modelled variant (`None` for [`Entry::Unknown`]).
             fn variant_type(&self) -> Option<EntryType> {

@@ -172,6 +172,11 @@ impl Entry {
                 ),
             });
         }
+        // The modelled variants first (no copy of the record kept for a fallback);
+        // the whole `Entry` (and its fallback) only where they do not read it.
+        if let Ok(typed) = serde_json::from_str::<crate::entry::TypedEntry>(text) {
+            return Ok(Entry::from(typed));
+        }
         let entry: Entry =
             serde_json::from_str(text).map_err(|e| ParseError::from_serde(text, &e))?;
         if let Entry::Unknown(map) = &entry {
