@@ -5,7 +5,7 @@ use serde_json::{Number, Value};
 
 use crate::content::{Extra, UserContent};
 use crate::ids::{EntryId, Timestamp};
-use crate::message::{AgentMessage, Usage};
+use crate::message::{AgentMessage, TypedAgentMessage, Usage};
 
 /// The fields every entry shares: its id, its parent and when it was written.
 ///
@@ -395,6 +395,35 @@ pub struct MessageEntry {
     /// Unmodelled fields.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A `message` record read as [`MessageEntry`] with a [`TypedAgentMessage`]: what
+/// [`Entry::parse`] tries first on a record that starts as messages do.
+#[derive(Deserialize)]
+#[serde(tag = "type")]
+pub(crate) enum TypedMessageRecord {
+    #[serde(rename = "message")]
+    Message(TypedMessageEntry),
+}
+
+/// [`MessageEntry`]'s fields, the message of a modelled role.
+#[derive(Deserialize)]
+pub(crate) struct TypedMessageEntry {
+    #[serde(flatten)]
+    base: EntryBase,
+    message: TypedAgentMessage,
+    #[serde(flatten)]
+    extra: Extra,
+}
+
+impl From<TypedMessageRecord> for Entry {
+    fn from(TypedMessageRecord::Message(m): TypedMessageRecord) -> Entry {
+        Entry::Message(MessageEntry {
+            base: m.base,
+            message: m.message.into(),
+            extra: m.extra,
+        })
+    }
 }
 
 /// `thinking_level_change`

@@ -172,8 +172,15 @@ impl Entry {
                 ),
             });
         }
-        // The modelled variants first (no copy of the record kept for a fallback);
-        // the whole `Entry` (and its fallback) only where they do not read it.
+        // The modelled variants first (no copy of the record kept for a fallback),
+        // a message of a modelled role first of all where the record starts as
+        // messages do; the whole `Entry` (and its fallback) only where they do not
+        // read it.
+        if text.starts_with(r#"{"type":"message","#)
+            && let Ok(typed) = serde_json::from_str::<crate::entry::TypedMessageRecord>(text)
+        {
+            return Ok(Entry::from(typed));
+        }
         if let Ok(typed) = serde_json::from_str::<crate::entry::TypedEntry>(text) {
             return Ok(Entry::from(typed));
         }
