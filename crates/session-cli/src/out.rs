@@ -47,6 +47,16 @@ impl Out {
         json_line(&mut self.stdout, v).context("cannot write to stdout")
     }
 
+    /// [`json`](Self::json) of a context, written as it is serialized (no JSON value
+    /// built first): the same bytes as `json` of its `to_reference_json`.
+    pub(crate) fn json_context(&mut self, v: &session_context::SessionContext<'_>) -> Result<()> {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut self.stdout);
+        session_types::js::stringify::write(&mut w, v)
+            .and_then(|()| w.write_all(b"\n"))
+            .and_then(|()| w.flush())
+            .context("cannot write to stdout")
+    }
+
     /// [`json`](Self::json) of a listing: an array of the reference's `SessionInfo`,
     /// written as it is serialized (no JSON value built per session).
     pub(crate) fn json_sessions(&mut self, rows: &[session_index::SessionInfo]) -> Result<()> {

@@ -179,10 +179,25 @@ pub struct SessionContext<'s> {
 
 /// Serializes as [`SessionContext::to_reference_json`]: the reference's
 /// `buildSessionContext()` shape, so a context can be sent or stored as the reference
-/// would give it.
+/// would give it. Written straight from the messages, without building the
+/// [`Value`] tree first (a 640 KB context is a tree of thousands of small
+/// allocations): the keys and values are those of `to_reference_json`, in the same
+/// order, and no message serializes a key twice (a typed message's `extra` never
+/// holds one of its modelled keys: reading moves those into their fields, and
+/// `Entry::read` keeps a message whose typed form would not print as stored whole,
+/// as a map), so the bytes are the same.
 impl serde::Serialize for SessionContext<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_reference_json().serialize(serializer)
+        use serde::ser::SerializeMap;
+        let mut m = serializer.serialize_map(Some(
+            2 + usize::from(self.settings.thinking_level.is_some()),
+        ))?;
+        m.serialize_entry("messages", &self.messages)?;
+        if let Some(level) = &self.settings.thinking_level {
+            m.serialize_entry("thinkingLevel", level)?;
+        }
+        m.serialize_entry("model", &self.settings.model)?;
+        m.end()
     }
 }
 
@@ -223,6 +238,7 @@ pub fn context_entries<'s, S: ContextSource>(
     leaf: Leaf<'_>,
 ) -> Result<ContextEntries<'s>, ContextError<S::Error>> {
     let mut plan = plan(source, leaf)?;
+    prefetch(source, &plan);
     let settings = settings(source, &plan)?;
     let mut entries = Vec::new();
     each_entry(source, &mut plan, |e, _| entries.push(e))?;
@@ -232,6 +248,24 @@ pub fn context_entries<'s, S: ContextSource>(
         leaf: plan.leaf.take(),
         warnings: std::mem::take(&mut plan.warnings),
     })
+}
+
+/// Tells the source which entries [`settings`] and [`each_entry`] load, in that order.
+fn prefetch<S: ContextSource>(source: &S, plan: &ContextPlan<'_, S::Handle>) {
+    let settings = [plan.thinking, plan.model, plan.service_tier];
+    let window = plan.window().filter_map(|i| {
+        let p = &plan.path[i];
+        p.kind.may_emit().then_some(p.handle)
+    });
+    let handles: Vec<S::Handle> = settings
+        .iter()
+        .flatten()
+        .map(|p| p.handle)
+        .chain(window)
+        .collect();
+    if !handles.is_empty() {
+        source.prefetch(&handles);
+    }
 }
 
 /// Calls `f` with each entry of the context, in context order: the compaction, then
@@ -298,6 +332,7 @@ pub fn build_context<'s, S: ContextSource>(
     options: &ContextOptions,
 ) -> Result<SessionContext<'s>, ContextError<S::Error>> {
     let mut plan = plan(source, leaf)?;
+    prefetch(source, &plan);
     let settings = settings(source, &plan)?;
     // Messages are made as entries are loaded: no intermediate list of entries.
     let mut messages = Vec::with_capacity(plan.window().len() + 1);

@@ -130,6 +130,17 @@ pub trait ContextSource {
         let _ = target;
         None
     }
+
+    /// The entries context building is about to [`load`](ContextSource::load), in
+    /// the order it loads them (once the path is walked: the settings entries that
+    /// win, then the window's). A source that reads entries from storage may read
+    /// them together here (neighbours in one read) and serve the loads that follow
+    /// from what it read; it must still answer each load exactly as it would have
+    /// (errors included: a failed read here is forgotten, and the load reads and
+    /// fails on its own). The default does nothing.
+    fn prefetch(&self, entries: &[Self::Handle]) {
+        let _ = entries;
+    }
 }
 
 /// The child usage folded into one assistant message.
@@ -204,5 +215,8 @@ impl<S: ContextSource + ?Sized> ContextSource for &S {
     }
     fn path_marks_ready(&self) -> bool {
         (**self).path_marks_ready()
+    }
+    fn prefetch(&self, entries: &[S::Handle]) {
+        (**self).prefetch(entries);
     }
 }

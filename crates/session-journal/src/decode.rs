@@ -45,6 +45,11 @@ impl<'f> Window<'f> {
         self
     }
 
+    /// What the window holds: where its buffer starts in the file, and the buffer.
+    pub(crate) fn into_parts(self) -> (u64, Vec<u8>) {
+        (self.start, self.buf)
+    }
+
     pub(crate) fn bound(&self) -> u64 {
         self.bound
     }

@@ -19,7 +19,8 @@
 //!   journal.
 //! - [`Capture`] — a committed length a [`Reader`] is bounded by.
 //! - [`Reader`] — lock-free and read-only: [`read_frame_at`](Reader::read_frame_at),
-//!   [`verify_frame_at`](Reader::verify_frame_at), [`frames`](Reader::frames).
+//!   [`verify_frame_at`](Reader::verify_frame_at), [`read_run`](Reader::read_run)
+//!   (neighbouring frames in one read, each verified), [`frames`](Reader::frames).
 //! - [`verify()`] and [`salvage()`] — read-only whole-file checks and the export of every
 //!   intact frame of a damaged journal.
 //! - [`verify_relocated`] — one frame held outside its journal (a segment, an object),
@@ -82,7 +83,7 @@ pub use capture::Capture;
 pub use error::{AppendError, CreateError, FrameFault, LockHolder, OpenError, ReadError};
 pub use frame::{Frame, FrameInfo};
 pub use header::JournalHeader;
-pub use read::{Frames, Known, Reader, ReaderOptions, Stop};
+pub use read::{FrameRun, Frames, Known, Reader, ReaderOptions, Stop};
 pub use recover::{RecoveryMode, RecoveryReport, TailState, Witness, WitnessOutcome};
 pub use relocate::{RelocatedError, verify_relocated};
 pub use types::{BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, UnixMillis};

@@ -251,6 +251,80 @@ impl Reader {
         }
     }
 
+    /// Reads the consecutive frames that fill `[start, end)` with one read and
+    /// verifies each of them (both checks, bound to this journal and its offset), as
+    /// [`read_frame_within`](Self::read_frame_within) would one by one: what a caller
+    /// that knows where its frames lie (an index) uses to read many neighbours at once.
+    /// The caller bounds the run's size (its bytes are read into one buffer) and checks
+    /// each frame's seq and kind as it expects. A frame that does not end inside the
+    /// run, or a run that does not end on a frame's end, is an error.
+    pub fn read_run(&self, start: Offset, end: Offset) -> Result<FrameRun, ReadError> {
+        self.read_runs(&[(start, end)])
+            .pop()
+            .unwrap_or_else(|| Err(self.out_of_range(start, 0)))
+    }
+
+    /// [`read_run`](Self::read_run) of each run, with one check of the file's length
+    /// for all of them (rather than one per frame read): one result per run, in order.
+    pub fn read_runs(&self, runs: &[(Offset, Offset)]) -> Vec<Result<FrameRun, ReadError>> {
+        let bound = match self.len() {
+            Ok(l) => l.0,
+            Err(e) => {
+                let mut out = vec![Err(e)];
+                out.extend(
+                    runs.iter()
+                        .skip(1)
+                        .map(|&(s, _)| Err(self.out_of_range(s, 0))),
+                );
+                return out;
+            }
+        };
+        runs.iter()
+            .map(|&(start, end)| self.run_within(start, end, bound))
+            .collect()
+    }
+
+    fn out_of_range(&self, offset: Offset, bound: u64) -> ReadError {
+        ReadError::OutOfRange {
+            path: self.path.clone(),
+            offset,
+            start: Offset(self.prefix.data_start),
+            bound: Offset(bound),
+        }
+    }
+
+    /// One run, the file being `bound` bytes long.
+    fn run_within(&self, start: Offset, end: Offset, bound: u64) -> Result<FrameRun, ReadError> {
+        if start.0 < self.prefix.data_start || !start.0.is_multiple_of(FRAME_ALIGN) {
+            return Err(self.out_of_range(start, bound));
+        }
+        if end.0 > bound || end.0 <= start.0 {
+            return Err(self.out_of_range(end, bound));
+        }
+        let len = usize::try_from(end.0 - start.0).map_err(|_| self.out_of_range(end, bound))?;
+        // One window as large as the run: its first read fetches every byte of it.
+        let mut win = Window::new(self.file.as_ref(), end.0, len);
+        let max = self.prefix.header.max_payload;
+        let mut frames = Vec::new();
+        let mut at = start.0;
+        while at < end.0 {
+            match decode_at(&mut win, &self.prefix.key, at, Expect::Entry, max) {
+                Ok(d) => {
+                    let info = d.info(at);
+                    at = info.end().0;
+                    frames.push(info);
+                }
+                Err(f) => return Err(self.fault(at, f)),
+            }
+        }
+        let (buf_start, buf) = win.into_parts();
+        Ok(FrameRun {
+            start: buf_start,
+            buf,
+            frames,
+        })
+    }
+
     /// Iterates entry frames from the first one. See [`Reader::frames_from`].
     pub fn frames(&self, bound: Option<Capture>) -> Frames<'_> {
         self.frames_from(Offset(self.prefix.data_start), bound)
@@ -296,6 +370,32 @@ impl Reader {
             stop: None,
             done: false,
         }
+    }
+}
+
+/// Consecutive frames read with one read and each verified
+/// ([`Reader::read_run`]): their headers, and their payloads borrowed from the run's
+/// buffer.
+#[derive(Debug)]
+pub struct FrameRun {
+    /// Where `buf` starts in the file.
+    start: u64,
+    buf: Vec<u8>,
+    frames: Vec<FrameInfo>,
+}
+
+impl FrameRun {
+    /// The frames, in file order.
+    pub fn frames(&self) -> &[FrameInfo] {
+        &self.frames
+    }
+
+    /// The payload of the `i`-th frame (`None` past the last).
+    pub fn payload(&self, i: usize) -> Option<&[u8]> {
+        let info = self.frames.get(i)?;
+        let from = usize::try_from(info.offset.0.checked_sub(self.start)?).ok()?
+            + crate::format::FRAME_HEADER_LEN;
+        self.buf.get(from..from + info.payload_len as usize)
     }
 }
 

@@ -44,6 +44,7 @@ pub fn indexed_context(
         reader,
         snapshot,
         path,
+        prefetched: Default::default(),
     };
     context_in(view, leaf, limits, options)
 }

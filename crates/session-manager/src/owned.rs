@@ -341,6 +341,7 @@ impl OwnedSession {
             reader: &self.reader,
             snapshot,
             path: &self.path,
+            prefetched: Default::default(),
         }
     }
 

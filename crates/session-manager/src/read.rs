@@ -75,6 +75,18 @@ impl Accounting {
         Ok(())
     }
 
+    /// How many more entries and bytes the limits allow.
+    pub(crate) fn headroom(&self) -> (u64, u64) {
+        (
+            self.limits
+                .max_source_entries
+                .saturating_sub(self.entries.get()),
+            self.limits
+                .max_source_bytes
+                .saturating_sub(self.bytes.get()),
+        )
+    }
+
     /// Counts one frame read as it happens.
     pub(crate) fn charge(&self, bytes: u64) -> Result<(), ReadError> {
         self.reserve_inexact(1, bytes)

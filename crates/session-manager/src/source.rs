@@ -3,11 +3,13 @@
 //! cost what the context needs.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::Path;
 
 use session_context::{ContextKind, ContextSource, Node, Parent, PathMarks, UsageAttribution};
 use session_index::{Derived, EntryIndex, Index, kinds};
-use session_journal::{Capture, Reader};
+use session_journal::{Capture, FrameRun, Offset, Reader};
 use session_types::json::replace_lone_surrogates;
 use session_types::{Entry, Record};
 
@@ -44,6 +46,37 @@ pub(crate) struct SnapshotReader<'a> {
     pub(crate) reader: &'a Reader,
     pub(crate) snapshot: Snapshot,
     pub(crate) path: &'a Path,
+    /// The reading planned for the entries about to be loaded ([`Records::prefetch`]).
+    pub(crate) prefetched: RefCell<Prefetched>,
+}
+
+/// The most bytes one read ahead fetches: neighbouring frames are read together up to
+/// this, then a new read starts.
+const MAX_RUN: u64 = 1 << 20;
+
+/// The entries a context is about to load, grouped in runs of neighbouring frames
+/// ([`Records::prefetch`]): a run is read (one read, every frame verified:
+/// [`Reader::read_run`]) when the first of its entries is loaded, and dropped once
+/// every one of them has been, so no more than a run's bytes wait in memory.
+#[derive(Debug, Default)]
+pub(crate) struct Prefetched {
+    runs: Vec<Run>,
+    /// Record → (run, frame within the run).
+    at: HashMap<EntryIndex, (usize, usize)>,
+}
+
+/// Neighbouring frames read with one read.
+#[derive(Debug)]
+struct Run {
+    start: Offset,
+    end: Offset,
+    /// Its frames, once read (`Some(None)`: the read failed; each entry is then
+    /// loaded alone, and reports what it finds).
+    read: Option<Option<FrameRun>>,
+    /// How many frames it holds.
+    frames: usize,
+    /// How many of its entries are still to be loaded.
+    left: usize,
 }
 
 impl SnapshotReader<'_> {
@@ -93,6 +126,96 @@ impl SnapshotReader<'_> {
         Ok(frame.payload)
     }
 
+    /// Plans the reading of the frames of `entries` (those inside the snapshot), at
+    /// most `max_entries` of them and `max_bytes` of payload, in the order given:
+    /// neighbours are read together, up to [`MAX_RUN`] bytes a read.
+    fn prefetch_frames(&self, entries: &[EntryIndex], max_entries: u64, max_bytes: u64) {
+        let mut spans = Vec::with_capacity(entries.len());
+        let mut bytes = 0u64;
+        for &i in entries
+            .iter()
+            .take(usize::try_from(max_entries).unwrap_or(usize::MAX))
+        {
+            let Some(info) = self.index.info(i) else {
+                continue;
+            };
+            let end =
+                info.offset.0 + session_journal::format::frame_len(u64::from(info.payload_len));
+            if !self.visible(i) || end > self.snapshot.capture.len.0 {
+                continue;
+            }
+            bytes = bytes.saturating_add(u64::from(info.payload_len));
+            if bytes > max_bytes {
+                break;
+            }
+            spans.push((info.offset.0, end, i));
+        }
+        spans.sort_unstable_by_key(|s| s.0);
+        spans.dedup_by_key(|s| s.0);
+        let mut p = self.prefetched.borrow_mut();
+        let Prefetched { runs, at } = &mut *p;
+        for (start, end, i) in spans {
+            let n = runs.len();
+            match runs.last_mut() {
+                Some(run) if run.end.0 == start && end - run.start.0 <= MAX_RUN => {
+                    run.end = Offset(end);
+                    at.insert(i, (n - 1, run.frames));
+                    run.frames += 1;
+                    run.left += 1;
+                }
+                _ => {
+                    at.insert(i, (n, 0));
+                    runs.push(Run {
+                        start: Offset(start),
+                        end: Offset(end),
+                        read: None,
+                        frames: 1,
+                        left: 1,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The entry of record `i` from its run, read now if it was not yet (`None`: no
+    /// run holds it, or its run could not be read; load it alone). Checked against the
+    /// index as [`load_raw`](Self::load_raw) checks a frame.
+    fn prefetched_entry(&self, i: EntryIndex) -> Option<Result<Entry, ReadError>> {
+        let mut p = self.prefetched.borrow_mut();
+        let (r, k) = p.at.remove(&i)?;
+        let run = p.runs.get_mut(r)?;
+        let frames = run.frames;
+        let read = run.read.get_or_insert_with(|| {
+            // A run whose frames are not the ones planned (an index that disagrees
+            // with its journal) is not used: each load then reports the mismatch.
+            self.reader
+                .read_run(run.start, run.end)
+                .ok()
+                .filter(|f| f.frames().len() == frames)
+        });
+        let entry = match (read.as_ref(), self.index.info(i)) {
+            (Some(read), Some(info)) => match (read.frames().get(k), read.payload(k)) {
+                (Some(frame), _) if frame.seq != info.seq || frame.kind.get() != info.kind => {
+                    Some(Err(ReadError::IndexMismatch {
+                        path: self.path.to_path_buf(),
+                        offset: info.offset.0,
+                        expected_seq: info.seq.0,
+                        found_seq: frame.seq.0,
+                    }))
+                }
+                (Some(_), Some(raw)) => Some(parse_entry(raw, self.path, info.offset.0, false)),
+                _ => None,
+            },
+            _ => None,
+        };
+        run.left -= 1;
+        if run.left == 0 {
+            // Every entry of the run was loaded: its bytes are not needed any more.
+            run.read = Some(None);
+        }
+        entry
+    }
+
     /// Reads and parses the entry of record `i` (no accounting). A payload of a known
     /// type with an unexpected shape is returned as [`Entry::Unknown`] rather than lost.
     pub(crate) fn load_entry(&self, i: EntryIndex) -> Result<Entry, ReadError> {
@@ -110,7 +233,12 @@ pub(crate) fn parse_entry(
     offset: u64,
     lenient: bool,
 ) -> Result<Entry, ReadError> {
-    let text = String::from_utf8_lossy(raw);
+    // Valid UTF-8 (every payload the engine writes) is borrowed as is: the lossy
+    // reading, which copies, is for the rest.
+    let text = match std::str::from_utf8(raw) {
+        Ok(t) => Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(raw),
+    };
     let (clean, _) = replace_lone_surrogates(&text);
     let err = |source: session_types::ParseError| ReadError::Parse {
         path: path.to_path_buf(),
@@ -149,6 +277,11 @@ pub(crate) trait Records {
     fn payload_len(&self, i: EntryIndex) -> u64;
     /// The entry of record `i`.
     fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError>;
+    /// The records whose entries are about to be read (at most `max_entries` of them
+    /// and `max_bytes` of payload): a source that reads storage may read them ahead.
+    fn prefetch(&self, entries: &[EntryIndex], max_entries: u64, max_bytes: u64) {
+        let _ = (entries, max_entries, max_bytes);
+    }
     /// How errors name the session.
     fn session(&self) -> String;
 }
@@ -171,9 +304,16 @@ impl Records for SnapshotReader<'_> {
     }
 
     fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
+        if let Some(entry) = self.prefetched_entry(i) {
+            return entry.map(Cow::Owned);
+        }
         let raw = self.load_raw(i)?;
         let offset = self.index.info(i).map_or(0, |x| x.offset.0);
         parse_entry(&raw, self.path, offset, false).map(Cow::Owned)
+    }
+
+    fn prefetch(&self, entries: &[EntryIndex], max_entries: u64, max_bytes: u64) {
+        self.prefetch_frames(entries, max_entries, max_bytes);
     }
 
     fn session(&self) -> String {
@@ -368,6 +508,13 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
     /// The latest `child_usage_attributed` entry for the target (the index keeps only
     /// the latest): its aggregate is exact; `children`/`count` describe that entry
     /// only, which is all the messages view uses.
+    /// The frames of the entries the context loads, read ahead within what the read's
+    /// limits still allow (each load is still counted when it happens).
+    fn prefetch(&self, entries: &[EntryIndex]) {
+        let (max_entries, max_bytes) = self.acct.headroom();
+        self.records.prefetch(entries, max_entries, max_bytes);
+    }
+
     fn usage_attribution(&self, target: &str) -> Option<UsageAttribution> {
         let i = self.records.derived().latest_aggregate_usage(target)?;
         if !self.records.visible(i) {

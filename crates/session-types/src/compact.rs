@@ -51,7 +51,14 @@ type Result<T = ()> = std::result::Result<T, Error>;
 /// Writes `value` as compact JSON to `w`: the bytes `serde_json::to_writer(w, value)`
 /// writes.
 pub(crate) fn to_writer<W: io::Write, T: Serialize + ?Sized>(w: W, value: &T) -> Result {
-    value.serialize(&mut Compact { w })
+    value.serialize(&mut Compact { w, js: false })
+}
+
+/// [`to_writer`] with every number spelled as JavaScript's `JSON.stringify` spells it
+/// (`js::stringify::write_number`): the bytes `serde_json` writes with
+/// `js::stringify::JsFormatter`, the strings escaped by [`write_escaped`].
+pub(crate) fn to_writer_js<W: io::Write, T: Serialize + ?Sized>(w: W, value: &T) -> Result {
+    value.serialize(&mut Compact { w, js: true })
 }
 
 /// `value` as compact JSON text: what `serde_json::to_string(value)` returns.
@@ -61,12 +68,46 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     String::from_utf8(out).map_err(Error::custom)
 }
 
+/// Whether `value` serializes to exactly `text` ([`to_string`]`(value) == text`),
+/// found without building the text: the output is compared with `text` as it is
+/// written, and writing stops at the first byte that differs.
+pub(crate) fn serializes_to<T: Serialize + ?Sized>(value: &T, text: &str) -> bool {
+    let mut rest = Matching(text.as_bytes());
+    to_writer(&mut rest, value).is_ok() && rest.0.is_empty()
+}
+
+/// A writer that accepts only the bytes of its text, in order (what remains of it).
+struct Matching<'t>(&'t [u8]);
+
+impl io::Write for Matching<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self.0.strip_prefix(buf) {
+            Some(rest) => {
+                self.0 = rest;
+                Ok(())
+            }
+            None => Err(io::Error::other("differs from the text")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// The struct name serde_json gives a `RawValue` (written verbatim by serde_json).
 /// No type of this crate holds one; this serializer refuses it rather than quote it.
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 struct Compact<W> {
     w: W,
+    /// Numbers spelled as JavaScript spells them (else as serde_json does).
+    js: bool,
 }
 
 impl<W: io::Write> Compact<W> {
@@ -75,9 +116,13 @@ impl<W: io::Write> Compact<W> {
         self.w.write_all(bytes).map_err(Error::Io)
     }
 
-    /// A number, written by serde_json itself (its integer and float spelling).
+    /// A number, written by serde_json itself (its integer and float spelling), or
+    /// as JavaScript writes the double `js` is (what `JsFormatter` writes).
     #[inline]
-    fn number<T: Serialize>(&mut self, n: T) -> Result {
+    fn number<T: Serialize>(&mut self, n: T, js: f64) -> Result {
+        if self.js {
+            return crate::js::stringify::write_number(&mut self.w, js).map_err(Error::Io);
+        }
         Ok(serde_json::to_writer(&mut self.w, &n)?)
     }
 
@@ -253,40 +298,40 @@ impl<'a, W: io::Write> ser::Serializer for &'a mut Compact<W> {
         self.raw(if v { b"true" } else { b"false" })
     }
     fn serialize_i8(self, v: i8) -> Result {
-        self.number(v)
+        self.number(v, f64::from(v))
     }
     fn serialize_i16(self, v: i16) -> Result {
-        self.number(v)
+        self.number(v, f64::from(v))
     }
     fn serialize_i32(self, v: i32) -> Result {
-        self.number(v)
+        self.number(v, f64::from(v))
     }
     fn serialize_i64(self, v: i64) -> Result {
-        self.number(v)
+        self.number(v, v as f64)
     }
     fn serialize_i128(self, v: i128) -> Result {
-        self.number(v)
+        self.number(v, v as f64)
     }
     fn serialize_u8(self, v: u8) -> Result {
-        self.number(v)
+        self.number(v, f64::from(v))
     }
     fn serialize_u16(self, v: u16) -> Result {
-        self.number(v)
+        self.number(v, f64::from(v))
     }
     fn serialize_u32(self, v: u32) -> Result {
-        self.number(v)
+        self.number(v, f64::from(v))
     }
     fn serialize_u64(self, v: u64) -> Result {
-        self.number(v)
+        self.number(v, v as f64)
     }
     fn serialize_u128(self, v: u128) -> Result {
-        self.number(v)
+        self.number(v, v as f64)
     }
     fn serialize_f32(self, v: f32) -> Result {
-        self.number(v)
+        self.number(v, f64::from(v))
     }
     fn serialize_f64(self, v: f64) -> Result {
-        self.number(v)
+        self.number(v, v)
     }
     fn serialize_char(self, v: char) -> Result {
         self.string(v.encode_utf8(&mut [0u8; 4]))
@@ -508,9 +553,9 @@ struct KeySerializer<'a, W> {
 }
 
 impl<W: io::Write> KeySerializer<'_, W> {
-    fn quoted<T: Serialize>(self, n: T) -> Result {
+    fn quoted<T: Serialize>(self, n: T, js: f64) -> Result {
         self.ser.raw(b"\"")?;
-        self.ser.number(n)?;
+        self.ser.number(n, js)?;
         self.ser.raw(b"\"")
     }
 }
@@ -550,34 +595,34 @@ impl<W: io::Write> ser::Serializer for KeySerializer<'_, W> {
         self.ser.raw(if v { b"\"true\"" } else { b"\"false\"" })
     }
     fn serialize_i8(self, v: i8) -> Result {
-        self.quoted(v)
+        self.quoted(v, f64::from(v))
     }
     fn serialize_i16(self, v: i16) -> Result {
-        self.quoted(v)
+        self.quoted(v, f64::from(v))
     }
     fn serialize_i32(self, v: i32) -> Result {
-        self.quoted(v)
+        self.quoted(v, f64::from(v))
     }
     fn serialize_i64(self, v: i64) -> Result {
-        self.quoted(v)
+        self.quoted(v, v as f64)
     }
     fn serialize_i128(self, v: i128) -> Result {
-        self.quoted(v)
+        self.quoted(v, v as f64)
     }
     fn serialize_u8(self, v: u8) -> Result {
-        self.quoted(v)
+        self.quoted(v, f64::from(v))
     }
     fn serialize_u16(self, v: u16) -> Result {
-        self.quoted(v)
+        self.quoted(v, f64::from(v))
     }
     fn serialize_u32(self, v: u32) -> Result {
-        self.quoted(v)
+        self.quoted(v, f64::from(v))
     }
     fn serialize_u64(self, v: u64) -> Result {
-        self.quoted(v)
+        self.quoted(v, v as f64)
     }
     fn serialize_u128(self, v: u128) -> Result {
-        self.quoted(v)
+        self.quoted(v, v as f64)
     }
     fn serialize_f32(self, v: f32) -> Result {
         if !v.is_finite() {
@@ -585,7 +630,7 @@ impl<W: io::Write> ser::Serializer for KeySerializer<'_, W> {
                 "float key must be finite (got NaN or +/-inf)",
             ));
         }
-        self.quoted(v)
+        self.quoted(v, f64::from(v))
     }
     fn serialize_f64(self, v: f64) -> Result {
         if !v.is_finite() {
@@ -593,7 +638,7 @@ impl<W: io::Write> ser::Serializer for KeySerializer<'_, W> {
                 "float key must be finite (got NaN or +/-inf)",
             ));
         }
-        self.quoted(v)
+        self.quoted(v, v)
     }
     fn serialize_bytes(self, _v: &[u8]) -> Result {
         Err(key_must_be_a_string())
@@ -665,7 +710,7 @@ mod tests {
     use serde::Serialize;
     use serde_json::{Value, json};
 
-    use super::{escape_bits, must_escape, to_string, to_writer};
+    use super::{escape_bits, must_escape, serializes_to, to_string, to_writer};
 
     /// Ours and serde_json's bytes for `value`, which must be equal.
     fn same<T: Serialize + ?Sized>(value: &T) {
@@ -695,6 +740,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `serializes_to` is `to_string(value) == text`, shorter, longer and differing
+    /// texts included.
+    #[test]
+    fn serializes_to_is_equality_with_the_text() {
+        let v = json!({"a": [1, 2.5, "x\"y"], "b": {"c": null, "d": "long enough to take the block path"}});
+        let text = to_string(&v).expect("text");
+        assert!(serializes_to(&v, &text));
+        assert!(!serializes_to(&v, &text[..text.len() - 1]));
+        assert!(!serializes_to(&v, &format!("{text} ")));
+        assert!(!serializes_to(&v, &text.replace("2.5", "2.6")));
+        assert!(!serializes_to(&v, &text.replace("block", "blocK")));
+        assert!(!serializes_to(&v, ""));
+        assert!(serializes_to("", r#""""#));
     }
 
     #[test]
@@ -896,6 +956,55 @@ mod tests {
         )
         .expect("valid JSON");
         same(&v);
+    }
+
+    /// With JavaScript's number spelling, the bytes serde_json writes with
+    /// `JsFormatter`: numbers of every kind, as values and as keys.
+    #[test]
+    fn javascript_numbers_are_js_formatter_bytes() {
+        let js = |value: &dyn erased::Ser| {
+            let mut ours = Vec::new();
+            value.ours(&mut ours);
+            let theirs = value.theirs();
+            assert_eq!(String::from_utf8(ours).expect("utf-8"), theirs);
+        };
+        let v: Value = serde_json::from_str(
+            r#"{"z":0,"a":-0.0,"one":1.0,"big":18446744073709551615,"neg":-9223372036854775808,
+            "f":1e300,"g":5e-324,"h":0.1,"i":123456789.125,"e21":1e21,"e-7":1e-7,"u":0.000001,
+            "arr":[[],{},[{}],"s",true,false,null,12345678901234567890],"\u0000key\"":"\ud83c\udf89"}"#,
+        )
+        .expect("valid JSON");
+        js(&v);
+        let ints: BTreeMap<i64, u8> = [(-1, 1), (0, 2), (i64::MAX, 3)].into_iter().collect();
+        js(&ints);
+        let big: BTreeMap<u64, f32> = [(u64::MAX, 1.5), (7, -0.0)].into_iter().collect();
+        js(&big);
+        js(&(
+            1u8,
+            -2i16,
+            3u32,
+            -4i128,
+            5u128,
+            2.5f32,
+            f64::NAN,
+            f64::INFINITY,
+        ));
+    }
+
+    /// Object-safe "serialize both ways" for the test above.
+    mod erased {
+        pub(super) trait Ser {
+            fn ours(&self, out: &mut Vec<u8>);
+            fn theirs(&self) -> String;
+        }
+        impl<T: serde::Serialize> Ser for T {
+            fn ours(&self, out: &mut Vec<u8>) {
+                super::super::to_writer_js(out, self).expect("we write it");
+            }
+            fn theirs(&self) -> String {
+                crate::js::stringify::to_string(self).expect("serde_json writes it")
+            }
+        }
     }
 
     #[test]

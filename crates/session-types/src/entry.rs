@@ -5,7 +5,7 @@ use serde_json::{Number, Value};
 
 use crate::content::{Extra, UserContent};
 use crate::ids::{EntryId, Timestamp};
-use crate::message::{AgentMessage, Usage};
+use crate::message::{AgentMessage, TypedAgentMessage, Usage};
 
 /// The fields every entry shares: its id, its parent and when it was written.
 ///
@@ -182,6 +182,25 @@ macro_rules! entry_types {
             /// it does not model, with its `type` key.
             #[serde(untagged)]
             Unknown(Extra),
+        }
+
+        /// [`Entry`]'s modelled variants alone, for [`Entry::parse`]'s first attempt:
+        /// without the untagged fallback, serde reads the variant from the buffered
+        /// record it owns, where `Entry` must read it from a borrowed one (kept for
+        /// the fallback) and so copy every string of the record once more. Where
+        /// this fails, `Entry` reads the text as before.
+        #[derive(Deserialize)]
+        #[serde(tag = "type")]
+        pub(crate) enum TypedEntry {
+            $( #[serde(rename = $tag)] $variant($payload), )*
+        }
+
+        impl From<TypedEntry> for Entry {
+            fn from(t: TypedEntry) -> Entry {
+                match t {
+                    $( TypedEntry::$variant(e) => Entry::$variant(e), )*
+                }
+            }
         }
 
         impl Entry {
@@ -376,6 +395,35 @@ pub struct MessageEntry {
     /// Unmodelled fields.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// A `message` record read as [`MessageEntry`] with a [`TypedAgentMessage`]: what
+/// [`Entry::parse`] tries first on a record that starts as messages do.
+#[derive(Deserialize)]
+#[serde(tag = "type")]
+pub(crate) enum TypedMessageRecord {
+    #[serde(rename = "message")]
+    Message(TypedMessageEntry),
+}
+
+/// [`MessageEntry`]'s fields, the message of a modelled role.
+#[derive(Deserialize)]
+pub(crate) struct TypedMessageEntry {
+    #[serde(flatten)]
+    base: EntryBase,
+    message: TypedAgentMessage,
+    #[serde(flatten)]
+    extra: Extra,
+}
+
+impl From<TypedMessageRecord> for Entry {
+    fn from(TypedMessageRecord::Message(m): TypedMessageRecord) -> Entry {
+        Entry::Message(MessageEntry {
+            base: m.base,
+            message: m.message.into(),
+            extra: m.extra,
+        })
+    }
 }
 
 /// `thinking_level_change`

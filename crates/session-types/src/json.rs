@@ -63,7 +63,7 @@ pub struct LoneSurrogate {
 }
 
 /// Finds lone surrogate escapes (`\uD800`–`\uDFFF` not forming a valid pair) in
-/// JSON text. Cheap when there are none: it only looks at `\u` escapes.
+/// JSON text. Cheap when there are none: it only looks at backslashes.
 pub fn find_lone_surrogates(text: &str) -> Vec<LoneSurrogate> {
     let b = text.as_bytes();
     let mut found = Vec::new();
@@ -72,11 +72,10 @@ pub fn find_lone_surrogates(text: &str) -> Vec<LoneSurrogate> {
         let h = b.get(i..i + 4)?;
         u16::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
     };
-    while i < b.len() {
-        if b[i] != b'\\' {
-            i += 1;
-            continue;
-        }
+    // Only backslashes matter: jump from one to the next (memchr tests many bytes at
+    // a time; most payloads hold few escapes).
+    while let Some(k) = b.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+        i += k;
         // An escape: `\\` must be skipped as a pair so `\\ud83d` is not an escape.
         match b.get(i + 1) {
             Some(b'u') => {

@@ -55,6 +55,45 @@ pub enum AgentMessage {
     NotAnObject(Value),
 }
 
+/// [`AgentMessage`]'s modelled roles alone, for [`Entry::parse`](crate::Entry::parse)'s
+/// first attempt at a `message` record: without the untagged fallbacks, serde reads
+/// the role's fields from the buffered message it owns instead of a borrowed copy
+/// (one copy of every string fewer). Where this fails, the record is read as before.
+#[derive(Deserialize)]
+#[serde(tag = "role")]
+// As `AgentMessage`: read once and converted, boxing would only add allocations.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum TypedAgentMessage {
+    #[serde(rename = "user")]
+    User(UserMessage),
+    #[serde(rename = "assistant")]
+    Assistant(AssistantMessage),
+    #[serde(rename = "toolResult")]
+    ToolResult(ToolResultMessage),
+    #[serde(rename = "bashExecution")]
+    BashExecution(BashExecutionMessage),
+    #[serde(rename = "custom")]
+    Custom(CustomMessage),
+    #[serde(rename = "branchSummary")]
+    BranchSummary(BranchSummaryMessage),
+    #[serde(rename = "compactionSummary")]
+    CompactionSummary(CompactionSummaryMessage),
+}
+
+impl From<TypedAgentMessage> for AgentMessage {
+    fn from(t: TypedAgentMessage) -> AgentMessage {
+        match t {
+            TypedAgentMessage::User(m) => AgentMessage::User(m),
+            TypedAgentMessage::Assistant(m) => AgentMessage::Assistant(m),
+            TypedAgentMessage::ToolResult(m) => AgentMessage::ToolResult(m),
+            TypedAgentMessage::BashExecution(m) => AgentMessage::BashExecution(m),
+            TypedAgentMessage::Custom(m) => AgentMessage::Custom(m),
+            TypedAgentMessage::BranchSummary(m) => AgentMessage::BranchSummary(m),
+            TypedAgentMessage::CompactionSummary(m) => AgentMessage::CompactionSummary(m),
+        }
+    }
+}
+
 impl AgentMessage {
     /// The `role` string of this message (`None` if an unknown message has no string role).
     pub fn role(&self) -> Option<&str> {

@@ -172,6 +172,18 @@ impl Entry {
                 ),
             });
         }
+        // The modelled variants first (no copy of the record kept for a fallback),
+        // a message of a modelled role first of all where the record starts as
+        // messages do; the whole `Entry` (and its fallback) only where they do not
+        // read it.
+        if text.starts_with(r#"{"type":"message","#)
+            && let Ok(typed) = serde_json::from_str::<crate::entry::TypedMessageRecord>(text)
+        {
+            return Ok(Entry::from(typed));
+        }
+        if let Ok(typed) = serde_json::from_str::<crate::entry::TypedEntry>(text) {
+            return Ok(Entry::from(typed));
+        }
         let entry: Entry =
             serde_json::from_str(text).map_err(|e| ParseError::from_serde(text, &e))?;
         if let Entry::Unknown(map) = &entry {
@@ -244,7 +256,7 @@ impl Entry {
 fn as_stored(entry: Entry, text: &str) -> Entry {
     let typed =
         matches!(&entry, Entry::Message(m) if !matches!(m.message, AgentMessage::Unknown(_)));
-    if !typed || entry.to_json() == text {
+    if !typed || crate::compact::serializes_to(&entry, text) {
         return entry;
     }
     let Entry::Message(mut m) = entry else {

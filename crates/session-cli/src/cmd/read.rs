@@ -337,6 +337,14 @@ pub(crate) fn tree_human(view: &SessionView, out: &mut Out) -> Result<()> {
 
 /// Builds the reference context JSON of a session at `leaf` (default: its leaf).
 pub fn context_json(view: &SessionView, leaf: Option<&str>) -> Result<Value> {
+    Ok(context_of(view, leaf)?.to_reference_json())
+}
+
+/// The context of a session at `leaf` (default: its leaf), as `bcs context` shows it.
+fn context_of(
+    view: &SessionView,
+    leaf: Option<&str>,
+) -> Result<session_context::SessionContext<'static>> {
     if let Some(l) = leaf
         && view.index.find(l).is_none()
     {
@@ -349,7 +357,7 @@ pub fn context_json(view: &SessionView, leaf: Option<&str>) -> Result<Value> {
         max_source_entries: u64::MAX,
         max_source_bytes: u64::MAX,
     };
-    let ctx = session_manager::indexed_context(
+    session_manager::indexed_context(
         &view.path,
         &view.index,
         &view.reader,
@@ -365,8 +373,7 @@ pub fn context_json(view: &SessionView, leaf: Option<&str>) -> Result<Value> {
         } else {
             anyhow::anyhow!("{shown}: {text}")
         }
-    })?;
-    Ok(ctx.to_reference_json())
+    })
 }
 
 /// `bcs context`.
@@ -379,9 +386,16 @@ pub(crate) fn context(store: &Location, args: &ContextArgs, out: &mut Out) -> Re
             path.display()
         ));
     }
-    let v = context_json(&view, args.leaf.as_deref())?;
+    let ctx = context_of(&view, args.leaf.as_deref())?;
     if args.json {
-        return out.json(&v);
+        // Written as it is serialized: the same bytes as `context_json`'s value
+        // printed by `Out::json`, without building that value.
+        out.json_context(&ctx)?;
+        // The process ends here: freeing every message and the index one by one
+        // would cost more than a tenth of the printing, for memory the exit returns.
+        std::mem::forget(ctx);
+        std::mem::forget(view);
+        return Ok(());
     }
-    out.text(&render::context(&v))
+    out.text(&render::context(&ctx.to_reference_json()))
 }

@@ -5,6 +5,7 @@ mod build;
 mod corpus;
 mod generated;
 mod kind;
+mod serialize;
 mod walk;
 
 use std::path::PathBuf;

@@ -12,6 +12,7 @@ mod fuzz;
 mod golden;
 mod lock;
 mod process;
+mod read;
 mod recover;
 mod relocate;
 mod seal;

@@ -52,6 +52,49 @@ fn resume_reads_each_journal_byte_once() {
     }
 }
 
+/// The context's frames are read together: neighbouring frames in one read (each
+/// still verified), not one read (and one length check) per entry.
+#[test]
+fn the_context_reads_neighbouring_frames_in_one_read() {
+    let (_d, store, counting, path) = session(1000);
+    let s = store.open(&path).expect("open");
+    counting.reset();
+    let ctx = s.build_session_context().expect("context");
+    assert_eq!(ctx.messages.len(), 1000);
+    let reads = counting.reads_of(&path);
+    let bytes: u64 = reads.iter().map(|r| r.1).sum();
+    // 1000 frames of about 200 bytes: one read of them all (runs stop at 1 MiB).
+    assert!(reads.len() <= 2, "{} reads of {bytes} bytes", reads.len());
+    assert_eq!(counting.bytes_reread(&path), 0);
+}
+
+/// A damaged frame inside a run read ahead is reported as a frame read alone reports
+/// it (its offset, the failed check), and the entries before it are not lost to it.
+#[test]
+fn a_damaged_frame_read_ahead_fails_the_context_where_it_is() {
+    let (_d, store, _counting, path) = session(50);
+    let clean = std::fs::read(&path).expect("read");
+    let s = store.open(&path).expect("open");
+    let frames: Vec<_> = {
+        let r = session_journal::Reader::open(&path, Default::default()).expect("reader");
+        r.frames(None).map(|f| f.expect("frame").info).collect()
+    };
+    drop(s);
+    // A payload byte of the 30th entry frame (the first is the session header).
+    let victim = frames[30];
+    let mut damaged = clean.clone();
+    damaged[(victim.offset.get() + 64) as usize] ^= 0x01;
+    std::fs::write(&path, &damaged).expect("write");
+    let s = store.open(&path).expect("open");
+    let e = s.build_session_context().expect_err("damaged");
+    let text = e.to_string();
+    assert!(
+        text.contains(&format!("offset {}", victim.offset.get())),
+        "{text}"
+    );
+    assert!(text.contains("check"), "{text}");
+}
+
 /// Entry ids from a script, then from a seeded source (session and journal ids too).
 #[derive(Debug)]
 struct ScriptedIds {

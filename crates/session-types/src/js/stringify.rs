@@ -105,6 +105,22 @@ pub fn to_writer<W: io::Write, T: ?Sized + Serialize>(w: W, value: &T) -> serde_
     value.serialize(&mut ser)
 }
 
+/// [`to_writer`]'s bytes, written by the crate's compact serializer, whose string
+/// escaper tests sixteen bytes at a time (serde_json's tests one, and strings are
+/// most of a context's bytes). A value holding a raw JSON fragment
+/// (`serde_json::value::RawValue`) is refused rather than copied.
+///
+/// ```
+/// use session_types::js::stringify::{to_string, write};
+/// let v: serde_json::Value = serde_json::from_str(r#"{"a":1.0,"b":"x\"\u0001y","c":[1e21,-0.0]}"#).unwrap();
+/// let mut out = Vec::new();
+/// write(&mut out, &v).unwrap();
+/// assert_eq!(String::from_utf8(out).unwrap(), to_string(&v).unwrap());
+/// ```
+pub fn write<W: io::Write, T: ?Sized + Serialize>(w: W, value: &T) -> io::Result<()> {
+    crate::compact::to_writer_js(w, value).map_err(io::Error::from)
+}
+
 /// `value` as compact JSON text with JavaScript's number spelling: what
 /// `JSON.stringify(value)` prints for the value JavaScript would have read.
 ///

@@ -1,6 +1,6 @@
 //! Every line of every corpus file parses into typed values and round-trips.
 
-use session_types::{ParseErrorKind, Record};
+use session_types::{Entry, ParseErrorKind, Record};
 
 use crate::corpus_files;
 
@@ -107,4 +107,59 @@ fn lone_surrogate_error_is_located() {
     let (fixed, found) = session_types::json::replace_lone_surrogates(line);
     assert_eq!(found.len(), 1);
     assert!(Record::parse(&fixed).is_ok());
+}
+
+/// `Entry::parse` reads the modelled variants first without `Entry`'s untagged
+/// fallback (one copy of the record fewer): on every line of the corpus, the leniency
+/// fixtures (odd shapes, repeated keys, out-of-range numbers) and the generated 1k
+/// session, and on hand-made odd records, it gives what serde's `Entry` gives.
+#[test]
+fn parse_gives_what_serde_reads_as_an_entry() {
+    let mut lines: Vec<(String, String)> = Vec::new();
+    for (file, ls) in corpus_files() {
+        lines.extend(ls.into_iter().map(|l| (file.clone(), l)));
+    }
+    let root = crate::fixtures_dir();
+    let mut extra: Vec<_> = std::fs::read_dir(root.join("leniency"))
+        .expect("leniency")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    extra.sort();
+    extra.push(root.join("generated/1k.jsonl"));
+    for p in extra {
+        let text = String::from_utf8_lossy(&std::fs::read(&p).expect("fixture")).into_owned();
+        let name = p.display().to_string();
+        lines.extend(text.split('\n').map(|l| (name.clone(), l.to_owned())));
+    }
+    for odd in [
+        r#"{"type":"message","type":"label","id":"a","parentId":null,"timestamp":"t","targetId":"x","label":"l"}"#,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","role":"assistant","content":"x","timestamp":1}}"#,
+        r#"{"type":"label","id":"a","parentId":null,"timestamp":"t","targetId":"x","label":3}"#,
+        r#"{"type":"message","id":1,"parentId":null,"timestamp":"t","message":{"role":"user","content":"x","timestamp":1}}"#,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"hookMessage","x":1}}"#,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user","content":[{"type":"video","u":1}],"timestamp":1},"z":[1.0]}"#,
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":"not an object"}"#,
+        r#"{"type":"message","id":"a","timestamp":"t","message":{"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":{"input":1},"stopReason":"stop","timestamp":1}}"#,
+        r#"{"type":"no_such_type","id":"a"}"#,
+        r#"{"id":"a"}"#,
+        r#"{"type":7}"#,
+    ] {
+        lines.push(("odd".to_owned(), odd.to_owned()));
+    }
+    let mut typed = 0;
+    for (file, line) in &lines {
+        let (clean, _) = session_types::json::replace_lone_surrogates(line.trim_end_matches('\r'));
+        let serde: Result<Entry, _> = serde_json::from_str(&clean);
+        let ours = Entry::parse(&clean);
+        match (&serde, &ours) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "{file}: {line}");
+                typed += usize::from(!matches!(a, Entry::Unknown(_)));
+            }
+            (Ok(Entry::Unknown(_)), Err(_)) | (Err(_), Err(_)) => {}
+            _ => panic!("{file}: {line}\nserde {serde:?}\nours {ours:?}"),
+        }
+    }
+    assert!(typed > 1000, "{typed} typed records");
 }
