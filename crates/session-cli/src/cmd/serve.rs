@@ -13,6 +13,7 @@ use crate::out::Out;
 /// (`bcs: …another owner (pid N) is serving this home`) when another owner holds
 /// the home's election lock.
 pub(crate) fn run(store: &Location, args: &ServeArgs, out: &mut Out) -> Result<()> {
+    raise_open_files_limit();
     let layout = store.layout().clone();
     let idle = (!args.idle_timeout.is_zero()).then_some(args.idle_timeout);
     let owner = Owner::new(
@@ -48,4 +49,29 @@ pub(crate) fn run(store: &Location, args: &ServeArgs, out: &mut Out) -> Result<(
             .await
             .context("serving the socket")
     })
+}
+
+/// The most descriptors the owner asks for when the hard limit is unlimited (Linux's
+/// default `fs.nr_open`).
+const OPEN_FILES_CAP: u64 = 1 << 20;
+
+/// Raises the process's soft limit on open files to its hard limit. The owner keeps
+/// descriptors for every open session (its journal, its index sidecar's pages read on
+/// demand) and every connection; a common default soft limit of 1,024 would stop it
+/// at a few hundred sessions, while the hard limit is the administrator's actual
+/// bound. Best effort: when the limit cannot be raised, running out of descriptors
+/// is answered as before (a failed open is an error to its client; `accept` waits).
+fn raise_open_files_limit() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let hard = limit.maximum.unwrap_or(OPEN_FILES_CAP);
+    if limit.current.is_some_and(|soft| soft < hard) {
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(hard),
+                maximum: limit.maximum,
+            },
+        );
+    }
 }

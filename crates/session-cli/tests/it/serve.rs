@@ -324,3 +324,45 @@ fn serve_survives_running_out_of_descriptors() {
     child.kill().expect("kill our bcs serve");
     child.wait().expect("reap");
 }
+
+/// The owner holds descriptors for every open session (its journal, its index
+/// sidecar's pages), so `bcs serve` raises its soft limit on open files to the hard
+/// limit at start: a default soft limit of 1,024 would otherwise cap it at a few
+/// hundred sessions. Started under `ulimit -Sn 64` (the hard limit unchanged), its
+/// `/proc/<pid>/limits` shows the soft limit equal to the hard one.
+#[test]
+fn serve_raises_its_soft_open_files_limit_to_the_hard_limit() {
+    let bcs = Bcs::new();
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -Sn 64 && exec "$0" "$@""#)
+        .arg(crate::support::bin())
+        .arg("--home")
+        .arg(bcs.home())
+        .args(["serve", "--idle-timeout", "0"])
+        .env_remove("BASE_CONTEXT_HOME")
+        .env_remove("BASE_CONTEXT_SESSION_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bcs serve under a low soft descriptor limit");
+    // The socket's path is printed once it serves, after the limit was raised.
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut path = String::new();
+    out.read_line(&mut path).expect("the socket path");
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", child.id()))
+        .expect("the owner's limits");
+    child.kill().expect("kill our bcs serve");
+    child.wait().expect("reap");
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("a line for open files");
+    let fields: Vec<&str> = line["Max open files".len()..].split_whitespace().collect();
+    assert_ne!(fields[0], "64", "the soft limit was not raised: {line}");
+    // An unlimited hard limit leaves the soft one at the kernel's `nr_open` cap.
+    if fields[1] != "unlimited" {
+        assert_eq!(fields[0], fields[1], "soft and hard limits: {line}");
+    }
+}
