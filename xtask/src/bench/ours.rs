@@ -476,8 +476,8 @@ fn append_buffered(b: &mut Bench<'_>) -> Result<()> {
     }
     let note = format!(
         "- append, buffered vs its floor: wall {:.2} µs vs {:.2} µs (median ratio within a \
-         pair {:.2}×; of the append's wall, {:.2} µs is the one journal sync and index \
-         save of the run, at the 1,024th append), on-CPU {:.2} µs vs {:.2} µs ({:.2}×); the \
+         pair {:.2}×; of the append's wall, {:.2} µs is the 1,024th append, which starts \
+         the run's one journal sync and index save in the background), on-CPU {:.2} µs vs {:.2} µs ({:.2}×); the \
          floor is each frame's keyed checks and one positional write of its bytes, over \
          the frames the append run wrote",
         b.median("append/buffered"),
@@ -943,8 +943,9 @@ struct AppendRun {
     us: f64,
     /// On-CPU µs per append.
     cpu_us: f64,
-    /// The wall time of the one append that syncs the journal and saves the index
-    /// (the `INDEX_SAVE_EVERY`-th), spread over all of them: µs per append.
+    /// The wall time of the one append that starts the journal's sync and the index
+    /// save on the writer's background sync (the `INDEX_SAVE_EVERY`-th; it encodes
+    /// the sidecar), spread over all of them: µs per append.
     save_us: f64,
     /// The journal's bytes after the close.
     journal: Vec<u8>,
