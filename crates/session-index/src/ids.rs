@@ -238,6 +238,11 @@ impl Cols {
 impl IdTable {
     /// The record of `key` among the covered ones: O(log n).
     fn find(&self, recs: &Recs, pool: &Pool, key: Key<'_>) -> Option<u32> {
+        if self.cols.len() == 0 {
+            // No table (a new session, a rebuild): nothing to hash the key for; an
+            // append's id check and insert ask twice.
+            return None;
+        }
         let want = rank(key)?;
         let h = id_hash(want);
         let c = &self.cols;

@@ -91,7 +91,8 @@ pub const CATALOG_VERSION: u32 = catalog::wire::VERSION;
 pub use derived::{Counts, Derived, EntryIndex, EntryInfo, PathMarks};
 pub use error::{IndexError, LoadError, ObserveError, SaveError};
 pub use index::{
-    Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason, sidecar_path,
+    Index, IndexReport, IndexStatus, OnRegression, OpenIndexOptions, PreparedSave, RebuildReason,
+    sidecar_path,
 };
 pub use probe::FIRST_MESSAGE_MAX_BYTES;
 

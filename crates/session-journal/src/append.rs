@@ -191,14 +191,19 @@ impl std::io::Write for PayloadBuf<'_> {
 ///
 /// Any I/O error poisons the writer: the failing call returns the error, every later
 /// call returns [`AppendError::Poisoned`], and nothing of the failing call counts as
-/// written. Reopen it to recover from what is actually on disk.
+/// written. Reopen it to recover from what is actually on disk. A failed
+/// [background sync](Writer::sync_in_background) poisons it likewise: the next call
+/// returns that sync's error.
 #[derive(Debug)]
 pub struct Writer {
     path: PathBuf,
     /// Emptied when the writer is dropped, before `file` releases the lock.
     _record: HolderRecord,
-    /// The journal, opened and locked by this writer (the lock lives as long as it).
-    file: Box<dyn VfsFile>,
+    /// The journal, opened and locked by this writer (the lock lives as long as it,
+    /// and a background sync's thread, joined before the writer is gone, shares it).
+    file: Arc<dyn VfsFile>,
+    /// The background sync in flight, if any (at most one).
+    background: Option<BackgroundSync>,
     key: FrameKey,
     header: JournalHeader,
     data_start: u64,
@@ -214,6 +219,22 @@ pub struct Writer {
     clock: Clock,
     buf: Vec<u8>,
 }
+
+/// A sync of the journal running on a thread of its own, started by
+/// [`Writer::sync_in_background`]: what it makes durable when it succeeds.
+#[derive(Debug)]
+struct BackgroundSync {
+    /// The journal's end when it was started.
+    end: u64,
+    /// The last seq written then.
+    seq: u64,
+    /// Returns the `fdatasync`'s outcome (after the caller's follow-up, if any).
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+/// What a writer's background sync runs after its `fdatasync` succeeded: handed the
+/// durable capture it made (a derived file's save, say).
+pub type AfterSync = Box<dyn FnOnce(Capture) + Send + 'static>;
 
 /// How much of its frame buffer a writer keeps between appends: one huge entry must not
 /// pin its size (up to the 64 MiB maximum payload) for the writer's lifetime.
@@ -598,7 +619,8 @@ impl Writer {
         Writer {
             path,
             _record: record,
-            file,
+            file: Arc::from(file),
+            background: None,
             key: fresh.key,
             header: fresh.header,
             data_start: fresh.end,
@@ -658,7 +680,8 @@ impl Writer {
         let writer = Writer {
             path: path.to_path_buf(),
             _record: record,
-            file,
+            file: Arc::from(file),
+            background: None,
             key: prefix.key,
             header: prefix.header,
             data_start: prefix.data_start,
@@ -732,6 +755,7 @@ impl Writer {
         encode: impl FnOnce(&mut PayloadBuf<'_>),
     ) -> Result<(Appended, &[u8]), AppendError> {
         self.check_poison()?;
+        self.harvest(false)?;
         self.check_kind(kind)?;
         let mut buf = take_buffer(&mut self.buf);
         buf.resize(FRAME_HEADER_LEN, 0);
@@ -847,6 +871,7 @@ impl Writer {
         durability: Durability,
     ) -> Result<Vec<Appended>, AppendError> {
         self.check_poison()?;
+        self.harvest(false)?;
         for f in frames {
             self.check_kind(f.kind)?;
             self.check_payload_len(f.payload.len())?;
@@ -915,6 +940,9 @@ impl Writer {
     }
 
     fn sync_inner(&mut self) -> Result<(), AppendError> {
+        // A background sync's failure must be seen before anything is called durable:
+        // after a failed `fdatasync` a second one may succeed without the lost pages.
+        self.harvest(true)?;
         if self.durable_end == self.end {
             return Ok(());
         }
@@ -931,6 +959,104 @@ impl Writer {
         self.durable_end = self.end;
         self.durable_seq = self.last_seq;
         Ok(())
+    }
+
+    /// Starts making everything written so far durable on a thread of its own (one
+    /// `fdatasync` of the journal), and returns without waiting for it: the periodic
+    /// sync of a buffered writer, kept off the appending thread. Later appends go on
+    /// meanwhile (each is still handed to the OS before it returns); the durable
+    /// watermark advances, and later frames' `synced_to` with it, once an append or
+    /// [`durable_capture`](Self::durable_capture) caller's next call finds the sync
+    /// done.
+    ///
+    /// Returns whether a sync was started: not when one is already running (at most
+    /// one at a time; it is not waited for) or nothing is pending. The rules
+    /// (`docs/format.md` §2.4): a failed background sync poisons the writer — the next
+    /// call (append, sync, seal, close) returns its error and nothing after it is
+    /// durable; a durable append, [`sync`](Self::sync), [`seal`](Self::seal) and
+    /// [`close`](Self::close) wait for it first; dropping the writer joins it, so no
+    /// thread outlives the writer (or its lock).
+    pub fn sync_in_background(&mut self) -> Result<bool, AppendError> {
+        self.start_background(None)
+    }
+
+    /// [`sync_in_background`](Self::sync_in_background), then `after` on the same
+    /// thread, handed the capture the sync made durable, if the sync succeeded (and
+    /// only then). Runs `after` even when nothing was pending (no sync then); when a
+    /// background sync is already running, starts nothing and drops `after` (returns
+    /// `false`). What a derived file that may only claim durable bytes (the session
+    /// index) is saved with, off the appending thread.
+    pub fn sync_in_background_then(&mut self, after: AfterSync) -> Result<bool, AppendError> {
+        self.start_background(Some(after))
+    }
+
+    fn start_background(&mut self, after: Option<AfterSync>) -> Result<bool, AppendError> {
+        self.check_poison()?;
+        self.harvest(false)?;
+        if self.background.is_some() || (self.durable_end == self.end && after.is_none()) {
+            return Ok(false);
+        }
+        let pending = self.durable_end != self.end;
+        let capture = self.capture();
+        let file = self.file.clone();
+        let spawned = std::thread::Builder::new()
+            .name("journal-sync".into())
+            .spawn(move || {
+                if pending {
+                    file.sync_data()?;
+                }
+                if let Some(after) = after {
+                    after(capture);
+                }
+                Ok(())
+            });
+        match spawned {
+            Ok(thread) => {
+                self.background = Some(BackgroundSync {
+                    end: capture.len.0,
+                    seq: capture.last_seq.0,
+                    thread,
+                });
+                Ok(true)
+            }
+            // No thread to be had: sync here instead (its follow-up is dropped).
+            Err(_) => self.sync_inner().map(|()| false),
+        }
+    }
+
+    /// Takes the background sync's outcome when it is done (or, with `wait`, waits
+    /// for it): success advances the durable watermark; failure poisons the writer
+    /// and is returned (never retried: fsyncgate).
+    fn harvest(&mut self, wait: bool) -> Result<(), AppendError> {
+        let Some(bg) = self
+            .background
+            .take_if(|bg| wait || bg.thread.is_finished())
+        else {
+            return Ok(());
+        };
+        let outcome = bg.thread.join().unwrap_or_else(|_| {
+            Err(std::io::Error::other(
+                "the background sync's thread panicked",
+            ))
+        });
+        match outcome {
+            Ok(()) => {
+                if bg.end > self.durable_end {
+                    self.durable_end = bg.end;
+                    self.durable_seq = bg.seq;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.poisoned = Some(self.durable_end);
+                Err(AppendError::Io {
+                    path: self.path.clone(),
+                    op: "background sync",
+                    offset: Offset(self.durable_end),
+                    source: e,
+                })
+            }
+        }
     }
 
     /// Makes everything written so far durable (one `fdatasync`, skipped when nothing
@@ -1004,7 +1130,9 @@ impl Writer {
         }
     }
 
-    /// Everything made durable so far: what a derived index may claim.
+    /// Everything made durable so far: what a derived index may claim. A background
+    /// sync still running (or finished but not yet taken up by a call that needs
+    /// `&mut self`) is not counted.
     pub fn durable_capture(&self) -> Capture {
         Capture {
             journal_id: self.header.journal_id,
@@ -1040,7 +1168,8 @@ impl Writer {
         self.last_frame
     }
 
-    /// Whether an I/O error has poisoned the writer.
+    /// Whether an I/O error has poisoned the writer (a failed background sync counts
+    /// once a later call has taken up its outcome).
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.is_some()
     }
@@ -1048,5 +1177,15 @@ impl Writer {
     /// The timestamp the next append will carry.
     pub fn now(&self) -> UnixMillis {
         self.clock.now()
+    }
+}
+
+impl Drop for Writer {
+    /// Joins a background sync still running, so that no thread outlives the writer:
+    /// the lock (held by the journal's open file) is released only after it.
+    fn drop(&mut self) {
+        if let Some(bg) = self.background.take() {
+            let _ = bg.thread.join();
+        }
     }
 }

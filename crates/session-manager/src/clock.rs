@@ -101,12 +101,23 @@ impl IdSource for RandomIds {
             ]))
         });
         let z = splitmix64(state.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed));
-        EntryId::new(format!("{:08x}", z >> 32))
+        EntryId::new(hex8(z >> 32))
     }
 
     fn journal_id(&self) -> [u8; 16] {
         *uuid::Uuid::new_v4().as_bytes()
     }
+}
+
+/// The low 32 bits of `v` as 8 lowercase hex digits (`format!("{:08x}")` without the
+/// formatting machinery: every append draws an id).
+fn hex8(v: u64) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(8);
+    for shift in (0..8).rev() {
+        s.push(char::from(DIGITS[((v >> (shift * 4)) & 0xf) as usize]));
+    }
+    s
 }
 
 /// The splitmix64 output function.
@@ -153,7 +164,7 @@ impl IdSource for SeededIds {
     }
 
     fn entry_id(&self) -> EntryId {
-        EntryId::new(format!("{:08x}", self.next() >> 32))
+        EntryId::new(hex8(self.next() >> 32))
     }
 
     fn journal_id(&self) -> [u8; 16] {
@@ -217,6 +228,21 @@ mod tests {
             ids.iter()
                 .all(|i| i.len() == 8 && i.bytes().all(|b| b.is_ascii_hexdigit()))
         );
+    }
+
+    #[test]
+    fn hex8_is_format_08x_of_the_low_32_bits() {
+        for v in [
+            0u64,
+            1,
+            0xa,
+            0xdead_beef,
+            0xffff_ffff,
+            0x1234_5678_9abc_def0,
+            u64::MAX,
+        ] {
+            assert_eq!(hex8(v), format!("{:08x}", v & 0xffff_ffff));
+        }
     }
 
     #[test]

@@ -178,15 +178,33 @@ impl OwnedSession {
         self.leaf = Some(id.clone());
         self.unsaved += 1;
         if self.unsaved.is_multiple_of(INDEX_SAVE_EVERY) {
-            if self.unsaved >= index_save_interval(self.index.len()) {
-                self.save_index();
-            } else if self.durability != Durability::Durable {
-                // Best effort, as the save: a failed sync poisons the writer, and the
-                // next append reports it.
-                let _ = self.writer_mut().sync();
-            }
+            self.sync_periodically();
         }
         Ok(id)
+    }
+
+    /// Every [`INDEX_SAVE_EVERY`] appends: the journal's sync (a buffered session's
+    /// bound on what a power loss takes) and, when due, the index sidecar's save, both
+    /// on the writer's background sync so that no append waits for them. The save is
+    /// encoded here and written by that thread once the journal bytes it covers are
+    /// durable. Best effort: a failed sync poisons the writer and the next call
+    /// reports it; a failed save leaves the older sidecar, which the next open
+    /// catches up. When a background sync is still running, this one is skipped (and
+    /// the save tried again at the next interval).
+    fn sync_periodically(&mut self) {
+        if self.unsaved >= index_save_interval(self.index.len()) {
+            let save = self.index.prepare_save();
+            let started = self
+                .writer_mut()
+                .sync_in_background_then(Box::new(move |durable| {
+                    let _ = save.write(durable);
+                }));
+            if matches!(started, Ok(true)) {
+                self.unsaved = 0;
+            }
+        } else if self.durability != Durability::Durable {
+            let _ = self.writer_mut().sync_in_background();
+        }
     }
 
     /// Saves the index sidecar for what is durable (best effort: the index is derived
@@ -213,8 +231,9 @@ impl OwnedSession {
 
     /// How appends travel: [`Durability::Durable`] (the default: synced before the
     /// append returns) or [`Durability::Buffered`] (survives a process crash; synced at
-    /// [`sync`](Self::sync), close, and every [`INDEX_SAVE_EVERY`] appends; the index
-    /// is saved every [`index_save_interval`] appends).
+    /// [`sync`](Self::sync), close, and every [`INDEX_SAVE_EVERY`] appends on the
+    /// writer's background sync, which no append waits for; the index is saved every
+    /// [`index_save_interval`] appends, on that background sync too).
     pub fn set_durability(&mut self, durability: Durability) {
         self.durability = durability;
     }

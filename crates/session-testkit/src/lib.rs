@@ -13,6 +13,8 @@
 //!   generator behind it.
 //! - [`count`] — [`CountingVfs`], a `Vfs` wrapper counting opens and bytes read per
 //!   file, so tests assert I/O bounds.
+//! - [`held`] — [`HeldSyncs`], an [`Interpose`] that records which thread made each
+//!   `sync_data` and holds the next one until released.
 //! - [`readonly`] — [`ReadOnlyVfs`], a `Vfs` that reads through another and refuses
 //!   every write with `EROFS` (a read-only file system or directory).
 //! - [`fuzz`] — the journal decoder's fuzz harness, shared by `fuzz/` and the replay
@@ -52,11 +54,13 @@ pub mod count;
 pub mod formats;
 pub mod fuzz;
 pub mod golden;
+pub mod held;
 pub mod interpose;
 pub mod legacy;
 pub mod readonly;
 pub mod sim;
 
 pub use count::CountingVfs;
+pub use held::HeldSyncs;
 pub use interpose::{Interpose, Interposed};
 pub use readonly::ReadOnlyVfs;

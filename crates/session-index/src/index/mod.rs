@@ -21,6 +21,7 @@ mod save;
 
 pub use options::{OnRegression, OpenIndexOptions};
 pub use report::{IndexReport, IndexStatus, RebuildReason};
+pub use save::PreparedSave;
 pub(crate) use save::write_atomic;
 
 /// The sidecar path of a journal: `<journal>.idx`.

@@ -25,6 +25,11 @@ impl Index {
     }
 
     fn save_with(&self, durable: Capture, sync: bool) -> Result<(), SaveError> {
+        self.check_durable(durable)?;
+        self.prepare_save().write_replacing(sync)
+    }
+
+    fn check_durable(&self, durable: Capture) -> Result<(), SaveError> {
         let side = sidecar_path(&self.journal);
         if durable.journal_id != self.journal_id {
             return Err(SaveError::ForeignCapture { path: side });
@@ -36,8 +41,54 @@ impl Index {
                 durable: durable.len.0,
             });
         }
-        let bytes = sidecar::encode(&self.derived.state, self.journal_id, self.data_start);
-        write_replacing(self.vfs.as_ref(), &side, &bytes, sync)
+        Ok(())
+    }
+
+    /// The sidecar as it stands, encoded, to be written later — on another thread,
+    /// once the journal bytes it covers are durable ([`PreparedSave::write`]): the
+    /// save that rides with a writer's background sync, so the appending thread pays
+    /// only the encoding.
+    pub fn prepare_save(&self) -> PreparedSave {
+        PreparedSave {
+            vfs: self.vfs.clone(),
+            path: sidecar_path(&self.journal),
+            journal_id: self.journal_id,
+            covered: self.derived.state.covered_len,
+            bytes: sidecar::encode(&self.derived.state, self.journal_id, self.data_start),
+        }
+    }
+}
+
+/// An index's sidecar encoded by [`Index::prepare_save`], not yet written.
+#[derive(Debug)]
+pub struct PreparedSave {
+    vfs: std::sync::Arc<dyn Vfs>,
+    path: PathBuf,
+    journal_id: session_journal::JournalId,
+    covered: u64,
+    bytes: Vec<u8>,
+}
+
+impl PreparedSave {
+    /// Writes the sidecar as [`Index::save`] does (temp file, sync, rename, directory
+    /// sync), if `durable` (the writer's durable capture, taken after the index was
+    /// prepared) shows every byte it covers durable.
+    pub fn write(self, durable: Capture) -> Result<(), SaveError> {
+        if durable.journal_id != self.journal_id {
+            return Err(SaveError::ForeignCapture { path: self.path });
+        }
+        if self.covered > durable.len.0 {
+            return Err(SaveError::NotDurable {
+                path: self.path,
+                covered: self.covered,
+                durable: durable.len.0,
+            });
+        }
+        self.write_replacing(true)
+    }
+
+    fn write_replacing(self, sync: bool) -> Result<(), SaveError> {
+        write_replacing(self.vfs.as_ref(), &self.path, &self.bytes, sync)
     }
 }
 

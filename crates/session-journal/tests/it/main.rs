@@ -5,6 +5,7 @@
 
 mod alloc;
 mod append;
+mod background;
 mod capture;
 mod decode;
 mod format;

@@ -580,6 +580,9 @@ fn index_saves_are_spaced_in_proportion_to_the_session() {
                 .expect("append");
             appended += 1;
         }
+        // A due save is written by the journal's background sync: wait for it (this
+        // saves nothing itself unless a save is due and was not started).
+        s.sync_journal().expect("sync");
     };
     tick(&mut s, every);
     let first = std::fs::read(&side).expect("saved after the first interval");
@@ -1000,4 +1003,138 @@ fn an_import_leaves_a_fresh_index_behind() {
             report.status
         );
     }
+}
+
+/// Releases a held sync when dropped.
+struct Release(session_testkit::HeldSyncs);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+/// A store on a simulated file system whose syncs pass through `held`.
+fn held_store(
+    fs: &session_testkit::sim::SimFs,
+    held: &session_testkit::HeldSyncs,
+) -> session_manager::Store {
+    let vfs = session_testkit::Interposed::wrap(std::sync::Arc::new(fs.clone()), held.clone());
+    session_manager::Store::new(session_manager::Layout::with_root("/sim").expect("absolute root"))
+        .with_sources(session_manager::Sources::deterministic(
+            crate::support::T0,
+            7,
+        ))
+        .with_vfs(std::sync::Arc::new(vfs))
+}
+
+/// The periodic sync of a buffered session (every `INDEX_SAVE_EVERY` appends) and
+/// the index save riding with it run on the writer's background sync: the appending
+/// thread never makes them and never waits for them; the sidecar is written only
+/// after the journal bytes it covers are durable.
+#[test]
+fn buffered_appends_never_wait_for_the_periodic_sync_and_save() {
+    let fs = session_testkit::sim::SimFs::new();
+    let held = session_testkit::HeldSyncs::default();
+    let store = held_store(&fs, &held);
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    let path = s.session_file().expect("file").to_path_buf();
+    let side = session_index::sidecar_path(&path);
+    let every = session_manager::INDEX_SAVE_EVERY;
+    let me = std::thread::current().id();
+    let before = held.done().len();
+    let created = fs.read_raw(&side);
+    // A failing assertion must not leave the sync held (dropping the session waits
+    // for it).
+    let _release = Release(held.clone());
+    held.arm();
+    for i in 0..every {
+        s.append_custom_entry("tick", Some(json!(i)))
+            .expect("append");
+    }
+    assert!(held.wait_holding(), "the 1,024th append started a sync");
+    // Appends go on while it is held; nothing is saved before the journal is synced.
+    for i in 0..10 {
+        s.append_custom_entry("tock", Some(json!(i)))
+            .expect("append");
+    }
+    assert!(held.holding());
+    assert_eq!(
+        fs.read_raw(&side),
+        created,
+        "no save before the sync returns"
+    );
+    held.release();
+    s.sync_journal().expect("sync");
+    assert!(!held.timed_out(), "no append waited for the held sync");
+    let syncs = held.done();
+    // The first sync after the appends began is the journal's periodic one (the
+    // journal's handle is named by its creation's temporary), then the sidecar's.
+    assert!(
+        syncs.len() >= before + 2 && syncs[before..before + 2].iter().all(|(_, t)| *t != me),
+        "the periodic sync and save ran off the appending thread: {:?}",
+        &syncs[before..]
+    );
+    // The sidecar saved by the background sync covers the first INDEX_SAVE_EVERY
+    // appends: an open trusts it and catches up the 10 after.
+    assert_ne!(fs.read_raw(&side), created, "saved once the sync returned");
+    drop(s);
+    let plain = session_manager::Store::new(
+        session_manager::Layout::with_root("/sim").expect("absolute root"),
+    )
+    .with_vfs(std::sync::Arc::new(fs.clone()));
+    let s = plain.open(&path).expect("reopen");
+    assert_eq!(
+        s.read_entries(ReadLimits::default())
+            .expect("entries")
+            .len(),
+        every as usize + 10
+    );
+}
+
+/// A failed periodic (background) sync poisons the session's writer: the next sync
+/// reports the error, and nothing after it is acknowledged.
+#[test]
+fn a_failed_periodic_sync_is_reported_and_poisons_the_session() {
+    let fs = session_testkit::sim::SimFs::new();
+    let store = session_manager::Store::new(
+        session_manager::Layout::with_root("/sim").expect("absolute root"),
+    )
+    .with_sources(session_manager::Sources::deterministic(
+        crate::support::T0,
+        7,
+    ))
+    .with_vfs(std::sync::Arc::new(fs.clone()));
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    let every = session_manager::INDEX_SAVE_EVERY;
+    for i in 0..every - 1 {
+        s.append_custom_entry("tick", Some(json!(i)))
+            .expect("append");
+    }
+    fs.fail_sync_after(1);
+    // The 1,024th append starts the background sync, which fails.
+    s.append_custom_entry("tick", Some(json!(every)))
+        .expect("handed to the OS");
+    let err = s.sync().expect_err("the failed sync is reported");
+    assert!(
+        matches!(
+            err,
+            AppendError::Journal(session_journal::AppendError::Io {
+                op: "background sync",
+                ..
+            })
+        ),
+        "{err}"
+    );
+    let later = s.append_custom_entry("later", None).expect_err("poisoned");
+    assert!(
+        matches!(
+            later,
+            AppendError::Journal(session_journal::AppendError::Poisoned { .. })
+        ),
+        "{later}"
+    );
+    assert!(s.close().is_err());
 }

@@ -37,6 +37,67 @@ const MAX_SIGNIFICANT_DIGITS: usize = 9;
 /// assert_eq!(parse("2026-01-21T09:00:00+24:00"), None);
 /// ```
 pub fn parse(s: &str) -> Option<i64> {
+    match canonical(s.as_bytes()) {
+        Some(ms) => Some(ms),
+        None => parse_general(s),
+    }
+}
+
+/// `YYYY-MM-DDTHH:mm:ss.sssZ` exactly (what `toISOString()` writes, and every
+/// timestamp an append stamps), read without the general parser: the same fields,
+/// range-checked as it checks them, combined the same way. `None` for anything else
+/// (then the general parser decides).
+fn canonical(b: &[u8]) -> Option<i64> {
+    let [
+        y0,
+        y1,
+        y2,
+        y3,
+        b'-',
+        m0,
+        m1,
+        b'-',
+        d0,
+        d1,
+        b'T',
+        h0,
+        h1,
+        b':',
+        n0,
+        n1,
+        b':',
+        s0,
+        s1,
+        b'.',
+        f0,
+        f1,
+        f2,
+        b'Z',
+    ] = *b
+    else {
+        return None;
+    };
+    let digit = |c: u8| c.is_ascii_digit().then(|| i32::from(c - b'0'));
+    let two = |a: u8, b: u8| Some(digit(a)? * 10 + digit(b)?);
+    let year = two(y0, y1)? * 100 + two(y2, y3)?;
+    let (month, day) = (two(m0, m1)?, two(d0, d1)?);
+    let (hour, minute, second) = (two(h0, h1)?, two(n0, n1)?, two(s0, s1)?);
+    let millisecond = two(f0, f1)? * 10 + digit(f2)?;
+    if !(is_month(month) && is_day(day) && is_hour(hour) && is_minute(minute) && is_minute(second))
+    {
+        return None;
+    }
+    let day = make_day(year, month, day)?;
+    let time = i64::from(hour) * 3_600_000
+        + i64::from(minute) * 60_000
+        + i64::from(second) * 1000
+        + i64::from(millisecond);
+    let t = day * 86_400_000 + time;
+    (-MAX_TIME_MS..=MAX_TIME_MS).contains(&t).then_some(t)
+}
+
+/// [`parse`] by the general parser alone.
+fn parse_general(s: &str) -> Option<i64> {
     let fields = parse_fields(s)?;
     let day = make_day(fields.year, fields.month, fields.day)?;
     let time = i64::from(fields.hour) * 3_600_000
@@ -760,4 +821,52 @@ fn parse_iso(
     }
     day.is_iso = true;
     Iso::Done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{canonical, parse_general};
+
+    /// The canonical form's shortcut agrees with the general parser wherever it
+    /// answers: every day of years around leap rules (days 29–31 of every month
+    /// included, which roll over), the ends of each field's range and past them.
+    #[test]
+    fn the_canonical_shortcut_agrees_with_the_general_parser() {
+        let mut checked = 0;
+        for year in [
+            0, 1, 4, 99, 100, 400, 1900, 1969, 1970, 2000, 2024, 2026, 2100, 9999,
+        ] {
+            for month in 0..=13 {
+                for day in 0..=32 {
+                    for (h, m, s, f) in [
+                        (0, 0, 0, 0),
+                        (23, 59, 59, 999),
+                        (24, 0, 0, 0),
+                        (12, 60, 7, 5),
+                        (1, 2, 60, 3),
+                    ] {
+                        let t =
+                            format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{f:03}Z");
+                        let fast = canonical(t.as_bytes());
+                        if fast.is_some() {
+                            checked += 1;
+                        }
+                        assert!(fast.is_none() || fast == parse_general(&t), "{t}");
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+        for odd in [
+            "2026-01-21T09:00:00.000z",
+            "2026-01-21t09:00:00.000Z",
+            "+02026-01-21T09:00:00.000Z",
+            "2026-01-21T09:00:00.00Z",
+            "2026-01-21T09:00:00.0000Z",
+            "2026-0a-21T09:00:00.000Z",
+            "２026-01-21T09:00:00.000Z",
+        ] {
+            assert_eq!(canonical(odd.as_bytes()), None, "{odd}");
+        }
+    }
 }
