@@ -1135,7 +1135,11 @@ impl Writer {
     /// while it ran are not: they need the next sync); on failure the writer is
     /// poisoned as by any failed sync (fsyncgate: never retried, nothing after the
     /// last durable byte reported as durable) and the error names the sync.
+    ///
+    /// A sync that succeeds after the writer was poisoned (by another sync that
+    /// failed meanwhile) proves nothing and is refused as the writer is.
     pub fn finish_sync(&mut self, done: SyncDone) -> Result<(), AppendError> {
+        self.check_poison()?;
         // A background sync's failure must be seen before anything is called
         // durable (fsyncgate), as in every sync.
         self.harvest(true)?;

@@ -261,3 +261,21 @@ fn a_failed_started_sync_poisons_the_writer() {
     let (_w, report) = env.open().unwrap();
     assert_eq!(report.frames, 1, "only the synced entry survives the crash");
 }
+
+/// Two syncs started before either ran: when the first fails, the second's success
+/// proves nothing (fsyncgate) and is refused as the poisoned writer is.
+#[test]
+fn a_sync_that_succeeds_after_another_failed_is_refused() {
+    let env = Env::new();
+    let mut w = env.create();
+    w.append(entry(), b"one", Durability::Buffered).unwrap();
+    let first = w.start_sync().unwrap().expect("pending");
+    w.append(entry(), b"two", Durability::Buffered).unwrap();
+    let second = w.start_sync().unwrap().expect("pending");
+    env.fs.fail_sync_after(1);
+    assert!(w.finish_sync(first.run()).is_err());
+    let done = second.run();
+    assert!(done.is_ok(), "the file system took the second sync");
+    assert!(w.finish_sync(done).is_err(), "but the writer is poisoned");
+    assert_eq!(w.durable_capture().len.0, w.data_start().0);
+}
