@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use crate::Owner;
-use crate::actor::{Command, Entered, Reply, Submitted, gone, is_read, ok, store_change_line};
+use crate::actor::{Command, Reply, Submitted, gone, is_read, ok, store_change_line};
 use crate::errors::open_error;
 use crate::lines::{Line, LineReader};
 use crate::outbox::{Followers, Lag, Outbox, Topic};
@@ -359,19 +359,7 @@ impl Conn {
                 reply,
             },
         };
-        let submitted = match handle.shared.enter(command) {
-            Entered::Was(submitted) => submitted,
-            // This write starts a batch that syncs: one task performs it and answers.
-            Entered::Lead(lead) => {
-                tokio::spawn(async move {
-                    lead.run().await;
-                    let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
-                    self.answer(&id, reply).await;
-                    drop(permit);
-                });
-                return true;
-            }
-        };
+        let submitted = handle.shared.submit(command);
         match submitted {
             // Performed on this task: the answer is there, no hand-off.
             Submitted::Done => {
