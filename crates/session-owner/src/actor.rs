@@ -51,10 +51,10 @@ use session_manager::{
     ContextOptions, DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, Durability, EntryId,
     NodeEntry, OwnedSession, PendingSync, SyncDone,
 };
-use session_protocol::{self as p, Error, Request};
+use session_protocol::{self as p, Error, Request, RequestId};
 use session_types::Entry;
 use tokio::runtime::RuntimeFlavor;
-use tokio::sync::{Notify, Semaphore, oneshot};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 
 use crate::errors::{append_error, open_error, read_error};
 use crate::outbox::{Follower, Followers, Outbox, Topic};
@@ -204,18 +204,27 @@ impl Shared {
     /// worker, when no other batch syncs on a worker). Otherwise it is queued and
     /// the drain task performs it. A written batch that must wait — for its sync,
     /// or behind batches waiting for theirs — goes to the session's flusher. Its
-    /// answer goes to its reply channel either way (`Done`: it is there already); a
-    /// refused command (`Full`, `Closed`) is dropped unanswered. `Unfollow` and
+    /// answer goes to its reply either way (`Done`: sent already); a refused command
+    /// is answered `overloaded` (`Full`) or "no longer served" (`Closed`; a `Close`
+    /// is answered as done, a branched session refused). `Unfollow` and
     /// `Close` are never refused for a full queue (a connection sends at most one of
     /// each per session).
     pub(crate) fn submit(self: &Arc<Self>, command: Command) -> Submitted {
         let mut gate = self.gate();
         if gate.closed {
+            drop(gate);
+            refuse_all(vec![command], &self.session_id);
             return Submitted::Closed;
         }
         // Queued and written-but-unanswered calls count against one bound.
         let bounded = matches!(command, Command::Call { .. } | Command::Follow { .. });
         if bounded && gate.queue.len() + gate.waiting_calls >= self.queue {
+            drop(gate);
+            if let Command::Call { reply, .. } | Command::Follow { reply, .. } = command {
+                reply.send(Err(Error::Overloaded {
+                    queue: format!("session {}", self.session_id),
+                }));
+            }
             return Submitted::Full;
         }
         if gate.running {
@@ -620,12 +629,91 @@ fn asks_sync(request: &Request) -> bool {
     durability.unwrap_or_default() == p::Durability::Durable
 }
 
+/// Where a write's answer goes: a connection's outbox, as the line answering its
+/// request (queued in order without waiting, see [`Outbox::answer`]), or a channel
+/// an internal caller waits on. An answer dropped unsent (the library panicked, the
+/// runtime shuts down) is sent as "no longer served".
+pub(crate) struct Answer(Option<To>);
+
+enum To {
+    #[cfg(test)]
+    Channel(oneshot::Sender<Reply>),
+    Line {
+        out: Arc<Outbox>,
+        id: RequestId,
+        /// The connection's in-flight permit, released once the answer is queued.
+        permit: OwnedSemaphorePermit,
+        session_id: String,
+    },
+}
+
+impl Answer {
+    /// To a channel.
+    #[cfg(test)]
+    pub(crate) fn channel(tx: oneshot::Sender<Reply>) -> Answer {
+        Answer(Some(To::Channel(tx)))
+    }
+
+    /// As the line answering `id` in `out`.
+    pub(crate) fn line(
+        out: Arc<Outbox>,
+        id: RequestId,
+        permit: OwnedSemaphorePermit,
+        session_id: String,
+    ) -> Answer {
+        Answer(Some(To::Line {
+            out,
+            id,
+            permit,
+            session_id,
+        }))
+    }
+
+    pub(crate) fn send(mut self, reply: Reply) {
+        if let Some(to) = self.0.take() {
+            to.send(reply);
+        }
+    }
+}
+
+impl To {
+    fn send(self, reply: Reply) {
+        match self {
+            // A caller that went away does not need its answer.
+            #[cfg(test)]
+            To::Channel(tx) => drop(tx.send(reply)),
+            To::Line {
+                out, id, permit, ..
+            } => {
+                let line = match reply {
+                    Ok(raw) => p::encode_result(&id, &raw),
+                    Err(e) => p::encode_error(Some(&id), &e),
+                };
+                out.answer(line, permit);
+            }
+        }
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        if let Some(to) = self.0.take() {
+            let e = match &to {
+                To::Line { session_id, .. } => gone(session_id),
+                #[cfg(test)]
+                To::Channel(_) => return, // the receiver sees the channel closed
+            };
+            to.send(Err(e));
+        }
+    }
+}
+
 /// What a session's writer is asked to do.
 pub(crate) enum Command {
     /// A `session/*` write: an append, `session/branch`, `session/sync`.
     Call {
         request: Box<Request>,
-        reply: oneshot::Sender<Reply>,
+        reply: Answer,
     },
     /// `createBranchedSession(leaf)`: a new session, for the registry to adopt.
     Branched {
@@ -633,15 +721,9 @@ pub(crate) enum Command {
         reply: oneshot::Sender<Result<OwnedSession, Error>>,
     },
     /// `session/follow`: `outbox` gets a notification for each append after this.
-    Follow {
-        outbox: Arc<Outbox>,
-        reply: oneshot::Sender<Reply>,
-    },
+    Follow { outbox: Arc<Outbox>, reply: Answer },
     /// `session/unfollow` (answered when `reply` is given) or a connection's end.
-    Unfollow {
-        outbox: u64,
-        reply: Option<oneshot::Sender<Reply>>,
-    },
+    Unfollow { outbox: u64, reply: Option<Answer> },
     /// Sync and release the session; nothing after this is performed.
     Close {
         done: oneshot::Sender<Result<(), Error>>,
@@ -685,7 +767,7 @@ struct Note {
 /// the sync that covers it (when it needs one) is done.
 struct Performed {
     /// Each call's answer, and whether it waits for a sync.
-    answers: Vec<(oneshot::Sender<Reply>, Reply, bool)>,
+    answers: Vec<(Answer, Reply, bool)>,
     notes: Vec<Note>,
     /// A durable append or `session/sync` of the batch needs a sync.
     sync: bool,
@@ -819,7 +901,7 @@ fn deliver(shared: &Shared, performed: Performed) {
         }
     }
     for (reply, r, _) in answers {
-        let _ = reply.send(r); // a caller that went away does not need its answer
+        reply.send(r);
     }
 }
 
@@ -879,9 +961,7 @@ fn refuse_all(batch: Vec<Command>, session_id: &str) {
             | Command::Follow { reply, .. }
             | Command::Unfollow {
                 reply: Some(reply), ..
-            } => {
-                let _ = reply.send(Err(gone(session_id)));
-            }
+            } => reply.send(Err(gone(session_id))),
             Command::Branched { reply, .. } => {
                 let _ = reply.send(Err(gone(session_id)));
             }
@@ -1235,7 +1315,7 @@ mod tests {
         });
         let command = Command::Call {
             request: Box::new(request),
-            reply,
+            reply: Answer::channel(reply),
         };
         (command, answer)
     }
