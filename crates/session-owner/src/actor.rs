@@ -1,41 +1,35 @@
-//! One writer at a time per open session, fed by a bounded queue; reads go beside it.
+//! One performer of writes at a time per open session; syncs beside the writes,
+//! pipelined; reads beside both.
 //!
 //! The session sits in a [`Shared`] cell behind a read-write lock, with a *gate*: the
-//! queue of writes not yet performed and whether a batch is being performed now.
-//! Whoever finds the gate free performs; everyone else queues behind:
+//! writes queued, whether writes are being performed now, the batches written and
+//! waiting for a sync, and whether the session's flusher runs.
 //!
-//! - **Inline.** A write that finds nothing queued and nothing running, and needs no
-//!   sync (a buffered append, `branch`, `follow`, `unfollow`), is performed at once on
-//!   the connection's own task, under the write lock if it is free (no thread
-//!   hand-off: the answer goes out on the same thread that read the request).
-//! - **Lead.** A write that finds the gate free but cannot run inline (it asks for a
-//!   sync, or a read holds the lock) is queued first and its connection spawns one
-//!   task ([`Lead::run`]) that performs the batch (everything queued by then) and
-//!   then sends the answer itself: one task on one thread, no second wake-up.
-//! - **Drain.** A write that finds others queued or a batch running is queued; when
-//!   a batch ends with writes queued meanwhile, a *drain* task performs batches until
-//!   the queue is empty. A batch is everything queued (up to `max_batch` commands).
+//! - **On the connection's task.** A write that finds no other being performed (and
+//!   the write lock free) is performed at once on the connection's own task (no
+//!   thread hand-off). It is answered there when it needs no sync and nothing waits
+//!   ahead of it; a durable one with nothing waiting ahead is synced there too, on
+//!   the connection's worker, when no other batch syncs on a worker.
+//! - **Queued.** A write that finds another being performed is queued; the drain
+//!   task performs the queue in batches (everything queued, up to `max_batch`).
+//! - **The flusher.** A written batch that needs a sync, or waits behind one that
+//!   does, joins the waiting batches; the flusher ([`Shared::flush`]) starts one sync
+//!   covering every waiting batch ([`OwnedSession::start_sync`]: an instant under
+//!   the write lock), runs the `fdatasync` with no lock held, records it
+//!   (`finish_sync`), answers those batches in order, and goes on while batches
+//!   wait. The writes that arrive while a sync runs are performed during it and
+//!   share the next one: the group commit is pipelined. An `fdatasync` covers what
+//!   was written before it started, so no batch is answered before a sync that
+//!   started after its writes.
 //!
-//! A batch, wherever it runs:
-//!
-//! 1. under the write lock, performs the writes in order with the journal in
-//!    buffered mode (each append is written when performed);
-//! 2. if any of them asked for durability, syncs once under the *read* lock
-//!    ([`OwnedSession::sync_journal_shared`]), so reads go on during the sync;
-//! 3. answers each command in order, and notifies the session's followers of each
-//!    acknowledged append (and the store's followers of names, states and statuses).
-//!
-//! A batch that syncs runs on the drain task's worker thread itself when no other
-//! batch is syncing on a worker (the answer then leaves from the thread that synced:
-//! no wake-up of another thread on the way), otherwise in `block_in_place` (the
-//! runtime moves its other tasks to another thread, so syncs of many sessions run at
-//! once); on a current-thread runtime, and for closes and branched sessions, on the
-//! blocking pool. Appends that arrive while a batch runs share the next batch's sync,
-//! and none is acknowledged as durable before it is. Only one batch of a session runs
-//! at a time and batches are taken in queue order, so writes stay serialized and
-//! notifications in journal order. Reads ([`read`]) do not enter the queue: the
-//! connection runs them on the blocking pool under the read lock, through a capture
-//! of the session as it is then. They never wait for a sync, only for a batch's writes.
+//! Answers go straight to the connection's outbox ([`Answer`]), in the order the
+//! batches were performed; followers are notified of each acknowledged append in
+//! journal order. A failed sync fails the durable appends it covers and poisons the
+//! writer (the later ones fail with it). Closes and branched sessions wait until
+//! nothing waits for a sync, then run whole on the blocking pool. Reads ([`read`])
+//! do not enter the queue: the connection runs them on the blocking pool under the
+//! read lock, through a capture of the session as it is then; they never wait for a
+//! sync, only for a batch's writes.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -62,7 +56,7 @@ use crate::outbox::{Follower, Followers, Outbox, Topic};
 /// What a call answers: the result's JSON, or an error.
 pub(crate) type Reply = Result<Box<RawValue>, Error>;
 
-/// Batches syncing on a runtime worker itself now (not in `block_in_place`): at most
+/// Syncs running on a runtime worker itself now (not in `block_in_place`): at most
 /// one, so the other workers keep serving while it syncs.
 static SYNCING_ON_A_WORKER: AtomicUsize = AtomicUsize::new(0);
 
@@ -343,9 +337,8 @@ impl Shared {
         false
     }
 
-    /// Runs a started sync on this worker (the claim), in `block_in_place`
-    /// (another batch syncs on a worker), or on the blocking pool (a current-thread
-    /// runtime), records it, and answers `batches`.
+    /// Runs a started sync here (the caller holds the right to sync on its worker),
+    /// records it, and answers `batches` (their durable appends fail when it did).
     fn complete(&self, batches: Vec<Performed>, started: Started) {
         let finished = match started {
             Ok(None) => Ok(()),
