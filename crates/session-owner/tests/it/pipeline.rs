@@ -27,7 +27,8 @@ async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
         .unwrap_or_else(|_| panic!("{what}: no answer within {DEADLINE:?}"))
 }
 
-/// Once closed, every `sync_data` waits for a permit of its own.
+/// Once closed, every `sync_data` waits for a permit of its own (bounded: twice the
+/// test's deadline, so a test stuck behind a held sync fails at the deadline first).
 #[derive(Debug, Default)]
 struct Turnstile {
     state: Mutex<TurnstileState>,
@@ -68,7 +69,7 @@ impl Turnstile {
             self.changed.notify_all();
             let (mut s2, _) = self
                 .changed
-                .wait_timeout_while(s, DEADLINE * 10, |s| s.permits == 0)
+                .wait_timeout_while(s, DEADLINE * 2, |s| s.permits == 0)
                 .expect("turnstile");
             s2.permits = s2.permits.saturating_sub(1);
             s2.waiting -= 1;
