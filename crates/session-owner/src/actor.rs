@@ -251,8 +251,11 @@ impl Shared {
         };
         let Some((performed, started)) = self.write_locked(guard, vec![command], claim.is_some())
         else {
+            if claim.is_some() {
+                self.gate().flushing = false; // nothing waits: we held `running`
+            }
             self.close_gate();
-            return Submitted::Done; // its answer was dropped: the session is gone
+            return Submitted::Done; // its answer was sent as dropped: the session is gone
         };
         let Some(claim) = claim else {
             let delivered = self.hand_over(performed);
