@@ -186,6 +186,47 @@ impl std::io::Write for PayloadBuf<'_> {
     }
 }
 
+/// A sync started by [`Writer::start_sync`]: the journal's file and the end (and
+/// last sequence number) it makes durable. It holds the file open, and so the
+/// writer's lock, until dropped.
+#[derive(Debug)]
+pub struct PendingSync {
+    file: Arc<dyn VfsFile>,
+    end: u64,
+    seq: u64,
+}
+
+impl PendingSync {
+    /// Performs the `fdatasync` (blocking; no writer needed): it covers every byte
+    /// written before it started, at least up to [`end`](Self::end).
+    pub fn run(self) -> SyncDone {
+        let outcome = self.file.sync_data();
+        SyncDone {
+            sync: self,
+            outcome,
+        }
+    }
+
+    /// The end of the journal this sync makes durable.
+    pub fn end(&self) -> Offset {
+        Offset(self.end)
+    }
+}
+
+/// What a [`PendingSync`] did, for [`Writer::finish_sync`].
+#[derive(Debug)]
+pub struct SyncDone {
+    sync: PendingSync,
+    outcome: std::io::Result<()>,
+}
+
+impl SyncDone {
+    /// Whether the `fdatasync` succeeded.
+    pub fn is_ok(&self) -> bool {
+        self.outcome.is_ok()
+    }
+}
+
 /// The single writer of a journal. Holds the writer lock — on the journal file itself,
 /// see [`lock`](crate::lock) — until dropped.
 ///
@@ -200,7 +241,8 @@ pub struct Writer {
     /// Emptied when the writer is dropped, before `file` releases the lock.
     _record: HolderRecord,
     /// The journal, opened and locked by this writer (the lock lives as long as it,
-    /// and a background sync's thread, joined before the writer is gone, shares it).
+    /// and a background sync's thread, joined before the writer is gone, shares it;
+    /// so does any [`PendingSync`] still held).
     file: Arc<dyn VfsFile>,
     /// The background sync in flight, if any (at most one).
     background: Option<BackgroundSync>,
@@ -1067,6 +1109,59 @@ impl Writer {
         self.buf.shrink_to(IDLE_BUFFER);
         self.sync_inner()?;
         Ok(self.durable_capture())
+    }
+
+    /// Starts a sync of everything written so far that runs without the writer: the
+    /// returned [`PendingSync`] holds the file and the end it covers, and its
+    /// [`run`](PendingSync::run) performs the `fdatasync` on any thread while this
+    /// writer goes on appending (what a group commit needs to write its next batch
+    /// while the previous batch's sync runs). Hand its outcome back to
+    /// [`finish_sync`](Self::finish_sync). `None` when everything written is durable.
+    pub fn start_sync(&mut self) -> Result<Option<PendingSync>, AppendError> {
+        self.check_poison()?;
+        self.harvest(false)?;
+        if self.durable_end == self.end {
+            return Ok(None);
+        }
+        Ok(Some(PendingSync {
+            file: Arc::clone(&self.file),
+            end: self.end,
+            seq: self.last_seq,
+        }))
+    }
+
+    /// Records the outcome of a sync started by [`start_sync`](Self::start_sync):
+    /// on success everything written before it started is durable (appends made
+    /// while it ran are not: they need the next sync); on failure the writer is
+    /// poisoned as by any failed sync (fsyncgate: never retried, nothing after the
+    /// last durable byte reported as durable) and the error names the sync.
+    ///
+    /// A sync that succeeds after the writer was poisoned (by another sync that
+    /// failed meanwhile) proves nothing and is refused as the writer is.
+    pub fn finish_sync(&mut self, done: SyncDone) -> Result<(), AppendError> {
+        self.check_poison()?;
+        // A background sync's failure must be seen before anything is called
+        // durable (fsyncgate), as in every sync.
+        self.harvest(true)?;
+        let SyncDone { sync, outcome } = done;
+        match outcome {
+            Ok(()) => {
+                if sync.end > self.durable_end {
+                    self.durable_end = sync.end;
+                    self.durable_seq = sync.seq;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.poisoned = Some(self.durable_end);
+                Err(AppendError::Io {
+                    path: self.path.clone(),
+                    op: "sync",
+                    offset: Offset(self.durable_end),
+                    source: e,
+                })
+            }
+        }
     }
 
     /// Seals the journal: syncs everything written, then writes the seal frame and

@@ -77,7 +77,8 @@ mod verify;
 pub mod vfs;
 
 pub use append::{
-    AfterSync, Appended, CreateOptions, NewFrame, OpenOptions, PayloadBuf, Writer, is_leftover_temp,
+    AfterSync, Appended, CreateOptions, NewFrame, OpenOptions, PayloadBuf, PendingSync, SyncDone,
+    Writer, is_leftover_temp,
 };
 pub use capture::Capture;
 pub use error::{AppendError, CreateError, FrameFault, LockHolder, OpenError, ReadError};

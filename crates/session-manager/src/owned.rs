@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use session_context::{ContextOptions, SessionContext};
 use session_import::Retention;
 use session_index::{EntryIndex, Index, kinds};
-use session_journal::{Capture, Durability, NewFrame, Reader, Writer};
+use session_journal::{Capture, Durability, NewFrame, PendingSync, Reader, SyncDone, Writer};
 use session_types::{Entry, EntryBase, EntryId, SessionHeader};
 
 use crate::append::{append_methods, base, complete_entry, fresh_id};
@@ -267,6 +267,27 @@ impl OwnedSession {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .sync()?;
+        Ok(())
+    }
+
+    /// Starts a sync of every append so far that runs without the session
+    /// ([`PendingSync::run`], on any thread), so that appends go on while it runs:
+    /// what lets an owner write its next batch during the previous batch's
+    /// `fdatasync`. Hand the outcome to [`finish_sync`](Self::finish_sync). `None`
+    /// when everything appended is durable already.
+    pub fn start_sync(&mut self) -> Result<Option<PendingSync>, AppendError> {
+        Ok(self.writer_mut().start_sync()?)
+    }
+
+    /// Records a sync started by [`start_sync`](Self::start_sync): the appends made
+    /// before it started are durable (or, when it failed, the writer is poisoned and
+    /// the error returned), and the index sidecar is saved when due, as
+    /// [`sync_journal`](Self::sync_journal) does.
+    pub fn finish_sync(&mut self, done: SyncDone) -> Result<(), AppendError> {
+        self.writer_mut().finish_sync(done)?;
+        if self.unsaved >= index_save_interval(self.index.len()) {
+            self.save_index();
+        }
         Ok(())
     }
 

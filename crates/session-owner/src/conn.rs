@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 use crate::Owner;
-use crate::actor::{Command, Entered, Reply, Submitted, gone, is_read, ok, store_change_line};
+use crate::actor::{Answer, Command, Reply, Submitted, gone, is_read, ok, store_change_line};
 use crate::errors::open_error;
 use crate::lines::{Line, LineReader};
 use crate::outbox::{Followers, Lag, Outbox, Topic};
@@ -344,7 +344,7 @@ impl Conn {
             });
             return true;
         }
-        let (reply, answer) = oneshot::channel();
+        let reply = Answer::line(self.out.clone(), id.clone(), permit, session_id.clone());
         let command = match request {
             Request::SessionFollow(_) => Command::Follow {
                 outbox: self.out.clone(),
@@ -359,43 +359,11 @@ impl Conn {
                 reply,
             },
         };
-        let submitted = match handle.shared.enter(command) {
-            Entered::Was(submitted) => submitted,
-            // This write starts a batch that syncs: one task performs it and answers.
-            Entered::Lead(lead) => {
-                tokio::spawn(async move {
-                    lead.run().await;
-                    let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
-                    self.answer(&id, reply).await;
-                    drop(permit);
-                });
-                return true;
-            }
-        };
-        match submitted {
-            // Performed on this task: the answer is there, no hand-off.
-            Submitted::Done => {
-                let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
-                let sent = self.answer(&id, reply).await;
-                drop(permit);
-                sent
-            }
-            Submitted::Queued => {
-                tokio::spawn(async move {
-                    let reply = answer.await.unwrap_or_else(|_| Err(gone(&session_id)));
-                    self.answer(&id, reply).await;
-                    drop(permit);
-                });
-                true
-            }
-            Submitted::Full => {
-                let e = Error::Overloaded {
-                    queue: format!("session {session_id}"),
-                };
-                self.answer(&id, Err(e)).await
-            }
-            Submitted::Closed => self.answer(&id, Err(gone(&session_id))).await,
-        }
+        // Performed or queued, its answer goes straight to the outbox, in order
+        // with the session's other answers.
+        // (a refused one is answered too: `overloaded`, or no longer served).
+        let _ = handle.shared.submit(command);
+        true
     }
 
     /// The handle this connection holds on `session_id`.

@@ -10,12 +10,13 @@
 //! topic's notifications resume after the notice. So a follower sees every entry or a
 //! notice telling it to re-read, and a writer never waits for a follower.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use session_protocol::{Notification, SessionLaggedParams, StoreLaggedParams, encode_notification};
 use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit, mpsc};
 
 /// What a notification is about: a followed session (by id) or the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,16 @@ pub(crate) struct Outbox {
     pub(crate) id: u64,
     tx: mpsc::Sender<String>,
     lag: Arc<Lag>,
+    /// Answers queued by [`answer`](Outbox::answer) that found the queue full, in
+    /// order, each with its in-flight permit.
+    held: Mutex<Held>,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    lines: VecDeque<(String, OwnedSemaphorePermit)>,
+    /// A task moves them into the queue as room frees.
+    moving: bool,
 }
 
 /// The lagging topics, shared with the writer task.
@@ -87,6 +98,7 @@ impl Outbox {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             tx,
             lag: Arc::default(),
+            held: Mutex::default(),
         }
     }
 
@@ -99,6 +111,50 @@ impl Outbox {
     /// `false` when the writer is gone.
     pub(crate) async fn send(&self, line: String) -> bool {
         self.tx.send(line).await.is_ok()
+    }
+
+    /// Queues an answer without waiting, after every answer queued this way before
+    /// it: at once when the queue has room, else held with its in-flight `permit`
+    /// (so a connection whose client does not read stops being read, as with
+    /// [`send`](Outbox::send)) and moved into the queue, in order, by a task as
+    /// room frees. What a session's writer uses to answer its batches in order from
+    /// whatever thread performs them.
+    pub(crate) fn answer(self: &Arc<Self>, line: String, permit: OwnedSemaphorePermit) {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.lines.is_empty() {
+            match self.tx.try_send(line) {
+                Ok(()) | Err(TrySendError::Closed(_)) => return,
+                Err(TrySendError::Full(line)) => held.lines.push_back((line, permit)),
+            }
+        } else {
+            held.lines.push_back((line, permit));
+        }
+        if !held.moving {
+            // Outside a runtime (its shutdown) nothing is written any more anyway.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                held.moving = true;
+                runtime.spawn(self.clone().move_held());
+            }
+        }
+    }
+
+    /// Moves the held answers into the queue, in order, waiting for room.
+    async fn move_held(self: Arc<Self>) {
+        loop {
+            let Ok(room) = self.tx.reserve().await else {
+                let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+                held.lines.clear(); // the writer is gone
+                held.moving = false;
+                return;
+            };
+            let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some((line, permit)) = held.lines.pop_front() else {
+                held.moving = false;
+                return;
+            };
+            room.send(line);
+            drop(permit);
+        }
     }
 
     /// Sends a line that may be dropped (advisory progress) without waiting.

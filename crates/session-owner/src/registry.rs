@@ -39,6 +39,8 @@ pub(crate) struct Registry {
     slots: Mutex<HashMap<PathBuf, Slot>>,
     /// The connections following the store (`store/follow`).
     pub(crate) store_followers: Arc<Followers>,
+    /// Syncs running on a runtime worker itself now (at most one: `actor`).
+    worker_syncs: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Registry {
@@ -95,6 +97,7 @@ impl Registry {
                 max_batch: options.max_batch,
                 max_reads: options.session_queue,
                 store: self.store_followers.clone(),
+                worker_syncs: self.worker_syncs.clone(),
             },
         );
         slots.insert(

@@ -206,3 +206,76 @@ fn writes_after_a_failed_sync_never_become_visible_as_durable() {
     let (_w, report) = env.open().unwrap();
     assert_eq!(report.frames, 1);
 }
+
+/// A sync started with `start_sync` covers what was written before it started, not
+/// what was appended while it ran: those need the next sync.
+#[test]
+fn a_started_sync_covers_only_what_was_written_before_it() {
+    let env = Env::new();
+    let mut w = env.create();
+    w.append(entry(), b"first", Durability::Buffered).unwrap();
+    let before = w.capture().len;
+    let pending = w.start_sync().unwrap().expect("something to sync");
+    assert_eq!(pending.end(), before);
+    // Appended while the sync runs (the writer is free meanwhile).
+    w.append(entry(), b"second", Durability::Buffered).unwrap();
+    let done = pending.run();
+    assert!(done.is_ok());
+    w.finish_sync(done).unwrap();
+    assert_eq!(w.durable_capture().len, before, "only the first is durable");
+    assert_eq!(w.durable_capture().last_seq.0, 1);
+    let syncs = env.fs.stats().syncs;
+    w.sync().unwrap();
+    assert_eq!(
+        env.fs.stats().syncs,
+        syncs + 1,
+        "the second needs a sync of its own"
+    );
+    assert_eq!(w.durable_capture().len, w.capture().len);
+    assert!(w.start_sync().unwrap().is_none(), "nothing left to sync");
+}
+
+/// A started sync that fails poisons the writer as any failed sync does: nothing
+/// after the last durable byte counts as durable, and every later call is refused.
+#[test]
+fn a_failed_started_sync_poisons_the_writer() {
+    let env = Env::new();
+    let mut w = env.create();
+    w.append(entry(), b"ok", Durability::Durable).unwrap();
+    let durable = w.durable_capture().len;
+    w.append(entry(), b"lost", Durability::Buffered).unwrap();
+    env.fs.fail_sync_after(1);
+    let pending = w.start_sync().unwrap().expect("something to sync");
+    w.append(entry(), b"meanwhile", Durability::Buffered)
+        .unwrap();
+    let done = pending.run();
+    assert!(!done.is_ok());
+    let e = w.finish_sync(done).unwrap_err();
+    assert!(e.to_string().contains("sync"), "{e}");
+    assert_eq!(w.durable_capture().len, durable);
+    assert!(w.is_poisoned());
+    assert!(w.start_sync().is_err());
+    assert!(w.append(entry(), b"after", Durability::Buffered).is_err());
+    drop(w);
+    env.fs.crash(4);
+    let (_w, report) = env.open().unwrap();
+    assert_eq!(report.frames, 1, "only the synced entry survives the crash");
+}
+
+/// Two syncs started before either ran: when the first fails, the second's success
+/// proves nothing (fsyncgate) and is refused as the poisoned writer is.
+#[test]
+fn a_sync_that_succeeds_after_another_failed_is_refused() {
+    let env = Env::new();
+    let mut w = env.create();
+    w.append(entry(), b"one", Durability::Buffered).unwrap();
+    let first = w.start_sync().unwrap().expect("pending");
+    w.append(entry(), b"two", Durability::Buffered).unwrap();
+    let second = w.start_sync().unwrap().expect("pending");
+    env.fs.fail_sync_after(1);
+    assert!(w.finish_sync(first.run()).is_err());
+    let done = second.run();
+    assert!(done.is_ok(), "the file system took the second sync");
+    assert!(w.finish_sync(done).is_err(), "but the writer is poisoned");
+    assert_eq!(w.durable_capture().len.0, w.data_start().0);
+}

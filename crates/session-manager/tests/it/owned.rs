@@ -1138,3 +1138,37 @@ fn a_failed_periodic_sync_is_reported_and_poisons_the_session() {
     );
     assert!(s.close().is_err());
 }
+
+/// A sync started with `start_sync` runs without the session: appends go on while
+/// it runs, and only what was appended before it started counts as durable after
+/// `finish_sync`; the next sync covers the rest.
+#[test]
+fn a_started_sync_runs_beside_appends_and_covers_what_came_before_it() {
+    let fs = session_testkit::sim::SimFs::new();
+    let store = session_manager::Store::new(
+        session_manager::Layout::with_root("/sim").expect("absolute root"),
+    )
+    .with_sources(session_manager::Sources::deterministic(
+        crate::support::T0,
+        7,
+    ))
+    .with_vfs(std::sync::Arc::new(fs.clone()));
+    let mut s = store.create("/w").expect("create");
+    s.set_durability(Durability::Buffered);
+    s.append_message(user("one")).expect("append");
+    let before = fs.stats().syncs;
+    let pending = s.start_sync().expect("start").expect("something to sync");
+    let sync = std::thread::spawn(move || pending.run());
+    s.append_message(user("two"))
+        .expect("an append while the sync runs");
+    let done = sync.join().expect("the sync thread");
+    s.finish_sync(done).expect("finish");
+    assert_eq!(fs.stats().syncs, before + 1, "one sync");
+    assert!(
+        s.start_sync().expect("start").is_some(),
+        "the append made during the sync is not durable yet"
+    );
+    s.sync_journal().expect("sync journal");
+    assert_eq!(fs.stats().syncs, before + 2, "the second append's own sync");
+    assert!(s.start_sync().expect("start").is_none(), "all durable");
+}

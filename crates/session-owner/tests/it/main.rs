@@ -7,6 +7,7 @@ mod durability;
 mod follow;
 mod fuzz;
 mod hostile;
+mod pipeline;
 mod reads;
 mod server;
 mod sharing;

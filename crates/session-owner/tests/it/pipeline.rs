@@ -1,0 +1,373 @@
+//! The pipelined group commit: the writes that arrive while a batch's sync runs are
+//! performed during it, and answered only after a sync of their own, in order; a
+//! failed sync fails the durable appends it covers and poisons the session's writer
+//! for the ones written while it ran.
+
+use std::io;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use session_journal::vfs::{FileStatus, VfsFile};
+use session_manager::{Layout, Sources, Store};
+use session_owner::{Owner, OwnerOptions};
+use session_protocol::*;
+use session_testkit::sim::SimFs;
+use session_testkit::{Interpose, Interposed};
+
+use crate::support::*;
+
+/// Bounds every wait: a failure reports instead of hanging.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(DEADLINE, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no answer within {DEADLINE:?}"))
+}
+
+/// Once closed, every `sync_data` waits for a permit of its own (bounded: twice the
+/// test's deadline, so a test stuck behind a held sync fails at the deadline first).
+#[derive(Debug, Default)]
+struct Turnstile {
+    state: Mutex<TurnstileState>,
+    changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct TurnstileState {
+    closed: bool,
+    permits: u64,
+    /// Syncs waiting for a permit now.
+    waiting: u64,
+    /// Syncs that passed.
+    passed: u64,
+}
+
+impl Turnstile {
+    fn lock(&self) -> std::sync::MutexGuard<'_, TurnstileState> {
+        self.state.lock().expect("turnstile")
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+    }
+
+    /// Lets every sync through from now on.
+    fn open(&self) {
+        let mut s = self.lock();
+        s.closed = false;
+        s.permits = u64::MAX;
+        self.changed.notify_all();
+    }
+
+    fn pass(&self) {
+        let mut s = self.lock();
+        if s.closed {
+            s.waiting += 1;
+            self.changed.notify_all();
+            let (mut s2, _) = self
+                .changed
+                .wait_timeout_while(s, DEADLINE * 2, |s| s.permits == 0)
+                .expect("turnstile");
+            s2.permits = s2.permits.saturating_sub(1);
+            s2.waiting -= 1;
+            s = s2;
+        }
+        s.passed += 1;
+        self.changed.notify_all();
+    }
+
+    /// Lets one waiting (or the next) sync through.
+    fn permit(&self) {
+        self.lock().permits += 1;
+        self.changed.notify_all();
+    }
+
+    /// Waits (bounded) until `n` syncs wait for a permit.
+    fn wait_waiting(&self, n: u64) {
+        let s = self.lock();
+        let (s, _) = self
+            .changed
+            .wait_timeout_while(s, DEADLINE, |s| s.waiting != n)
+            .expect("turnstile");
+        assert_eq!(s.waiting, n, "syncs waiting for a permit");
+    }
+
+    fn passed(&self) -> u64 {
+        self.lock().passed
+    }
+}
+
+fn turnstile_store(t: &Arc<Turnstile>, fs: &SimFs) -> Store {
+    let vfs = Interposed::wrap(Arc::new(fs.clone()), Gated(t.clone()));
+    Store::new(Layout::with_root("/sim").expect("absolute"))
+        .with_sources(Sources::deterministic(T0, 7))
+        .with_vfs(Arc::new(vfs))
+}
+
+#[derive(Debug)]
+struct Gated(Arc<Turnstile>);
+
+impl Interpose for Gated {
+    fn opened(&self, _: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
+        Box::new(GatedFile {
+            inner,
+            gate: self.0.clone(),
+        })
+    }
+    fn created(&self, path: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
+        self.opened(path, inner)
+    }
+}
+
+#[derive(Debug)]
+struct GatedFile {
+    inner: Box<dyn VfsFile>,
+    gate: Arc<Turnstile>,
+}
+
+impl VfsFile for GatedFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read_at(offset, buf)
+    }
+    fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all_at(offset, buf)
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.inner.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.gate.pass();
+        self.inner.sync_data()
+    }
+    fn sync_all(&self) -> io::Result<()> {
+        self.inner.sync_all()
+    }
+    fn status(&self) -> io::Result<FileStatus> {
+        self.inner.status()
+    }
+    fn try_lock(&self) -> io::Result<bool> {
+        self.inner.try_lock()
+    }
+}
+
+/// Two clients on one session whose first durable append's sync is held.
+struct Held {
+    turnstile: Arc<Turnstile>,
+    fs: SimFs,
+    a: Client,
+    b: Client,
+    /// A third client, for reads (`a`'s task syncs its own append).
+    r: Client,
+    sid: String,
+    /// The request id of `a`'s held append.
+    held: RequestId,
+}
+
+async fn held() -> Held {
+    let turnstile = Arc::new(Turnstile::default());
+    let fs = SimFs::new();
+    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let mut a = Client::connect(&owner);
+    a.initialize().await;
+    let sid = a.create().await.session_id;
+    let mut b = Client::connect(&owner);
+    b.initialize().await;
+    b.open(&sid).await;
+    let mut r = Client::connect(&owner);
+    r.initialize().await;
+    r.open(&sid).await;
+    turnstile.close();
+    let held = a
+        .send::<call::AppendMessage>(append(&sid, "held", None))
+        .await;
+    let t = turnstile.clone();
+    tokio::task::spawn_blocking(move || t.wait_waiting(1))
+        .await
+        .expect("the held sync");
+    Held {
+        turnstile,
+        fs,
+        a,
+        b,
+        r,
+        sid,
+        held,
+    }
+}
+
+/// What `c` reads of the session's branch now (a read is answered beside a sync).
+async fn texts(c: &mut Client, sid: &str) -> Vec<String> {
+    c.branch(sid).await.entries.iter().map(text_of).collect()
+}
+
+/// Waits (bounded) until the session's branch holds `n` entries.
+async fn written(c: &mut Client, sid: &str, n: usize) -> Vec<String> {
+    within("the writes during the sync", async {
+        loop {
+            let t = texts(c, sid).await;
+            if t.len() >= n {
+                return t;
+            }
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+}
+
+fn id_of(v: &Value) -> Value {
+    v["id"].clone()
+}
+
+fn json(id: &RequestId) -> Value {
+    serde_json::to_value(id).expect("id")
+}
+
+/// A durable append that arrives while another batch's sync runs is written during
+/// that sync, and answered only after a sync of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_written_during_a_sync_waits_for_its_own_sync() {
+    let Held {
+        turnstile,
+        a: mut first,
+        mut b,
+        mut r,
+        sid,
+        held,
+        ..
+    } = held().await;
+    let d1 = b
+        .send::<call::AppendMessage>(append(&sid, "during", None))
+        .await;
+    // Written while the first sync is held: a read already sees it.
+    assert_eq!(written(&mut r, &sid, 2).await, ["held", "during"]);
+    let passed = turnstile.passed();
+    turnstile.permit();
+    let answer = within("the held append", first.recv()).await;
+    assert_eq!(id_of(&answer), json(&held), "{answer}");
+    // The second sync (for "during") now waits: its append is not answered yet, so
+    // a read sent after it is answered first.
+    let t = turnstile.clone();
+    tokio::task::spawn_blocking(move || t.wait_waiting(1))
+        .await
+        .expect("the second sync");
+    assert_eq!(turnstile.passed(), passed + 1);
+    let read = b
+        .send::<call::ReadLeafEntry>(ReadParams {
+            session_id: sid.clone(),
+            limits: None,
+        })
+        .await;
+    let next = within("the read", b.recv()).await;
+    assert_eq!(id_of(&next), json(&read), "{next}");
+    turnstile.permit();
+    let answer = within("the append written during the sync", b.recv()).await;
+    assert_eq!(id_of(&answer), json(&d1), "{answer}");
+    assert!(answer["result"]["entryId"].is_string(), "{answer}");
+    assert_eq!(turnstile.passed(), passed + 2, "one sync each");
+    turnstile.open();
+}
+
+/// Buffered and durable appends pipelined by one client while another batch's sync
+/// is held are answered after it, in the order sent, and share one sync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_during_a_sync_are_answered_in_order_after_it() {
+    let Held {
+        turnstile,
+        a: mut first,
+        mut b,
+        mut r,
+        sid,
+        held,
+        ..
+    } = held().await;
+    let sent = [
+        b.send::<call::AppendMessage>(append(&sid, "b1", Some(Durability::Buffered)))
+            .await,
+        b.send::<call::AppendMessage>(append(&sid, "d2", None))
+            .await,
+        b.send::<call::AppendMessage>(append(&sid, "b3", Some(Durability::Buffered)))
+            .await,
+        b.send::<call::AppendMessage>(append(&sid, "d4", None))
+            .await,
+    ];
+    assert_eq!(
+        written(&mut r, &sid, 5).await,
+        ["held", "b1", "d2", "b3", "d4"]
+    );
+    let passed = turnstile.passed();
+    turnstile.permit();
+    let answer = within("the held append", first.recv()).await;
+    assert_eq!(id_of(&answer), json(&held), "{answer}");
+    turnstile.permit();
+    let mut got = Vec::new();
+    for _ in 0..sent.len() {
+        let line = within("a write during the sync", b.recv()).await;
+        assert!(line["result"]["entryId"].is_string(), "{line}");
+        got.push(id_of(&line));
+    }
+    let want: Vec<Value> = sent.iter().map(json).collect();
+    assert_eq!(got, want, "answered in the order sent");
+    assert_eq!(turnstile.passed(), passed + 2, "the four share one sync");
+    turnstile.open();
+}
+
+/// The held sync fails: its durable append is not acknowledged; the durable append
+/// written while it ran fails too (the writer is poisoned, its sync never
+/// attempted), a buffered one written meanwhile is acknowledged (written is all it
+/// asks), and later appends are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_sync_fails_what_it_covers_and_poisons_the_rest() {
+    let Held {
+        turnstile,
+        fs,
+        a: mut first,
+        mut b,
+        mut r,
+        sid,
+        held,
+    } = held().await;
+    let buffered = b
+        .send::<call::AppendMessage>(append(&sid, "buffered", Some(Durability::Buffered)))
+        .await;
+    let durable = b
+        .send::<call::AppendMessage>(append(&sid, "durable", None))
+        .await;
+    written(&mut r, &sid, 3).await;
+    fs.fail_sync_after(1);
+    let passed = turnstile.passed();
+    turnstile.permit();
+    let answer = within("the held append", first.recv()).await;
+    assert_eq!(id_of(&answer), json(&held), "{answer}");
+    assert!(
+        answer["error"].is_object(),
+        "the failed sync's append: {answer}"
+    );
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        answers.push(within("a write during the sync", b.recv()).await);
+    }
+    assert_eq!(id_of(&answers[0]), json(&buffered), "{}", answers[0]);
+    assert!(
+        answers[0]["result"]["entryId"].is_string(),
+        "{}",
+        answers[0]
+    );
+    assert_eq!(id_of(&answers[1]), json(&durable), "{}", answers[1]);
+    assert!(answers[1]["error"].is_object(), "{}", answers[1]);
+    assert_eq!(
+        turnstile.passed(),
+        passed + 1,
+        "no sync after the failed one"
+    );
+    let later = b
+        .call::<call::AppendMessage>(append(&sid, "later", Some(Durability::Buffered)))
+        .await;
+    assert!(later.is_err(), "the poisoned writer refuses: {later:?}");
+    turnstile.open();
+}
