@@ -988,19 +988,39 @@ impl Writer {
         if self.durable_end == self.end {
             return Ok(());
         }
-        if let Err(e) = self.file.sync_data() {
-            // fsyncgate: never retry, never report the data as durable.
-            self.poisoned = Some(self.durable_end);
-            return Err(AppendError::Io {
-                path: self.path.clone(),
-                op: "sync",
-                offset: Offset(self.durable_end),
-                source: e,
-            });
+        let outcome = self.file.sync_data();
+        self.settle_sync(self.end, self.last_seq, outcome, "sync")
+    }
+
+    /// Records a sync's outcome, wherever it ran: success makes everything up to
+    /// `end` (seq `seq`) durable (never moving the watermark back); failure poisons
+    /// the writer and names the sync (fsyncgate: never retried, nothing after the
+    /// last durable byte reported as durable).
+    fn settle_sync(
+        &mut self,
+        end: u64,
+        seq: u64,
+        outcome: std::io::Result<()>,
+        op: &'static str,
+    ) -> Result<(), AppendError> {
+        match outcome {
+            Ok(()) => {
+                if end > self.durable_end {
+                    self.durable_end = end;
+                    self.durable_seq = seq;
+                }
+                Ok(())
+            }
+            Err(e) => {
+                self.poisoned = Some(self.durable_end);
+                Err(AppendError::Io {
+                    path: self.path.clone(),
+                    op,
+                    offset: Offset(self.durable_end),
+                    source: e,
+                })
+            }
         }
-        self.durable_end = self.end;
-        self.durable_seq = self.last_seq;
-        Ok(())
     }
 
     /// Starts making everything written so far durable on a thread of its own (one
@@ -1081,24 +1101,7 @@ impl Writer {
                 "the background sync's thread panicked",
             ))
         });
-        match outcome {
-            Ok(()) => {
-                if bg.end > self.durable_end {
-                    self.durable_end = bg.end;
-                    self.durable_seq = bg.seq;
-                }
-                Ok(())
-            }
-            Err(e) => {
-                self.poisoned = Some(self.durable_end);
-                Err(AppendError::Io {
-                    path: self.path.clone(),
-                    op: "background sync",
-                    offset: Offset(self.durable_end),
-                    source: e,
-                })
-            }
-        }
+        self.settle_sync(bg.end, bg.seq, outcome, "background sync")
     }
 
     /// Makes everything written so far durable (one `fdatasync`, skipped when nothing
@@ -1144,24 +1147,7 @@ impl Writer {
         // durable (fsyncgate), as in every sync.
         self.harvest(true)?;
         let SyncDone { sync, outcome } = done;
-        match outcome {
-            Ok(()) => {
-                if sync.end > self.durable_end {
-                    self.durable_end = sync.end;
-                    self.durable_seq = sync.seq;
-                }
-                Ok(())
-            }
-            Err(e) => {
-                self.poisoned = Some(self.durable_end);
-                Err(AppendError::Io {
-                    path: self.path.clone(),
-                    op: "sync",
-                    offset: Offset(self.durable_end),
-                    source: e,
-                })
-            }
-        }
+        self.settle_sync(sync.end, sync.seq, outcome, "sync")
     }
 
     /// Seals the journal: syncs everything written, then writes the seal frame and
