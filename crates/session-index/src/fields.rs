@@ -114,6 +114,10 @@ pub(crate) enum Content<'a> {
     User(&'a UserContent),
     /// Typed blocks.
     Blocks(&'a [ContentBlock]),
+    /// Read by [`Scanned::parse`](crate::Scanned::parse), which keeps no text: whether
+    /// `extractTextContent` throws (`Some(why)`). Only asked without keeping text
+    /// (`limit` 0; [`Scanned`](crate::Scanned) declines a user message that may be the first).
+    Read(Option<&'static str>),
 }
 
 impl Content<'_> {
@@ -124,6 +128,8 @@ impl Content<'_> {
         let mut out = Excerpt::new(limit);
         match self {
             Content::Json(raw) => return probe::extract_text(raw, limit),
+            Content::Read(Some(why)) => return Text::Throws(why),
+            Content::Read(None) => {}
             _ if limit == 0 => {}
             Content::User(UserContent::Text(s)) => out.push(s),
             Content::User(UserContent::Blocks(b)) => joined_text(b, &mut out),

@@ -68,6 +68,7 @@ mod index;
 pub mod kinds;
 mod marks;
 mod probe;
+mod scan;
 mod sidecar;
 mod state;
 mod store;
@@ -95,6 +96,7 @@ pub use index::{
     sidecar_path,
 };
 pub use probe::FIRST_MESSAGE_MAX_BYTES;
+pub use scan::Scanned;
 
 /// The derived files' constants as the `text` block `docs/format.md` §3 reproduces
 /// verbatim (a test ties the two: changing a constant without the spec fails it).

@@ -247,6 +247,12 @@ fn literal_cut(raw: &str, target: usize) -> usize {
     last_good
 }
 
+/// Why `extractTextContent` throws on a `content` that is neither a string nor an array.
+pub(crate) const NEITHER_STRING_NOR_ARRAY: &str = "content is neither a string nor an array";
+
+/// Why `extractTextContent` throws on a content array holding `null`.
+pub(crate) const NULL_BLOCK: &str = "a content block is null";
+
 /// The outcome of the reference's `extractTextContent` on a message's `content`.
 pub(crate) enum Text {
     /// The extracted text's excerpt (possibly empty).
@@ -268,7 +274,7 @@ pub(crate) fn extract_text(content: &RawValue, limit: usize) -> Text {
         };
     }
     if !raw.starts_with('[') {
-        return Text::Throws("content is neither a string nor an array");
+        return Text::Throws(NEITHER_STRING_NOR_ARRAY);
     }
     let Ok(blocks) = serde_json::from_str::<Vec<&RawValue>>(raw) else {
         return Text::Throws("content is not a valid array");
@@ -284,7 +290,7 @@ pub(crate) fn extract_text(content: &RawValue, limit: usize) -> Text {
     for b in blocks {
         let s = b.get();
         if s == "null" {
-            return Text::Throws("a content block is null");
+            return Text::Throws(NULL_BLOCK);
         }
         if !s.starts_with('{') {
             continue;

@@ -873,6 +873,30 @@ impl State {
         self.observe_fields(index, rec, fields);
     }
 
+    /// Adds one entry frame the caller just appended, whose payload `scanned` read
+    /// ([`Scanned::parse`](crate::Scanned::parse) of the same bytes): the fields come
+    /// from the scan's ranges, so the payload is not parsed again (unless the scan
+    /// cannot give them: a header frame, ranges that do not fit the payload, a user
+    /// message that may be the first message, whose excerpt only a parse keeps).
+    pub(crate) fn observe_scanned(
+        &mut self,
+        info: &FrameInfo,
+        payload: &[u8],
+        scanned: &crate::Scanned,
+    ) {
+        if info.kind.get() != ENTRY_KIND {
+            return self.observe(info, payload);
+        }
+        let first_message_open = self.agg.first_message.is_none();
+        let Some(fields) = scanned.fields(payload, first_message_open) else {
+            return self.observe(info, payload);
+        };
+        let Some((index, rec)) = self.begin(info) else {
+            return;
+        };
+        self.observe_fields(index, rec, fields);
+    }
+
     /// Records an entry (a JSON object) from its fields: the id map, the parent, the
     /// aggregates its type feeds.
     fn observe_fields(&mut self, index: u32, mut rec: Rec, f: Fields<'_>) {

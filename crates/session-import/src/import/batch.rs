@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use session_index::Index;
+use session_index::{Index, Scanned};
 use session_journal::{Appended, Durability, FrameKind, NewFrame, Tag, Writer};
 
 use crate::error::ImportError;
@@ -14,14 +14,43 @@ use crate::error::ImportError;
 #[derive(Default)]
 pub(super) struct Batch {
     pub(super) bytes: Vec<u8>,
-    frames: Vec<(FrameKind, Tag, usize, usize)>,
+    frames: Vec<Queued>,
+}
+
+/// One queued frame: its kind and tag, its payload's range of the batch's bytes, and
+/// the scan of the payload's text when the import read it in one pass (the index
+/// then reads the scan instead of parsing the payload again).
+#[derive(Clone, Copy)]
+struct Queued {
+    kind: FrameKind,
+    tag: Tag,
+    start: usize,
+    end: usize,
+    scanned: Option<Scanned>,
 }
 
 impl Batch {
     pub(super) fn push(&mut self, kind: FrameKind, tag: Tag, payload: &[u8]) {
+        self.push_scanned(kind, tag, payload, None);
+    }
+
+    /// [`push`](Self::push) of a payload whose text `scanned` read.
+    pub(super) fn push_scanned(
+        &mut self,
+        kind: FrameKind,
+        tag: Tag,
+        payload: &[u8],
+        scanned: Option<Scanned>,
+    ) {
         let start = self.bytes.len();
         self.bytes.extend_from_slice(payload);
-        self.frames.push((kind, tag, start, self.bytes.len()));
+        self.frames.push(Queued {
+            kind,
+            tag,
+            start,
+            end: self.bytes.len(),
+            scanned,
+        });
     }
 
     /// Frames queued.
@@ -59,7 +88,7 @@ impl Batch {
         }
         let frames: Vec<NewFrame<'_>> = self.frames[range]
             .iter()
-            .map(|&(kind, tag, s, e)| NewFrame::new(kind, &self.bytes[s..e]).with_tag(tag))
+            .map(|q| NewFrame::new(q.kind, &self.bytes[q.start..q.end]).with_tag(q.tag))
             .collect();
         writer
             .append_batch(&frames, durability)
@@ -84,7 +113,13 @@ impl Batch {
         let observed = self.frames[range]
             .iter()
             .zip(appended)
-            .try_for_each(|(&(kind, _, s, e), a)| ix.observe(kind, a, &self.bytes[s..e]));
+            .try_for_each(|(q, a)| {
+                let payload = &self.bytes[q.start..q.end];
+                match &q.scanned {
+                    Some(scanned) => ix.observe_scanned(q.kind, a, payload, scanned),
+                    None => ix.observe(q.kind, a, payload),
+                }
+            });
         if observed.is_err() {
             *index = None;
         }
@@ -98,7 +133,7 @@ impl Batch {
         tmp: &Path,
         line: u64,
     ) -> Result<(), ImportError> {
-        let Some(&(kind, tag, s, e)) = self.frames.last() else {
+        let Some(&last) = self.frames.last() else {
             return Ok(());
         };
         self.append(
@@ -108,10 +143,10 @@ impl Batch {
             0..self.frames.len() - 1,
             Durability::Buffered,
         )?;
-        let last = self.bytes[s..e].to_vec();
+        let payload = self.bytes[last.start..last.end].to_vec();
         self.bytes.clear();
         self.frames.clear();
-        self.push(kind, tag, &last);
+        self.push_scanned(last.kind, last.tag, &payload, last.scanned);
         Ok(())
     }
 
@@ -229,11 +264,16 @@ impl Sink {
             Self::Inline(Some(out)) => batch.flush_all_but_last(out, tmp, line),
             Self::Inline(None) => Err(sink_gone(Some(tmp))),
             Self::Thread { batches, spare, .. } => {
-                let Some(&(kind, tag, s, e)) = batch.frames.last() else {
+                let Some(&last) = batch.frames.last() else {
                     return Ok(());
                 };
                 let mut next = spare.try_recv().unwrap_or_default();
-                next.push(kind, tag, &batch.bytes[s..e]);
+                next.push_scanned(
+                    last.kind,
+                    last.tag,
+                    &batch.bytes[last.start..last.end],
+                    last.scanned,
+                );
                 let mut full = std::mem::replace(batch, next);
                 full.frames.pop();
                 let sent = batches.as_ref().map(|b| b.send((full, line)));

@@ -232,7 +232,7 @@ impl Run<'_> {
             }
         }
         let (kind, tag) = kind_and_tag(is_session, env.id.as_deref());
-        batch.push(kind, tag, buf);
+        batch.push_scanned(kind, tag, buf, line.scanned);
         self.table.push(n, false);
     }
 

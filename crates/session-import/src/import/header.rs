@@ -87,6 +87,7 @@ impl Run<'_> {
     ) -> Result<Header, ImportError> {
         let Line {
             env,
+            scanned: _,
             surrogate,
             invalid_utf8,
             lead,

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
+use session_index::Scanned;
 use session_types::json::{find_lone_surrogates, replace_lone_surrogates};
 use session_types::{Envelope, ParseErrorKind};
 
@@ -11,6 +12,9 @@ use crate::lines::LineMeta;
 use crate::outcome::IssueKind;
 
 /// How a line reads as JSON.
+// Read once per line and taken apart at once: boxing the line would cost an
+// allocation per line to save a move of a few hundred bytes.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Parsed<'a> {
     Object(Line<'a>),
     Bad(IssueKind),
@@ -19,6 +23,9 @@ pub(super) enum Parsed<'a> {
 /// A line that reads as a JSON object, and what is odd about its bytes.
 pub(super) struct Line<'a> {
     pub(super) env: Envelope<'a>,
+    /// What the index reads from the line, when the envelope came from one pass that
+    /// also read that ([`Scanned::parse`]: a line that is valid UTF-8 and reads plainly).
+    pub(super) scanned: Option<Scanned>,
     /// Column of the first lone surrogate escape.
     pub(super) surrogate: Option<usize>,
     /// Column of the first invalid UTF-8 byte.
@@ -86,7 +93,8 @@ pub(super) fn parse_line(buf: &[u8], meta: LineMeta, first: bool) -> Parsed<'_> 
     let torn = !meta.newline;
     // `from_utf8` first: its ASCII fast path is several times quicker than the lossy
     // decoder's, which only invalid UTF-8 needs.
-    let (decoded, invalid_utf8) = match std::str::from_utf8(buf) {
+    let valid = std::str::from_utf8(buf);
+    let (decoded, invalid_utf8) = match valid {
         Ok(text) => (Cow::Borrowed(text), None),
         Err(e) => (String::from_utf8_lossy(buf), Some(e.valid_up_to() + 1)),
     };
@@ -110,15 +118,24 @@ pub(super) fn parse_line(buf: &[u8], meta: LineMeta, first: bool) -> Parsed<'_> 
             message: "JavaScript whitespace before the value: JSON.parse refuses it (only the file's start is trimmed)".to_owned(),
         });
     }
-    let line = |env, surrogate| {
+    let line = |env, surrogate, scanned| {
         Parsed::Object(Line {
             env,
+            scanned,
             surrogate,
             invalid_utf8,
             lead: lead.is_some(),
             trail: trail.is_some(),
         })
     };
+    // Most lines: valid UTF-8, no surrogate escape, read in one pass that gives the
+    // envelope and what the index reads (so the index does not parse the line again).
+    if let Ok(text) = valid
+        && !may_hold_surrogate(buf)
+        && let Some((env, scanned)) = Scanned::parse(text)
+    {
+        return line(env, None, Some(scanned));
+    }
     let text: &str = &decoded;
     let parsed = match Envelope::parse(text) {
         // The envelope skips most of the line without decoding its strings: look for
@@ -141,7 +158,7 @@ pub(super) fn parse_line(buf: &[u8], meta: LineMeta, first: bool) -> Parsed<'_> 
         Err(e) => Err(bad(e)),
     };
     match parsed {
-        Ok((env, surrogate)) => line(env, surrogate),
+        Ok((env, surrogate)) => line(env, surrogate, None),
         Err(kind) => Parsed::Bad(kind),
     }
 }

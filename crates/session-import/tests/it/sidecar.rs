@@ -219,3 +219,86 @@ fn a_sidecar_that_cannot_be_saved_is_left_to_the_first_open() {
         }
     );
 }
+
+/// Lines whose index fields only a full parse reads exactly (repeated keys, numbers
+/// beyond a double, non-string ids, escapes, invalid UTF-8, lone surrogates, non-object
+/// lines, content the reference's text extraction throws on) between plain ones.
+fn odd_lines(i: usize) -> Vec<Vec<u8>> {
+    let p = format!("o{i}");
+    let t = |s: &str| {
+        s.replace("{p}", &p)
+            .replace("{i}", &i.to_string())
+            .into_bytes()
+    };
+    vec![
+        t(
+            r#"{"type":"message","id":"{p}a","parentId":"{p}","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"u {i}","timestamp":1}}"#,
+        ),
+        t(
+            r#"{"type":"label","id":"{p}b","id":"{p}c","parentId":"{p}a","targetId":"{p}a","label":"x","label":"y"}"#,
+        ),
+        t(
+            r#"{"type":"message","id":"{p}d","parentId":"{p}c","message":{"role":"assistant","role":"user","content":"dup role"}}"#,
+        ),
+        t(
+            r#"{"type":"message","id":"{p}e","parentId":"{p}d","message":{"role":"assistant","content":[{"type":"text","text":"a"},null],"timestamp":1e400}}"#,
+        ),
+        t(
+            r#"{"type":"message","id":"{p}f","parentId":"{p}e","message":{"role":"assistant","content":{"k":1}}}"#,
+        ),
+        t(r#"{"type":"model_change","id":1e400,"parentId":"{p}f","big":-1e400}"#),
+        t(r#"{"type":"model_change","id":"{p}g","parentId":5,"timestamp":17}"#),
+        t(r#"{"type":"session_info","id":"{p}h","parentId":"{p}g","name":"  n\u0020{i} "}"#),
+        t(
+            r#"{"t\u0079pe":"label","i\u0064":"{p}i","parentId":"{p}h","targetId":"{p}a","label":"esc"}"#,
+        ),
+        t(r#"{"type":"agent_status","id":"{p}j","parentId":"{p}i","status":{"s":1e400}}"#),
+        t(r#"{"type":"message","id":"{p}k","parentId":"{p}j","message":"not an object"}"#),
+        t(r#"{"type":"custom","id":"{p}l","parentId":"{p}k","note":"\ud800 lone"}"#),
+        b"{\"type\":\"custom\",\"id\":\"x\xff\",\"parentId\":\"o\"}".to_vec(),
+        t(r#"[1,2]"#),
+        t(
+            r#"{"type":"message","id":"{p}m","parentId":"{p}l","message":{"role":"toolResult","content":[{"type":"text","text":"plain"}],"timestamp":3}}"#,
+        ),
+    ]
+}
+
+/// A v3 source of `rounds` rounds of [`odd_lines`], each after a plain message of
+/// `pad` bytes.
+fn odd_source(path: &Path, rounds: usize, pad: usize) {
+    let mut text = br#"{"type":"session","version":3,"id":"odd","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#.to_vec();
+    text.push(b'\n');
+    let pad = "x".repeat(pad);
+    for i in 0..rounds {
+        let parent = if i == 0 {
+            "null".to_owned()
+        } else {
+            format!("\"o{}m\"", i - 1)
+        };
+        text.extend(format!(
+            r#"{{"type":"message","id":"o{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{pad}"}}],"timestamp":{i}}}}}"#
+        ).bytes());
+        text.push(b'\n');
+        for line in odd_lines(i) {
+            text.extend(line);
+            text.push(b'\n');
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn odd_records_index_as_a_rebuild_reads_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Small (indexed on the import's thread) and over 4 MiB (on a thread of its own).
+    for (name, rounds, pad) in [("small.jsonl", 3, 10), ("big.jsonl", 1200, 3000)] {
+        let source = tmp.path().join(name);
+        odd_source(&source, rounds, pad);
+        let dest = tempfile::tempdir().unwrap();
+        let outcome = import_into(&source, dest.path()).unwrap();
+        assert!(outcome.indexed, "{name}");
+        assert!(!outcome.issues.is_empty(), "{name}");
+        let (saved, rebuilt) = saved_and_rebuilt(&outcome);
+        assert!(saved == rebuilt, "{name}: sidecars differ");
+    }
+}

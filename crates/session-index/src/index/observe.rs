@@ -69,6 +69,45 @@ impl Index {
         Ok(())
     }
 
+    /// [`observe`](Self::observe) for a frame whose payload the caller read with
+    /// [`Scanned::parse`](crate::Scanned::parse) (an import, which reads each record
+    /// once): the index takes what it needs from the scan instead of parsing the
+    /// payload again. `scanned` must come from this `payload`'s text; the result is
+    /// the same as [`observe`](Self::observe) of the payload (the payload is parsed
+    /// where the scan cannot tell: header frames, a user message that may become the
+    /// first message, ranges that do not fit the payload).
+    ///
+    /// ```
+    /// # use std::{path::Path, sync::Arc};
+    /// # use session_index::{Index, OpenIndexOptions, Scanned, kinds};
+    /// # use session_journal::{Durability, OpenOptions, Writer};
+    /// # use session_testkit::{legacy, sim::SimFs};
+    /// # let fs = Arc::new(SimFs::new());
+    /// # let path = Path::new("/s/a.jsonl");
+    /// # let head = r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    /// # legacy::write_journal_from_jsonl(path, legacy::fixture_journal_id("a"), head, fs.clone())?;
+    /// # let (mut index, _) = Index::open_or_rebuild(path, OpenIndexOptions { vfs: fs.clone(), ..OpenIndexOptions::default() })?;
+    /// # let (mut writer, _) = Writer::open(path, OpenOptions { vfs: fs.clone(), ..OpenOptions::default() })?;
+    /// let line = r#"{"type":"session_info","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","name":"named"}"#;
+    /// let (envelope, scanned) = Scanned::parse(line).expect("a plain record");
+    /// assert_eq!(envelope.id.as_deref(), Some("a1"));
+    /// let appended = writer.append(kinds::ENTRY, line.as_bytes(), Durability::Buffered)?;
+    /// index.observe_scanned(kinds::ENTRY, &appended, line.as_bytes(), &scanned)?;
+    /// assert_eq!(index.name(), Some("named"));
+    /// # Ok::<(), Box<dyn std::error::Error + Send + Sync>>(())
+    /// ```
+    pub fn observe_scanned(
+        &mut self,
+        kind: FrameKind,
+        appended: &Appended,
+        payload: &[u8],
+        scanned: &crate::Scanned,
+    ) -> Result<(), ObserveError> {
+        let info = self.appended_info(kind, appended, payload)?;
+        self.derived.state.observe_scanned(&info, payload, scanned);
+        Ok(())
+    }
+
     /// Covers the journal's seal the caller's writer just wrote (`Writer::seal` or a
     /// close; the writer's `last_frame()`), so that the index saved next covers the
     /// journal to its end and its witness is the seal. A seal the index already

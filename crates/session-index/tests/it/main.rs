@@ -12,6 +12,7 @@ mod freshness;
 mod fuzz_replay;
 mod ids;
 mod index;
+mod scan;
 mod support;
 mod tree;
 mod versions;
