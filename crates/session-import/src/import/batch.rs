@@ -183,51 +183,36 @@ pub(super) struct Out {
 
 /// Where full batches go: appended on this thread, or — for a large source — handed to
 /// a thread that owns the writer, so that the frames' checks and the kernel's copy of
-/// the bytes overlap the parse of the next batch, and from it to a thread that feeds
-/// the index (at most two batches in flight to each). Either way one writer appends
-/// the batches in order: the same writes as on one thread, and the same index.
+/// the bytes overlap the parse of the next batch (at most two batches in flight to
+/// it). The writing thread hands each batch back with where its frames went, and this
+/// thread feeds them to the index before it reuses the batch: the index (which no
+/// longer parses the records the import read) takes the parse's idle time while it
+/// waits for the writer, never the writer's. Either way one writer appends the
+/// batches in order: the same writes as on one thread, and the same index.
 pub(super) enum Sink {
     /// The writer (taken by [`Sink::finish`]).
     Inline(Option<Box<Out>>),
     Thread {
         batches: Option<mpsc::SyncSender<(Batch, u64)>>,
-        spare: mpsc::Receiver<Batch>,
+        /// Batches appended, with where their frames went, in order (as many as are
+        /// in flight at most: a new batch is made only when none came back).
+        written: mpsc::Receiver<(Batch, Vec<Appended>)>,
+        index: Box<Option<Index>>,
         thread: Option<std::thread::JoinHandle<Result<Writer, ImportError>>>,
-        indexer: Option<std::thread::JoinHandle<Option<Index>>>,
         tmp: PathBuf,
     },
 }
 
 impl Sink {
-    /// A sink for `out` (writing the temporary journal `tmp`): threads of its own
-    /// when `background`.
+    /// A sink for `out` (writing the temporary journal `tmp`): a writing thread of its
+    /// own when `background`.
     pub(super) fn new(out: Out, tmp: &Path, background: bool) -> Result<Self, ImportError> {
         if !background {
             return Ok(Self::Inline(Some(Box::new(out))));
         }
         let Out { writer, index } = out;
-        let io = |op: &'static str| {
-            let path = tmp.to_path_buf();
-            move |source| ImportError::Io { path, op, source }
-        };
         let (batches, rx) = mpsc::sync_channel::<(Batch, u64)>(1);
-        let (to_index, written) = mpsc::sync_channel::<(Batch, Vec<Appended>)>(1);
-        let (give_back, spare) = mpsc::channel::<Batch>();
-        let indexer = std::thread::Builder::new()
-            .name("import-index".to_owned())
-            .spawn(move || {
-                let mut index = index;
-                for (mut batch, appended) in written {
-                    let n = batch.frames.len();
-                    batch.observe(&mut index, 0..n, &appended);
-                    batch.bytes.clear();
-                    batch.frames.clear();
-                    // The parse may be done; the buffer is then just dropped.
-                    let _ = give_back.send(batch);
-                }
-                index
-            })
-            .map_err(io("start the indexing thread"))?;
+        let (give_back, written) = mpsc::channel::<(Batch, Vec<Appended>)>();
         let path = tmp.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("import-write".to_owned())
@@ -237,17 +222,21 @@ impl Sink {
                     let n = batch.frames.len();
                     let appended =
                         batch.write(&mut writer, &path, line, 0..n, Durability::Buffered)?;
-                    // An indexer that stopped leaves the index unbuilt (no sidecar).
-                    let _ = to_index.send((batch, appended));
+                    // The parse may be gone (an error): the batch is then just dropped.
+                    let _ = give_back.send((batch, appended));
                 }
                 Ok(writer)
             })
-            .map_err(io("start the writing thread"))?;
+            .map_err(|source| ImportError::Io {
+                path: tmp.to_path_buf(),
+                op: "start the writing thread",
+                source,
+            })?;
         Ok(Self::Thread {
             batches: Some(batches),
-            spare,
+            written,
+            index: Box::new(index),
             thread: Some(thread),
-            indexer: Some(indexer),
             tmp: tmp.to_path_buf(),
         })
     }
@@ -263,11 +252,16 @@ impl Sink {
         match self {
             Self::Inline(Some(out)) => batch.flush_all_but_last(out, tmp, line),
             Self::Inline(None) => Err(sink_gone(Some(tmp))),
-            Self::Thread { batches, spare, .. } => {
+            Self::Thread {
+                batches,
+                written,
+                index,
+                ..
+            } => {
                 let Some(&last) = batch.frames.last() else {
                     return Ok(());
                 };
-                let mut next = spare.try_recv().unwrap_or_default();
+                let mut next = observe_written(written.try_iter(), &mut *index).unwrap_or_default();
                 next.push_scanned(
                     last.kind,
                     last.tag,
@@ -286,24 +280,27 @@ impl Sink {
         }
     }
 
-    /// The writer back, once every batch handed over is appended; the first append
-    /// error otherwise.
+    /// The writer back, and the index fed every batch, once every batch handed over is
+    /// appended; the first append error otherwise.
     pub(super) fn finish(&mut self) -> Result<Out, ImportError> {
         match self {
             Self::Inline(out) => out.take().map(|o| *o).ok_or_else(|| sink_gone(None)),
             Self::Thread {
                 batches,
+                written,
+                index,
                 thread,
-                indexer,
                 tmp,
-                ..
             } => {
                 drop(batches.take());
                 let joined = thread.take().map(|t| t.join());
-                // The writer is done (its sender to the indexer dropped with it).
-                let index = indexer.take().and_then(|t| t.join().ok()).flatten();
+                // The writer is done: every batch it appended is back.
+                observe_written(written.try_iter(), &mut *index);
                 match joined {
-                    Some(Ok(result)) => result.map(|writer| Out { writer, index }),
+                    Some(Ok(result)) => result.map(|writer| Out {
+                        writer,
+                        index: index.take(),
+                    }),
                     _ => Err(sink_gone(Some(tmp.as_path()))),
                 }
             }
@@ -311,21 +308,32 @@ impl Sink {
     }
 }
 
+/// Feeds the batches the writing thread appended to the index, in order; the last one
+/// back, emptied, for reuse.
+fn observe_written(
+    written: impl Iterator<Item = (Batch, Vec<Appended>)>,
+    index: &mut Option<Index>,
+) -> Option<Batch> {
+    let mut spare = None;
+    for (mut batch, appended) in written {
+        let n = batch.frames.len();
+        batch.observe(index, 0..n, &appended);
+        batch.bytes.clear();
+        batch.frames.clear();
+        spare = Some(batch);
+    }
+    spare
+}
+
 impl Drop for Sink {
     /// An import that fails leaves no thread writing behind it.
     fn drop(&mut self) {
         if let Self::Thread {
-            batches,
-            thread,
-            indexer,
-            ..
+            batches, thread, ..
         } = self
         {
             drop(batches.take());
             if let Some(t) = thread.take() {
-                let _ = t.join();
-            }
-            if let Some(t) = indexer.take() {
                 let _ = t.join();
             }
         }
