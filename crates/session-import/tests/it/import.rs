@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 
 use serde_json::Value;
-use session_import::{Destination, ImportError, IssueKind};
+use std::path::{Path, PathBuf};
+
+use session_import::{Destination, ImportError, ImportOptions, IssueKind};
 
 use super::support::*;
 
@@ -720,4 +722,90 @@ fn a_large_source_imports_and_exports_byte_for_byte() {
         .unwrap()
         .unwrap();
     assert_eq!(r.line, k as u64 + 1 + blanks);
+}
+
+/// A v3 source of `n` messages of 64 KiB of text each on `fs` (about `n / 16` MiB).
+fn sized_source(fs: &session_testkit::sim::SimFs, path: &Path, n: usize) {
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"big","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#,
+    );
+    text.push('\n');
+    let pad = "y".repeat(64 << 10);
+    for i in 0..n {
+        let parent = if i == 0 {
+            "null".to_owned()
+        } else {
+            format!("\"m{}\"", i - 1)
+        };
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"m{i}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{pad}","timestamp":{i}}}}}"#
+        ));
+        text.push('\n');
+    }
+    fs.write_raw(path, text.as_bytes());
+}
+
+/// Syncs an import of `n` [`sized_source`] messages makes, and its result.
+fn import_counting_syncs(
+    n: usize,
+    fail_first_sync: bool,
+) -> (
+    u64,
+    Result<session_import::ImportOutcome, ImportError>,
+    session_testkit::sim::SimFs,
+) {
+    let fs = session_testkit::sim::SimFs::new();
+    let source = Path::new("/src/big.jsonl");
+    sized_source(&fs, source, n);
+    let before = fs.stats().syncs;
+    if fail_first_sync {
+        fs.fail_sync_after(1);
+    }
+    let result = session_import::import(
+        source,
+        &Destination::Dir(PathBuf::from("/s")),
+        &ImportOptions {
+            vfs: std::sync::Arc::new(fs.clone()),
+            ..options()
+        },
+    );
+    (fs.stats().syncs - before, result, fs)
+}
+
+#[test]
+fn a_large_import_syncs_its_temporary_as_it_writes_it() {
+    // 5 MiB: written on a thread of its own, synced at its end only; 20 MiB: once
+    // more, on the way (after 16 MiB), so that the last sync waits for less.
+    let (small, result, _) = import_counting_syncs(80, false);
+    assert!(result.unwrap().durable.is_some());
+    let (large, result, _) = import_counting_syncs(320, false);
+    let outcome = result.unwrap();
+    assert_eq!(outcome.entries, 320);
+    assert_eq!(large, small + 1);
+}
+
+#[test]
+fn a_failed_early_sync_fails_the_import_and_leaves_nothing() {
+    let (_, result, fs) = import_counting_syncs(320, true);
+    // The early sync's own error (the final sync's would be an append error).
+    let err = result.unwrap_err();
+    assert!(
+        matches!(&err, ImportError::Io { op: "sync", path, .. } if path.to_string_lossy().ends_with(".tmp")),
+        "{err:?}"
+    );
+    // No journal, no temporary, no registry line.
+    let left: Vec<PathBuf> = fs
+        .list()
+        .into_iter()
+        .filter(|p| p.starts_with("/s"))
+        .collect();
+    assert!(
+        left.iter().all(|p| !p.to_string_lossy().contains("big")),
+        "{left:?}"
+    );
+    assert!(
+        session_import::leftover_imports(&fs, Path::new("/s"))
+            .unwrap()
+            .is_empty()
+    );
 }
