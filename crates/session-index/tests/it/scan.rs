@@ -247,3 +247,162 @@ fn a_scanned_record_is_not_parsed_again() {
     ix.observe_scanned(kinds::ENTRY, &a, b"{", &scan).unwrap();
     assert_eq!(ix.counts().unparsable, 1);
 }
+
+/// A small deterministic generator (no dependency): a linear congruential sequence.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[self.below(from.len())]
+    }
+}
+
+/// Values of every JSON kind, the odd ones included.
+const VALUES: &[&str] = &[
+    r#""a""#,
+    r#""b""#,
+    r#""""#,
+    r#""e\u0073c""#,
+    r#""\n\"q\"""#,
+    r#""2026-01-01T00:00:00.000Z""#,
+    r#""not a date""#,
+    r#""user""#,
+    r#""assistant""#,
+    r#""message""#,
+    r#""label""#,
+    r#""session_info""#,
+    "0",
+    "-0",
+    "1.0",
+    "5",
+    "1e400",
+    "-1e400",
+    "1767225600000",
+    "null",
+    "true",
+    "false",
+    "{}",
+    r#"{"k":[1,{"x":null}]}"#,
+    "[]",
+    r#"[null]"#,
+    r#"["a",["b"]]"#,
+];
+
+const TOP: &[&str] = &[
+    "type",
+    "id",
+    "parentId",
+    "timestamp",
+    "message",
+    "targetId",
+    "label",
+    "name",
+    "state",
+    "status",
+    "other",
+];
+
+/// A `message` value: an object of role, content and timestamp (sometimes repeated or
+/// missing), or another value.
+fn message(g: &mut Lcg) -> String {
+    if g.below(6) == 0 {
+        return g.pick(VALUES).to_owned();
+    }
+    const CONTENT: &[&str] = &[
+        r#""text""#,
+        r#""""#,
+        r#"[{"type":"text","text":"x"},{"type":"image","data":""}]"#,
+        r#"[{"type":"text","text":"x"},null]"#,
+        r#"[{"type":"text","type":"text","text":"x"}]"#,
+        r#"[1,"s",[null]]"#,
+        "[]",
+        "null",
+        "7",
+        r#"{"text":"x"}"#,
+    ];
+    let mut parts = Vec::new();
+    for _ in 0..g.below(5) {
+        let part = match g.below(4) {
+            0 => format!(
+                r#""role":{}"#,
+                g.pick(&[
+                    r#""user""#,
+                    r#""assistant""#,
+                    r#""toolResult""#,
+                    "5",
+                    "null"
+                ])
+            ),
+            1 => format!(r#""content":{}"#, g.pick(CONTENT)),
+            2 => format!(
+                r#""timestamp":{}"#,
+                g.pick(&["1", "1.5e12", "1e400", r#""x""#, "null"])
+            ),
+            _ => format!(r#""extra":{}"#, g.pick(VALUES)),
+        };
+        parts.push(part);
+    }
+    format!("{{{}}}", parts.join(","))
+}
+
+/// A record of random keys and values (keys repeat now and then), or now and then not
+/// an object.
+fn record(g: &mut Lcg, i: usize) -> String {
+    if g.below(40) == 0 {
+        return g.pick(&["5", "null", r#""s""#, "[1]", "{"]).to_owned();
+    }
+    let mut parts = vec![format!(r#""id":"r{i}""#)];
+    if g.below(2) == 0 {
+        parts.push(r#""type":"message""#.to_owned());
+        parts.push(format!(r#""message":{}"#, message(g)));
+    }
+    if g.below(3) > 0 {
+        parts.push(format!(r#""parentId":"r{}""#, g.below(i + 1)));
+    }
+    for _ in 0..g.below(6) {
+        let key = g.pick(TOP);
+        let value = match key {
+            "message" => message(g),
+            "type" => g
+                .pick(&[
+                    r#""message""#,
+                    r#""label""#,
+                    r#""session_info""#,
+                    r#""session_state""#,
+                    r#""agent_status""#,
+                    r#""child_usage_attributed""#,
+                    r#""future""#,
+                    "5",
+                ])
+                .to_owned(),
+            _ => g.pick(VALUES).to_owned(),
+        };
+        parts.push(format!("{key:?}:{value}"));
+    }
+    // The first keys in a shuffled order.
+    let k = g.below(parts.len());
+    parts.swap(0, k);
+    format!("{{{}}}", parts.join(","))
+}
+
+#[test]
+fn generated_records_read_alike_scanned_or_parsed() {
+    // Many short sessions: what a session keeps of its first records (its first
+    // message, the first reason the reference would drop it) is compared each time.
+    let mut scanned = 0;
+    for seed in 1..=200u64 {
+        let mut g = Lcg(seed);
+        let lines: Vec<String> = (0..12).map(|i| record(&mut g, i)).collect();
+        let refs: Vec<&[u8]> = lines.iter().map(|l| l.as_bytes()).collect();
+        scanned += assert_same(&refs, Path::new(&format!("/s/g{seed}.jsonl")));
+    }
+    // Enough records take the scan for the comparison to mean something.
+    assert!(scanned > 600, "{scanned} of 2,400 scanned");
+}
