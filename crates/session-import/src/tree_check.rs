@@ -3,18 +3,35 @@
 //! plus a display string of at most [`DISPLAY_MAX`] bytes).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::outcome::{IssueKind, LineIssue};
 
 const DISPLAY_MAX: usize = 64;
 
-type Key = [u8; 16];
+/// An id's key: the first 16 bytes of its BLAKE3, which is also its frame tag
+/// (`session_index::kinds::id_tag`), so a caller that tagged the frame has it already.
+pub(crate) type Key = [u8; 16];
 
-fn key(id: &str) -> Key {
-    let h = blake3::hash(id.as_bytes());
-    let mut k = [0u8; 16];
-    k.copy_from_slice(&h.as_bytes()[..16]);
-    k
+pub(crate) fn key(id: &str) -> Key {
+    session_index::kinds::id_tag(id).0
+}
+
+/// Hashes a [`Key`] by its first bytes: a key is a BLAKE3 output already, which no
+/// input can steer (SipHash over it again was 1% of an import).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut b = [0u8; 8];
+        let n = bytes.len().min(8);
+        b[..n].copy_from_slice(&bytes[..n]);
+        self.0 = self.0.rotate_left(23) ^ u64::from_le_bytes(b);
+    }
 }
 
 fn display(id: &str) -> Box<str> {
@@ -39,13 +56,23 @@ struct Node {
 pub(crate) struct TreeCheck {
     nodes: Vec<Node>,
     /// id → index of the latest node with that id (the reference's `byId` keeps the last).
-    by_id: HashMap<Key, u32>,
+    by_id: HashMap<Key, u32, BuildHasherDefault<KeyHasher>>,
 }
 
 impl TreeCheck {
     /// Records an entry; returns a duplicate-id issue if the id was seen before.
     pub(crate) fn add(&mut self, line: u64, id: &str, parent: Option<&str>) -> Option<IssueKind> {
-        let k = key(id);
+        self.add_keyed(line, id, key(id), parent)
+    }
+
+    /// [`add`](Self::add) of an id whose [`key`] the caller has.
+    pub(crate) fn add_keyed(
+        &mut self,
+        line: u64,
+        id: &str,
+        k: Key,
+        parent: Option<&str>,
+    ) -> Option<IssueKind> {
         let index = self.nodes.len() as u32;
         self.nodes.push(Node {
             line,
@@ -128,5 +155,42 @@ impl TreeCheck {
         }
         issues.sort_by_key(|i| i.line);
         issues
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_id_key_is_its_frame_tag() {
+        // `take_verbatim` passes the frame's tag as the key: they must agree.
+        for id in ["a", "m1", "", "é\u{0}x", &"y".repeat(300)] {
+            assert_eq!(key(id), crate::format::id_tag(id).0);
+            assert_eq!(&key(id)[..], &blake3::hash(id.as_bytes()).as_bytes()[..16]);
+        }
+    }
+
+    #[test]
+    fn duplicates_missing_parents_and_cycles_are_found() {
+        let mut t = TreeCheck::default();
+        assert!(t.add(1, "a", None).is_none());
+        assert!(t.add_keyed(2, "b", key("b"), Some("a")).is_none());
+        assert!(matches!(
+            t.add(3, "a", Some("b")),
+            Some(IssueKind::DuplicateId { first_line: 1, .. })
+        ));
+        assert!(t.add(4, "c", Some("ghost")).is_none());
+        let issues = t.finish();
+        assert!(
+            issues
+                .iter()
+                .any(|i| matches!(i.kind, IssueKind::MissingParent { .. }) && i.line == 4)
+        );
+        assert!(
+            issues
+                .iter()
+                .any(|i| matches!(i.kind, IssueKind::Cycle { .. }))
+        );
     }
 }

@@ -225,17 +225,19 @@ impl Run<'_> {
         if let Some(column) = line.surrogate {
             self.issue(n, IssueKind::LoneSurrogate { column });
         }
+        let (kind, tag) = kind_and_tag(is_session, env.id.as_deref());
         if !is_session {
             match env.id.as_deref() {
                 Some(id) => {
-                    if let Some(dup) = self.tree.add(n, id, env.parent_id.as_deref()) {
+                    // The frame's tag is the id's key (one hash for both).
+                    let parent = env.parent_id.as_deref();
+                    if let Some(dup) = self.tree.add_keyed(n, id, tag.0, parent) {
                         self.issue(n, dup);
                     }
                 }
                 None => self.issue(n, IssueKind::MissingId),
             }
         }
-        let (kind, tag) = kind_and_tag(is_session, env.id.as_deref());
         batch.push_scanned(kind, tag, buf, line.scanned);
         self.table.push(n, false);
     }
