@@ -53,11 +53,16 @@ pub(crate) fn is_object(v: &RawValue) -> bool {
 
 /// The string a raw value holds, if it is a JSON string.
 pub(crate) fn as_str(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    let v = v?;
-    if !v.get().starts_with('"') {
-        return None;
+    let raw = v?.get();
+    let inner = raw.strip_prefix('"')?;
+    // A literal without an escape is its own text (a raw value is valid JSON: no
+    // control character in it): borrowed, where serde's `Cow` would copy it.
+    if let Some(text) = inner.strip_suffix('"')
+        && !text.contains('\\')
+    {
+        return Some(Cow::Borrowed(text));
     }
-    serde_json::from_str::<Cow<'_, str>>(v.get()).ok()
+    serde_json::from_str::<Cow<'_, str>>(raw).ok()
 }
 
 /// The number a raw value holds, if it is a JSON number, as `JSON.parse` reads it:
@@ -351,5 +356,36 @@ fn js_string(v: Option<&RawValue>, depth: usize, out: &mut Excerpt) {
             Some(x) => out.push(&session_types::json::js_number(x).to_string()),
             None => {}
         },
+    }
+}
+
+#[cfg(test)]
+mod as_str_tests {
+    use super::*;
+
+    #[test]
+    fn a_literal_reads_as_serde_decodes_it_borrowed_when_it_can_be() {
+        for raw in [
+            r#""""#,
+            r#""abc""#,
+            r#""é ü""#,
+            r#""a\"b""#,
+            r#""\u0041\n""#,
+            r#""\\""#,
+        ] {
+            let v: &RawValue = serde_json::from_str(raw).unwrap();
+            let want: String = serde_json::from_str(raw).unwrap();
+            let got = as_str(Some(v)).unwrap();
+            assert_eq!(got, want, "{raw}");
+            assert_eq!(
+                matches!(got, Cow::Borrowed(_)),
+                !raw.contains('\\'),
+                "{raw}"
+            );
+        }
+        for raw in ["5", "null", "true", "[\"a\"]", "{}"] {
+            let v: &RawValue = serde_json::from_str(raw).unwrap();
+            assert_eq!(as_str(Some(v)), None, "{raw}");
+        }
     }
 }
