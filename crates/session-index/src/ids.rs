@@ -96,6 +96,24 @@ impl IdMap {
         }
     }
 
+    /// Room for `more` ids without growing (a hint: rehashes now if it must).
+    fn reserve(&mut self, recs: &Recs, pool: &Pool, more: usize) {
+        let want = self.len.saturating_add(more);
+        if want.saturating_mul(2) <= self.slots.len() {
+            return;
+        }
+        let old = std::mem::take(&mut self.slots);
+        let hasher = std::mem::take(&mut self.hasher);
+        let (undefined, inserted) = (self.undefined, self.inserted);
+        *self = IdMap::with_capacity(want);
+        self.hasher = hasher;
+        self.undefined = undefined;
+        self.inserted = inserted;
+        for s in old.into_iter().filter(|s| *s != EMPTY_SLOT) {
+            self.place(recs, pool, s);
+        }
+    }
+
     /// Maps the id of record `index` to it; `true` if an earlier record had that id.
     pub(crate) fn insert(&mut self, recs: &Recs, pool: &Pool, index: u32) -> bool {
         self.inserted += 1;
@@ -288,6 +306,11 @@ impl Ids {
             table,
             ..Self::default()
         }
+    }
+
+    /// Room in the map of new records for `more` ids (a hint).
+    pub(crate) fn reserve(&mut self, recs: &Recs, pool: &Pool, more: usize) {
+        self.since.reserve(recs, pool, more);
     }
 
     /// The last record whose id is `key` (`byId.get(key)`): a map lookup, else a

@@ -873,6 +873,12 @@ impl State {
         self.observe_fields(index, rec, fields);
     }
 
+    /// Room in the id map for `records` more records (a hint), so that a bulk build
+    /// does not rehash every id as the map doubles.
+    pub(crate) fn reserve(&mut self, records: usize) {
+        self.ids.reserve(&self.recs, &self.pool, records);
+    }
+
     /// Adds one entry frame the caller just appended, whose payload `scanned` read
     /// ([`Scanned::parse`](crate::Scanned::parse) of the same bytes): the fields come
     /// from the scan's ranges, so the payload is not parsed again (unless the scan

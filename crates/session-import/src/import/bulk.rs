@@ -196,12 +196,13 @@ impl<'a> Bulk<'a> {
         };
         header.assign_id(&session_id);
         let (tmp, writer) = publish::create_temp(&journal, &session_id, src.scan, self.options)?;
-        let built = Index::for_new_journal(
+        let mut built = Index::for_new_journal(
             &journal,
             writer.journal_id(),
             writer.data_start(),
             vfs.clone(),
         );
+        built.reserve(records_hint(src.scan));
         let out = Out {
             writer,
             index: Some(built),
@@ -452,4 +453,12 @@ fn same_error(e: &ImportError) -> ImportError {
             source: std::io::Error::other(other.to_string()),
         },
     }
+}
+
+/// How many records the index of a source will likely hold, for
+/// [`Index::reserve`]: its lines, but no more than one per 128 bytes nor a million
+/// (a hint must not let a file of short lines make the index take its memory early).
+fn records_hint(scan: &crate::lines::SourceScan) -> usize {
+    let lines = scan.lines.min(scan.bytes / 128).min(1 << 20);
+    usize::try_from(lines).unwrap_or(0)
 }

@@ -108,6 +108,14 @@ impl Index {
         Ok(())
     }
 
+    /// Makes room for about `records` more frames to be observed (a hint, as
+    /// `Vec::reserve`: the id map takes 8 bytes a record now instead of rehashing
+    /// every id each time it doubles; an import passes its source's line count,
+    /// capped). Changes no answer.
+    pub fn reserve(&mut self, records: usize) {
+        self.derived.state.reserve(records);
+    }
+
     /// Covers the journal's seal the caller's writer just wrote (`Writer::seal` or a
     /// close; the writer's `last_frame()`), so that the index saved next covers the
     /// journal to its end and its witness is the seal. A seal the index already
