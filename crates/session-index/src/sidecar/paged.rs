@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use session_journal::vfs::VfsFile;
 
-use super::{HASH_PAGE, ORDER_PAGE, REC_LEN, REC_PAGE, page_check};
+use super::{HASH_PAGE, ORDER_PAGE, POOL_CHUNK, REC_LEN, REC_PAGE, page_check};
 use crate::marks::MarkInfo;
 use crate::state::{LabelMaps, NO_POS, Rec};
 use crate::store::PLACEHOLDER;
@@ -83,6 +83,24 @@ impl std::fmt::Debug for Base {
             .field("fault", &self.fault.get())
             .finish_non_exhaustive()
     }
+}
+
+/// The chunk holding pool byte `at`, given the chunks' starts and the pool's end
+/// (ascending: the decoder builds them from non-zero lengths). Every chunk but the
+/// last the encoder writes holds at least [`POOL_CHUNK`] bytes, so the chunk of `at`
+/// is at most `at / POOL_CHUNK` and, with short strings, that one or just below it:
+/// those are tried first (a query reading every record asks this once per string), a
+/// binary search otherwise (long strings, or a crafted sidecar's small chunks).
+fn chunk_of(starts: &[u64], at: u64) -> usize {
+    let holds = |c: usize| {
+        starts.get(c).is_some_and(|s| *s <= at) && starts.get(c + 1).is_some_and(|e| at < *e)
+    };
+    let last = starts.len().saturating_sub(2);
+    let guess = usize::try_from(at / POOL_CHUNK as u64).map_or(last, |g| g.min(last));
+    if let Some(c) = (guess.saturating_sub(3)..=guess).rev().find(|c| holds(*c)) {
+        return c;
+    }
+    starts.partition_point(|s| *s <= at).saturating_sub(1)
 }
 
 fn cells<T>(n: usize) -> Vec<OnceLock<T>> {
@@ -322,10 +340,7 @@ impl Base {
 
     /// The chunk holding pool byte `at`.
     fn chunk_of(&self, at: u64) -> usize {
-        self.l
-            .chunk_starts
-            .partition_point(|s| *s <= at)
-            .saturating_sub(1)
+        chunk_of(&self.l.chunk_starts, at)
     }
 
     /// The pool bytes `start..start + len` (within the covered pool).
@@ -445,5 +460,35 @@ impl Base {
             ));
         }
         Ok(page)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{POOL_CHUNK, chunk_of};
+
+    /// The guess-first lookup answers what a binary search of the starts answers,
+    /// for chunks as the encoder cuts them (at least `POOL_CHUNK` bytes, some much
+    /// longer: a long string) and as a crafted sidecar may have them (tiny).
+    #[test]
+    fn chunk_of_agrees_with_a_binary_search() {
+        let c = POOL_CHUNK as u64;
+        let layouts: [&[u64]; 4] = [
+            &[c + 3, c + 40, c, 7 * c + 1, c + 1, 5],
+            &[1, 1, 2, 3, 5, 8, 13],
+            &[c * 100],
+            &[c, c, c, c, c, c, c, c, 1],
+        ];
+        for lens in layouts {
+            let mut starts = vec![0u64];
+            for l in lens {
+                starts.push(starts.last().copied().unwrap_or(0) + l);
+            }
+            let end = *starts.last().unwrap_or(&0);
+            for at in (0..end).step_by(1 + (end as usize / 5000)).chain([end - 1]) {
+                let expected = starts.partition_point(|s| *s <= at).saturating_sub(1);
+                assert_eq!(chunk_of(&starts, at), expected, "byte {at} of {lens:?}");
+            }
+        }
     }
 }
