@@ -3,15 +3,14 @@
 //! one until the test releases it: for tests of work that must not wait for a sync
 //! (a writer's background sync) or must wait for one (a durable append).
 
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::ThreadId;
 use std::time::Duration;
 
-use session_journal::vfs::{FileStatus, VfsFile};
+use session_journal::vfs::VfsFile;
 
-use crate::interpose::Interpose;
+use crate::interpose::{Interpose, SyncHook, on_sync};
 
 /// How long a held sync waits to be released before it goes on by itself (and
 /// [`HeldSyncs::timed_out`] says so): a test that waits for a held sync fails instead
@@ -113,52 +112,20 @@ impl HeldSyncs {
     }
 }
 
+impl SyncHook for HeldSyncs {
+    fn before(&self, _: &Path) {
+        self.pass();
+    }
+    fn after(&self, path: &Path) {
+        self.returned(path);
+    }
+}
+
 impl Interpose for HeldSyncs {
     fn opened(&self, path: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
-        Box::new(HeldFile {
-            inner,
-            path: path.to_path_buf(),
-            held: self.clone(),
-        })
+        on_sync(path, inner, self.clone())
     }
     fn created(&self, path: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
         self.opened(path, inner)
-    }
-}
-
-#[derive(Debug)]
-struct HeldFile {
-    inner: Box<dyn VfsFile>,
-    path: PathBuf,
-    held: HeldSyncs,
-}
-
-impl VfsFile for HeldFile {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read_at(offset, buf)
-    }
-    fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        self.inner.write_all_at(offset, buf)
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.inner.len()
-    }
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        self.inner.set_len(len)
-    }
-    fn sync_data(&self) -> io::Result<()> {
-        self.held.pass();
-        let r = self.inner.sync_data();
-        self.held.returned(&self.path);
-        r
-    }
-    fn sync_all(&self) -> io::Result<()> {
-        self.inner.sync_all()
-    }
-    fn status(&self) -> io::Result<FileStatus> {
-        self.inner.status()
-    }
-    fn try_lock(&self) -> io::Result<bool> {
-        self.inner.try_lock()
     }
 }

@@ -8,7 +8,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use session_journal::vfs::{DirEntry, FileId, OpenMode, PathStatus, Vfs, VfsFile};
+use session_journal::vfs::{DirEntry, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile};
 
 /// What a test puts between the store and its file system: each file opened or
 /// created through [`Interposed`] is handed to it, to be wrapped or returned as is.
@@ -87,5 +87,67 @@ impl<I: Interpose> Vfs for Interposed<I> {
     }
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
         self.inner.remove_dir_all(path)
+    }
+}
+
+/// What a test does around each `sync_data` of a file wrapped by [`on_sync`]: hold
+/// it, count it, see which thread made it. Clones share their state.
+pub trait SyncHook: Clone + Send + Sync + fmt::Debug + 'static {
+    /// Before the file's `sync_data` runs (a hook that holds syncs waits here).
+    fn before(&self, path: &Path) {
+        let _ = path;
+    }
+    /// After it returned, whatever it returned.
+    fn after(&self, path: &Path) {
+        let _ = path;
+    }
+}
+
+/// `file` (opened or created at `path`), its `sync_data` calls passed through
+/// `hook`; every other call forwarded as is. The one forwarding file of the tests
+/// that hold or watch syncs ([`HeldSyncs`](crate::HeldSyncs), the owner's gates):
+/// an [`Interpose`] returns it from `opened` and `created`.
+pub fn on_sync<H: SyncHook>(path: &Path, file: Box<dyn VfsFile>, hook: H) -> Box<dyn VfsFile> {
+    Box::new(SyncHooked {
+        inner: file,
+        path: path.to_path_buf(),
+        hook,
+    })
+}
+
+#[derive(Debug)]
+struct SyncHooked<H> {
+    inner: Box<dyn VfsFile>,
+    path: PathBuf,
+    hook: H,
+}
+
+impl<H: SyncHook> VfsFile for SyncHooked<H> {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read_at(offset, buf)
+    }
+    fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all_at(offset, buf)
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.inner.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.hook.before(&self.path);
+        let r = self.inner.sync_data();
+        self.hook.after(&self.path);
+        r
+    }
+    fn sync_all(&self) -> io::Result<()> {
+        self.inner.sync_all()
+    }
+    fn status(&self) -> io::Result<FileStatus> {
+        self.inner.status()
+    }
+    fn try_lock(&self) -> io::Result<bool> {
+        self.inner.try_lock()
     }
 }

@@ -62,5 +62,5 @@ pub mod sim;
 
 pub use count::CountingVfs;
 pub use held::HeldSyncs;
-pub use interpose::{Interpose, Interposed};
+pub use interpose::{Interpose, Interposed, SyncHook, on_sync};
 pub use readonly::ReadOnlyVfs;

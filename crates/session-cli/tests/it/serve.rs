@@ -250,20 +250,7 @@ fn serve_exits_when_idle_and_removes_its_socket() {
 #[test]
 fn serve_survives_running_out_of_descriptors() {
     let bcs = Bcs::new();
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(r#"ulimit -n 32 && exec "$0" "$@""#)
-        .arg(crate::support::bin())
-        .arg("--home")
-        .arg(bcs.home())
-        .args(["serve", "--idle-timeout", "0"])
-        .env_remove("BASE_CONTEXT_HOME")
-        .env_remove("BASE_CONTEXT_SESSION_DIR")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn bcs serve under a low descriptor limit");
+    let mut child = serve_under_ulimit(&bcs, "-n 32");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
     let mut path = String::new();
     out.read_line(&mut path).expect("the socket path");
@@ -333,20 +320,7 @@ fn serve_survives_running_out_of_descriptors() {
 #[test]
 fn serve_raises_its_soft_open_files_limit_to_the_hard_limit() {
     let bcs = Bcs::new();
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(r#"ulimit -Sn 64 && exec "$0" "$@""#)
-        .arg(crate::support::bin())
-        .arg("--home")
-        .arg(bcs.home())
-        .args(["serve", "--idle-timeout", "0"])
-        .env_remove("BASE_CONTEXT_HOME")
-        .env_remove("BASE_CONTEXT_SESSION_DIR")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn bcs serve under a low soft descriptor limit");
+    let mut child = serve_under_ulimit(&bcs, "-Sn 64");
     // The socket's path is printed once it serves, after the limit was raised.
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
     let mut path = String::new();
@@ -365,4 +339,23 @@ fn serve_raises_its_soft_open_files_limit_to_the_hard_limit() {
     if fields[1] != "unlimited" {
         assert_eq!(fields[0], fields[1], "soft and hard limits: {line}");
     }
+}
+
+/// `bcs serve` on `bcs`'s home (never idle), started by a shell that first runs
+/// `ulimit <limit>` and then execs it.
+fn serve_under_ulimit(bcs: &Bcs, limit: &str) -> std::process::Child {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(r#"ulimit {limit} && exec "$0" "$@""#))
+        .arg(crate::support::bin())
+        .arg("--home")
+        .arg(bcs.home())
+        .args(["serve", "--idle-timeout", "0"])
+        .env_remove("BASE_CONTEXT_HOME")
+        .env_remove("BASE_CONTEXT_SESSION_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn bcs serve under ulimit {limit}: {e}"))
 }

@@ -3,18 +3,17 @@
 //! failed sync fails the durable appends it covers and poisons the session's writer
 //! for the ones written while it ran.
 
-use std::io;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use session_journal::vfs::{FileStatus, VfsFile};
+use session_journal::vfs::VfsFile;
 use session_manager::{Layout, Sources, Store};
 use session_owner::{Owner, OwnerOptions};
 use session_protocol::*;
 use session_testkit::sim::SimFs;
-use session_testkit::{Interpose, Interposed};
+use session_testkit::{Interpose, Interposed, SyncHook, on_sync};
 
 use crate::support::*;
 
@@ -107,52 +106,21 @@ fn turnstile_store(t: &Arc<Turnstile>, fs: &SimFs) -> Store {
         .with_vfs(Arc::new(vfs))
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Gated(Arc<Turnstile>);
 
+impl SyncHook for Gated {
+    fn before(&self, _: &Path) {
+        self.0.pass();
+    }
+}
+
 impl Interpose for Gated {
-    fn opened(&self, _: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
-        Box::new(GatedFile {
-            inner,
-            gate: self.0.clone(),
-        })
+    fn opened(&self, path: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
+        on_sync(path, inner, self.clone())
     }
     fn created(&self, path: &Path, inner: Box<dyn VfsFile>) -> Box<dyn VfsFile> {
         self.opened(path, inner)
-    }
-}
-
-#[derive(Debug)]
-struct GatedFile {
-    inner: Box<dyn VfsFile>,
-    gate: Arc<Turnstile>,
-}
-
-impl VfsFile for GatedFile {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read_at(offset, buf)
-    }
-    fn write_all_at(&self, offset: u64, buf: &[u8]) -> io::Result<()> {
-        self.inner.write_all_at(offset, buf)
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.inner.len()
-    }
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        self.inner.set_len(len)
-    }
-    fn sync_data(&self) -> io::Result<()> {
-        self.gate.pass();
-        self.inner.sync_data()
-    }
-    fn sync_all(&self) -> io::Result<()> {
-        self.inner.sync_all()
-    }
-    fn status(&self) -> io::Result<FileStatus> {
-        self.inner.status()
-    }
-    fn try_lock(&self) -> io::Result<bool> {
-        self.inner.try_lock()
     }
 }
 
