@@ -32,8 +32,9 @@ pub fn lock_path(journal: &Path) -> PathBuf {
 /// The most of a holder record that is read (a planted huge file costs nothing).
 const MAX_HOLDER_RECORD: usize = 1024;
 
-/// How many times (2 ms apart) a refused locker rereads an empty holder record.
-const HOLDER_RECORD_WAITS: u32 = 10;
+/// How many times (2 ms apart) a writer refused with an empty holder record tries
+/// the lock again (a lock lingering after a clean close; see `lock_journal`).
+const LINGERING_LOCK_WAITS: u32 = 50;
 
 /// Why a lock could not be taken.
 #[derive(Debug)]
@@ -88,7 +89,25 @@ pub(crate) fn lock_journal(
     file: &dyn VfsFile,
 ) -> Result<FileId, LockFailure> {
     if !file.try_lock().map_err(|e| LockFailure::Io("lock", e))? {
-        return Err(LockFailure::Held(read_holder(vfs, path)));
+        // Refused with an empty holder record: the holder is either recording itself
+        // (it does so just after taking the lock) or gone after a clean close, its
+        // lock lingering for a moment in a child that another thread of its process
+        // forked and that has not exec'd yet (the child's copy of the descriptor
+        // keeps the open file description, and so the `flock`, until the exec). Try
+        // the lock again while the record stays empty, for at most ~100 ms; a
+        // recorded holder is refused at once.
+        let mut waits = 0;
+        loop {
+            let contents = read_record(vfs, path);
+            if !contents.is_empty() || waits == LINGERING_LOCK_WAITS {
+                return Err(LockFailure::Held(parse_holder(&contents)));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            waits += 1;
+            if file.try_lock().map_err(|e| LockFailure::Io("lock", e))? {
+                break;
+            }
+        }
     }
     let status = file.status().map_err(|e| LockFailure::Io("stat", e))?;
     let named = vfs.identity(path).map_err(|e| LockFailure::Io("stat", e))?;
@@ -139,29 +158,16 @@ pub(crate) fn record_holder(vfs: &dyn Vfs, path: &Path) -> HolderRecord {
 
 /// What the holder record of the journal at `path` says, waiting briefly for a holder
 /// that has just taken the lock to write it.
-fn read_holder(vfs: &dyn Vfs, path: &Path) -> LockHolder {
-    let record = lock_path(path);
-    let read = || -> Vec<u8> {
-        let Ok(f) = vfs.open(&record, OpenMode::Read) else {
-            return Vec::new();
-        };
-        let mut buf = vec![0; MAX_HOLDER_RECORD];
-        let n = f.read_at(0, &mut buf).unwrap_or(0);
-        buf.truncate(n);
-        buf
+/// The holder record of the journal at `path` as it is now (empty when absent or
+/// unreadable; at most [`MAX_HOLDER_RECORD`] bytes).
+fn read_record(vfs: &dyn Vfs, path: &Path) -> Vec<u8> {
+    let Ok(f) = vfs.open(&lock_path(path), OpenMode::Read) else {
+        return Vec::new();
     };
-    // The holder records itself just after taking the lock, so a close race can find
-    // the record empty: give it a moment to appear (at most ~20 ms; the refusal must
-    // stay fast).
-    let mut contents = read();
-    for _ in 0..HOLDER_RECORD_WAITS {
-        if !contents.is_empty() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        contents = read();
-    }
-    parse_holder(&contents)
+    let mut buf = vec![0; MAX_HOLDER_RECORD];
+    let n = f.read_at(0, &mut buf).unwrap_or(0);
+    buf.truncate(n);
+    buf
 }
 
 /// An exclusive hold on a journal that writes nothing: what a deleter takes so that no

@@ -385,3 +385,36 @@ fn creation_links_a_complete_journal_into_place() {
         "new.jsonl"
     )));
 }
+
+/// A writer that closed cleanly empties its holder record before its lock goes; yet
+/// the lock can outlive it for a moment when another thread of its process forked a
+/// child that has not exec'd yet (the child's copy of the descriptor shares the open
+/// file description, so the `flock` stays until the exec closes it). A writer opening
+/// the journal then finds it locked with an empty record: it keeps trying the lock
+/// while the record stays empty (bounded), instead of failing `Locked` at once. Here a
+/// second description of the journal holds the lock for 40 ms with no record.
+#[test]
+fn a_lock_lingering_after_a_clean_close_is_waited_for_briefly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("lingering.jsonl");
+    let mut w = Writer::create(&path, JournalId([5; 16]), CreateOptions::default()).unwrap();
+    w.append(entry(), b"before", DURABLE).unwrap();
+    drop(w);
+    assert_eq!(std::fs::read(lock_path(&path)).unwrap_or_default(), b"");
+
+    let lingering = std::fs::File::open(&path).unwrap();
+    lingering
+        .try_lock()
+        .expect("the lingering description takes the lock");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let release = std::thread::spawn(move || {
+        rx.recv().expect("the opener started");
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        drop(lingering);
+    });
+    tx.send(()).unwrap();
+    let opened = Writer::open(&path, OpenOptions::default());
+    release.join().unwrap();
+    let (w, _) = opened.expect("the lock is taken once the lingering description closes");
+    assert_eq!(w.journal_id(), JournalId([5; 16]));
+}
