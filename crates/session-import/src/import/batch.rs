@@ -3,11 +3,9 @@
 //! `synced_to`.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::mpsc;
 
 use session_index::{Index, Scanned};
-use session_journal::vfs::{OpenMode, Vfs, VfsFile};
 use session_journal::{Appended, Durability, FrameKind, NewFrame, Tag, Writer};
 
 use crate::error::ImportError;
@@ -201,94 +199,52 @@ pub(super) enum Sink {
         written: mpsc::Receiver<(Batch, Vec<Appended>)>,
         index: Box<Option<Index>>,
         thread: Option<std::thread::JoinHandle<Result<Writer, ImportError>>>,
-        /// The thread that syncs the temporary as it is written ([`EARLY_SYNC_BYTES`]),
-        /// if it could start.
-        syncer: Option<std::thread::JoinHandle<std::io::Result<()>>>,
         tmp: PathBuf,
     },
 }
 
 /// How much a large import writes between two syncs of its temporary journal while it
-/// writes it (on a thread of its own, through a second handle): the disk then writes
-/// the journal back as the import goes, and the sync that makes it durable at the end
-/// waits for the last few MiB instead of all of it (75 ms of a 100k import's 224 MB
-/// otherwise). The journal's bytes and its frames are the same: the writer still
-/// records only the final sync as its durable point.
+/// writes it (the writer's own background sync, `Writer::sync_in_background`): the
+/// disk then writes the journal back as the import goes, and the sync that makes it
+/// durable at the end waits for the last few MiB instead of all of it (75 ms of a 100k
+/// import's 224 MB otherwise). The journal's bytes and its frames are the same; a
+/// failed background sync poisons the writer, so the next append or the final sync
+/// fails the import with that sync's error.
 const EARLY_SYNC_BYTES: u64 = 16 << 20;
-
-/// Starts the thread that syncs the temporary `tmp` each time the writer reports
-/// [`EARLY_SYNC_BYTES`] more written (the reports wait for no one: while a sync runs,
-/// later reports replace each other). `None` if the second handle or the thread cannot
-/// be had: the import then only syncs at its end, as before.
-fn start_syncer(
-    vfs: &Arc<dyn Vfs>,
-    tmp: &Path,
-) -> Option<(Syncer, std::thread::JoinHandle<std::io::Result<()>>)> {
-    let file: Box<dyn VfsFile> = vfs.open(tmp, OpenMode::Read).ok()?;
-    let (wake, rx) = mpsc::sync_channel::<()>(1);
-    let written = Arc::new(AtomicU64::new(0));
-    let seen = written.clone();
-    let thread = std::thread::Builder::new()
-        .name("import-sync".to_owned())
-        .spawn(move || {
-            let mut synced = 0u64;
-            // A wake-up pending when the writer finishes is still taken: the last
-            // report is always read.
-            for () in rx {
-                let end = seen.load(Ordering::Acquire);
-                if end.saturating_sub(synced) >= EARLY_SYNC_BYTES {
-                    file.sync_data()?;
-                    synced = end;
-                }
-            }
-            Ok(())
-        })
-        .ok()?;
-    Some((Syncer { written, wake }, thread))
-}
-
-/// The writer's side of the syncer: how far it wrote, and a wake-up.
-struct Syncer {
-    written: Arc<AtomicU64>,
-    wake: mpsc::SyncSender<()>,
-}
-
-impl Syncer {
-    /// Reports that the journal's bytes end at `end` (never waits: a wake-up the
-    /// syncer has not taken yet makes it read the latest report).
-    fn report(&self, end: u64) {
-        self.written.store(end, Ordering::Release);
-        let _ = self.wake.try_send(());
-    }
-}
 
 impl Sink {
     /// A sink for `out` (writing the temporary journal `tmp`): a writing thread of its
     /// own when `background`.
-    pub(super) fn new(
-        out: Out,
-        tmp: &Path,
-        background: bool,
-        vfs: &Arc<dyn Vfs>,
-    ) -> Result<Self, ImportError> {
+    pub(super) fn new(out: Out, tmp: &Path, background: bool) -> Result<Self, ImportError> {
         if !background {
             return Ok(Self::Inline(Some(Box::new(out))));
         }
         let Out { writer, index } = out;
         let (batches, rx) = mpsc::sync_channel::<(Batch, u64)>(1);
         let (give_back, written) = mpsc::channel::<(Batch, Vec<Appended>)>();
-        let (to_sync, syncer) = start_syncer(vfs, tmp).unzip();
         let path = tmp.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("import-write".to_owned())
             .spawn(move || {
                 let mut writer = writer;
+                let mut synced_to = 0u64;
                 for (batch, line) in rx {
                     let n = batch.frames.len();
                     let appended =
                         batch.write(&mut writer, &path, line, 0..n, Durability::Buffered)?;
-                    if let (Some(to_sync), Some(last)) = (&to_sync, appended.last()) {
-                        to_sync.report(last.offset.0 + last.len);
+                    let end = appended.last().map_or(0, |last| last.offset.0 + last.len);
+                    // At most one runs at a time: one still running is not waited for,
+                    // the next batch asks again.
+                    if end.saturating_sub(synced_to) >= EARLY_SYNC_BYTES
+                        && writer
+                            .sync_in_background()
+                            .map_err(|source| ImportError::Append {
+                                path: path.clone(),
+                                line,
+                                source,
+                            })?
+                    {
+                        synced_to = end;
                     }
                     // The parse may be gone (an error): the batch is then just dropped.
                     let _ = give_back.send((batch, appended));
@@ -305,7 +261,6 @@ impl Sink {
             written,
             index: Box::new(index),
             thread: Some(thread),
-            syncer,
             tmp: tmp.to_path_buf(),
         })
     }
@@ -359,28 +314,12 @@ impl Sink {
                 written,
                 index,
                 thread,
-                syncer,
                 tmp,
             } => {
                 drop(batches.take());
                 let joined = thread.take().map(|t| t.join());
-                // The writer is done (its reports to the syncer with it).
-                let synced = syncer.take().map(|t| t.join());
                 // Every batch it appended is back.
                 observe_written(written.try_iter(), &mut *index);
-                match synced {
-                    // A failed sync of the temporary fails the import, as the final
-                    // one would (its pending writes may be lost).
-                    Some(Ok(Err(source))) => {
-                        return Err(ImportError::Io {
-                            path: tmp.clone(),
-                            op: "sync",
-                            source,
-                        });
-                    }
-                    Some(Err(_)) => return Err(sink_gone(Some(tmp.as_path()))),
-                    Some(Ok(Ok(()))) | None => {}
-                }
                 match joined {
                     Some(Ok(result)) => result.map(|writer| Out {
                         writer,
@@ -414,17 +353,11 @@ impl Drop for Sink {
     /// An import that fails leaves no thread writing behind it.
     fn drop(&mut self) {
         if let Self::Thread {
-            batches,
-            thread,
-            syncer,
-            ..
+            batches, thread, ..
         } = self
         {
             drop(batches.take());
             if let Some(t) = thread.take() {
-                let _ = t.join();
-            }
-            if let Some(t) = syncer.take() {
                 let _ = t.join();
             }
         }

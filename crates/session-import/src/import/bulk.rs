@@ -207,15 +207,7 @@ impl<'a> Bulk<'a> {
             writer,
             index: Some(built),
         };
-        let written = run.write_all(
-            &mut reader,
-            out,
-            vfs,
-            &tmp,
-            header,
-            &src.shown,
-            &src.hash_hex,
-        );
+        let written = run.write_all(&mut reader, out, &tmp, header, &src.shown, &src.hash_hex);
         let (
             Out {
                 writer,

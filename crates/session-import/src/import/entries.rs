@@ -4,10 +4,8 @@
 //! written (the caller writes that frame, then syncs).
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::Value;
-use session_journal::vfs::Vfs;
 use session_journal::{FrameKind, Tag};
 use session_types::EntryType;
 
@@ -32,19 +30,17 @@ impl Run<'_> {
     /// but the last frame, without syncing, feeding its index; returns `out` (the
     /// writer still holding the temporary's lock) and the batch holding the last
     /// frame, which is written after the caller's sync ([`Batch::write_last`]).
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn write_all(
         &mut self,
         reader: &mut LineReader<'_>,
         out: Out,
-        vfs: &Arc<dyn Vfs>,
         tmp: &Path,
         header: Header,
         shown_source: &Path,
         hash_hex: &str,
     ) -> Result<(Out, Batch), ImportError> {
         let mut batch = self.first_frames(&header, shown_source, hash_hex);
-        let mut sink = Sink::new(out, tmp, self.bytes >= BACKGROUND_HASH_MIN, vfs)?;
+        let mut sink = Sink::new(out, tmp, self.bytes >= BACKGROUND_HASH_MIN)?;
         // The header frame has seq 0 and each later frame the next: the records start
         // after the frames queued so far.
         let first_seq = batch.len() as u64 + 1;

@@ -787,10 +787,17 @@ fn a_large_import_syncs_its_temporary_as_it_writes_it() {
 #[test]
 fn a_failed_early_sync_fails_the_import_and_leaves_nothing() {
     let (_, result, fs) = import_counting_syncs(320, true);
-    // The early sync's own error (the final sync's would be an append error).
+    // The early sync's own error (the writer's background sync, reported by the next
+    // append or the final sync; the final sync's own would be op "sync").
     let err = result.unwrap_err();
     assert!(
-        matches!(&err, ImportError::Io { op: "sync", path, .. } if path.to_string_lossy().ends_with(".tmp")),
+        matches!(
+            &err,
+            ImportError::Append {
+                source: session_journal::AppendError::Io { op: "background sync", path, .. },
+                ..
+            } if path.to_string_lossy().ends_with(".tmp")
+        ),
         "{err:?}"
     );
     // No journal, no temporary, no registry line.
