@@ -248,13 +248,25 @@ fn read_sidecar(
 
 /// How a loaded sidecar's prefix is re-derived should one of its pages fail its
 /// check after the open: the journal's frames up to the covered length, replayed
-/// afresh (by its own reader: the open's is gone by then).
+/// afresh (by its own reader: the open's is gone by then). The path is opened again,
+/// so the reader must find the very file and journal the index was opened on (file
+/// identity, where the file system tells it, and journal id): a journal renamed over
+/// it since is another session's, and is not replayed as this one.
 fn rebuild_prefix(reader: &Reader, vfs: &Arc<dyn Vfs>) -> sidecar::Rebuild {
     let journal = reader.path().to_path_buf();
+    let (journal_id, file_id) = (reader.journal_id(), reader.file_id());
     let vfs = vfs.clone();
     Box::new(move |covered| {
         let reader = Reader::open(&journal, ReaderOptions { vfs: vfs.clone() })
             .map_err(|e| e.to_string())?;
+        if reader.journal_id() != journal_id || reader.file_id() != file_id {
+            return Err(format!(
+                "{} is now another journal (id {}), not the one indexed (id {})",
+                journal.display(),
+                reader.journal_id(),
+                journal_id
+            ));
+        }
         let mut state = State::new(reader.data_start());
         for item in reader.frames_from(reader.data_start(), None).with_seals() {
             let f = item.map_err(|e| e.to_string())?;

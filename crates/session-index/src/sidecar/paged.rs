@@ -72,6 +72,8 @@ pub(crate) struct Base {
     rebuild: Rebuild,
     fallback: OnceLock<Resident>,
     fault: OnceLock<String>,
+    /// The fault, then why the rebuild it started failed too (set once, after it).
+    unrebuilt: OnceLock<String>,
 }
 
 impl std::fmt::Debug for Base {
@@ -119,6 +121,7 @@ impl Base {
             rebuild,
             fallback: OnceLock::new(),
             fault: OnceLock::new(),
+            unrebuilt: OnceLock::new(),
         }
     }
 
@@ -136,7 +139,10 @@ impl Base {
 
     /// Why the covered prefix was rebuilt from the journal, if it was.
     pub(crate) fn fault(&self) -> Option<&str> {
-        self.fault.get().map(String::as_str)
+        self.unrebuilt
+            .get()
+            .or(self.fault.get())
+            .map(String::as_str)
     }
 
     /// Reads and checks every page not read yet (what a verification does); why one
@@ -179,7 +185,12 @@ impl Base {
 
     /// What answers when not even the journal could be read: no entries.
     fn placeholder(&self, why: &str) -> Resident {
-        self.note(&format!("rebuilding the index failed: {why}"));
+        // The page's fault was noted first; say both.
+        let failed = format!("rebuilding the index failed: {why}");
+        let _ = self.unrebuilt.set(match self.fault.get() {
+            Some(fault) => format!("{fault}; {failed}"),
+            None => failed,
+        });
         let n = self.l.rec_count as usize;
         Resident {
             recs: vec![PLACEHOLDER; n],

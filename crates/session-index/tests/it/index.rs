@@ -3,11 +3,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use session_index::EntryIndex;
 use session_index::{
     IndexError, IndexStatus, OnRegression, OpenIndexOptions, RebuildReason, sidecar_path,
 };
-use session_journal::Durability;
 use session_journal::vfs::Vfs;
+use session_journal::{Durability, JournalId};
 use session_testkit::CountingVfs;
 
 use crate::support::{
@@ -654,6 +655,45 @@ fn a_flipped_bit_in_any_page_is_found_when_read_and_the_prefix_rebuilt() {
             "{page}: {fault}"
         );
     }
+}
+
+/// The rebuild a failed page starts reopens the journal by its path: a journal
+/// renamed over it since (another session's, here with the very same entries) is
+/// not replayed as this one. The prefix then answers as having no entries, and the
+/// fault says both why the page failed and why the rebuild did.
+#[test]
+fn a_failed_page_never_rebuilds_from_another_journal_at_the_path() {
+    let fs = sim();
+    let path = Path::new("/s/replaced.jsonl");
+    let text = synthetic(2_000);
+    write(fs.clone(), path, &text);
+    let (built, _) = open(fs.clone(), path);
+    assert!(built.info(EntryIndex(1)).and_then(|i| i.id).is_some());
+    let side = sidecar_path(path);
+    let mut bytes = fs.read_raw(&side).unwrap();
+    let head_len = u64::from_le_bytes(bytes[72..80].try_into().unwrap()) as usize;
+    bytes[head_len + 100] ^= 0x10;
+    fs.write_raw(&side, &bytes);
+    let (ix, _) = open(fs.clone(), path);
+    assert_eq!(
+        ix.sidecar_fault(),
+        None,
+        "the record page is not read by the open"
+    );
+
+    // Another journal with the same entries, renamed over the indexed one.
+    let other = Path::new("/s/other.jsonl");
+    write_with_id(fs.clone(), other, JournalId([0x77; 16]), &text);
+    fs.rename(other, path).unwrap();
+
+    assert_eq!(ix.info(EntryIndex(1)).and_then(|i| i.id), None);
+    let fault = ix.sidecar_fault().unwrap_or_default();
+    assert!(
+        fault.starts_with("the record page at offset")
+            && fault.contains("rebuilding the index failed")
+            && fault.contains("is now another journal"),
+        "{fault}"
+    );
 }
 
 /// An empty string id at the end of the pool (a zero-length string where a pool
