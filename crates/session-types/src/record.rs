@@ -176,10 +176,14 @@ impl Entry {
         // a message of a modelled role first of all where the record starts as
         // messages do; the whole `Entry` (and its fallback) only where they do not
         // read it.
-        if text.starts_with(r#"{"type":"message","#)
-            && let Ok(typed) = serde_json::from_str::<crate::entry::TypedMessageRecord>(text)
-        {
-            return Ok(Entry::from(typed));
+        if text.starts_with(r#"{"type":"message","#) {
+            // Read directly where the tags come first (no buffered copy at all).
+            if let Some(entry) = crate::decode::message_record(text) {
+                return Ok(entry);
+            }
+            if let Ok(typed) = serde_json::from_str::<crate::entry::TypedMessageRecord>(text) {
+                return Ok(Entry::from(typed));
+            }
         }
         if let Ok(typed) = serde_json::from_str::<crate::entry::TypedEntry>(text) {
             return Ok(Entry::from(typed));
