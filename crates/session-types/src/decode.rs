@@ -14,6 +14,14 @@
 //! a repeated key, a field of another JSON type, a missing field. So wherever this
 //! reading answers, it answers what the derived one does (tests compare the two on
 //! every fixture line and on generated odd shapes).
+//!
+//! It also notes what the entry's own serialization would need to equal the text
+//! ([`Read::prints_as_read`]): keys in the model's order, no modelled key the
+//! serializer drops or adds, and, by one scan of the text, no whitespace, escapes and
+//! numbers spelled as the serializer spells them, and as many keys as the entry
+//! prints. Where all hold, [`Entry::read`](crate::Entry::read) skips its check that
+//! a typed message prints as stored (serializing it to compare); where any fails,
+//! the check decides. Tests compare the answer with the check's.
 
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -27,8 +35,171 @@ use crate::ids::{EntryId, Timestamp};
 use crate::message::{AgentMessage, AssistantMessage, Cost, ToolResultMessage, Usage, UserMessage};
 
 /// A `message` record read directly, or `None` where the derived reading must decide.
-pub(crate) fn message_record(text: &str) -> Option<Entry> {
-    serde_json::from_str::<Record>(text).ok().map(|r| r.0)
+pub(crate) fn message_record(text: &str) -> Option<Read> {
+    serde_json::from_str::<Record>(text)
+        .ok()
+        .map(|Record(entry, shape)| Read { entry, shape })
+}
+
+/// A record read directly, with what was seen of its text's shape.
+pub(crate) struct Read {
+    pub(crate) entry: Entry,
+    shape: Shape,
+}
+
+impl Read {
+    /// Whether `text`, the text this was read from, is certainly the entry's compact
+    /// serialization (`compact::serializes_to(&self.entry, text)`). `false` says
+    /// nothing: the caller then compares.
+    pub(crate) fn prints_as_read(&self, text: &str) -> bool {
+        self.shape.plain && plain_key_count(text) == Some(self.shape.keys)
+    }
+}
+
+/// What a direct reading saw of an object's text: how many keys the entry will print
+/// for it (its own and those of every object inside it), and whether its keys came
+/// in the order and number the serializer writes them (modelled keys in the model's
+/// order, unmodelled ones after them, no optional string `null`, which reads as
+/// absent and is not written).
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    keys: usize,
+    plain: bool,
+}
+
+impl Shape {
+    /// The shape of an object whose first key (its tag) was read.
+    fn tagged() -> Self {
+        Shape {
+            keys: 1,
+            plain: true,
+        }
+    }
+
+    /// The shape of an object without a tag, or of a value that is no object.
+    fn untagged() -> Self {
+        Shape {
+            keys: 0,
+            plain: true,
+        }
+    }
+
+    fn add(&mut self, inner: Shape) {
+        self.keys += inner.keys;
+        self.plain &= inner.plain;
+    }
+
+    /// Adds the keys a value read whole prints (every object key inside it; a
+    /// repeated key of the text is read once, so the count then falls short).
+    fn add_value(&mut self, v: &Value) {
+        self.keys += object_keys(v);
+    }
+}
+
+/// The number of object keys in `v`, walked without recursion.
+fn object_keys(v: &Value) -> usize {
+    let mut n = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                n += m.len();
+                stack.extend(m.values());
+            }
+            Value::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
+    }
+    n
+}
+
+/// The number of object keys in `text` if every token of it is spelled as
+/// `serde_json` (and so `compact`) writes it, `None` otherwise: no whitespace
+/// between tokens; in strings only the escapes `\"`, `\\`, `\b`, `\f`, `\n`, `\r`,
+/// `\t` and `\u00xx` (lower-case hex) for the other control characters; integers
+/// that read as a 64-bit integer (not `-0`), other numbers as `ryu` writes the double
+/// they read as. `text` is JSON text that was read.
+fn plain_key_count(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut keys = 0;
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                i += 1;
+                loop {
+                    i += memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
+                    if b[i] == b'"' {
+                        i += 1;
+                        break;
+                    }
+                    i += match *b.get(i + 1)? {
+                        b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                        b'u' => {
+                            let hex = b.get(i + 2..i + 6)?;
+                            let digit = |h: u8| match h {
+                                b'0'..=b'9' => Some(h - b'0'),
+                                b'a'..=b'f' => Some(h - b'a' + 10),
+                                _ => None,
+                            };
+                            let unit = digit(hex[2])? * 16 + digit(hex[3])?;
+                            let short = matches!(unit, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d);
+                            if &hex[..2] != b"00" || unit >= 0x20 || short {
+                                return None;
+                            }
+                            6
+                        }
+                        _ => return None,
+                    };
+                }
+                if b.get(i) == Some(&b':') {
+                    keys += 1;
+                }
+            }
+            b'{' | b'}' | b'[' | b']' | b',' | b':' => i += 1,
+            b't' | b'f' | b'n' => {
+                let word: &[u8] = match c {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                if !b[i..].starts_with(word) {
+                    return None;
+                }
+                i += word.len();
+            }
+            b'-' | b'0'..=b'9' => {
+                let len = b[i..]
+                    .iter()
+                    .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .unwrap_or(b.len() - i);
+                if !plain_number(&text[i..i + len]) {
+                    return None;
+                }
+                i += len;
+            }
+            _ => return None,
+        }
+    }
+    Some(keys)
+}
+
+/// Whether `serde_json` writes the number it reads from `token` as `token`.
+fn plain_number(token: &str) -> bool {
+    if token.bytes().all(|c| c.is_ascii_digit() || c == b'-') {
+        // An integer token reads as a 64-bit integer when it fits (written back by
+        // its digits); `-0` and larger ones read as doubles.
+        return if token.starts_with('-') {
+            token != "-0" && token.parse::<i64>().is_ok()
+        } else {
+            token.parse::<u64>().is_ok()
+        };
+    }
+    token
+        .parse::<f64>()
+        .ok()
+        .and_then(Number::from_f64)
+        .is_some_and(|n| n.to_string() == token)
 }
 
 /// The reason a direct reading gave up; never shown (the caller falls back).
@@ -98,26 +269,41 @@ fn need<T, E: de::Error>(slot: Option<T>) -> Result<T, E> {
     slot.ok_or_else(give_up)
 }
 
-/// Reads the rest of an object whose tag (`tag`) was its first key: `field` reads the
+/// Reads the rest of an object whose tag (`tag`, if it has one) was its first key: `field` reads the
 /// value of a modelled key and returns `true`, or returns `false` for an unmodelled
 /// one, whose value goes to `extra` in order. The tag again is a repeated tag, which
 /// the derived reading refuses; so is any repeated unmodelled key here (the derived
 /// reading would keep its last value: left to it).
+///
+/// `order` lists the modelled keys in the order the serializer writes them; `shape`
+/// counts every key read and notes one out of that order (or a modelled key after an
+/// unmodelled one, which the serializer writes last).
 fn fields<'de, A: MapAccess<'de>>(
     map: &mut A,
-    tag: &str,
+    tag: Option<&str>,
     extra: &mut Extra,
+    order: &[&str],
+    shape: &mut Shape,
     mut field: impl FnMut(&str, &mut A) -> Result<bool, A::Error>,
 ) -> Result<(), A::Error> {
+    let mut next = 0;
+    let mut unmodelled = false;
     while let Some(key) = map.next_key::<Key<'de>>()? {
         let k = key.as_str();
-        if k == tag {
+        if Some(k) == tag {
             return Err(give_up());
         }
+        shape.keys += 1;
         if field(k, map)? {
+            match order.iter().position(|o| *o == k) {
+                Some(at) if !unmodelled && at >= next => next = at + 1,
+                _ => shape.plain = false,
+            }
             continue;
         }
+        unmodelled = true;
         let value: Value = map.next_value()?;
+        shape.add_value(&value);
         if extra.insert(key.into_string(), value).is_some() {
             return Err(give_up());
         }
@@ -159,7 +345,7 @@ macro_rules! map_reader {
 }
 
 /// A whole `message` record.
-struct Record(Entry);
+struct Record(Entry, Shape);
 
 map_reader!(Record, "a message record", |map| {
     if first_tag(map, "type")?.as_str() != "message" {
@@ -167,38 +353,58 @@ map_reader!(Record, "a message record", |map| {
     }
     let (mut id, mut parent_id, mut timestamp, mut message) = (None, None, None, None);
     let mut extra = Extra::new();
-    fields(map, "type", &mut extra, |k, map| {
-        match k {
-            // `EntryBase`: a present `id` and `timestamp` must be strings.
-            "id" => put::<_, EntryId>(&mut id, map)?,
-            "parentId" => put::<_, Option<EntryId>>(&mut parent_id, map)?,
-            "timestamp" => put::<_, Timestamp>(&mut timestamp, map)?,
-            "message" => put::<_, Message>(&mut message, map)?,
-            _ => return Ok(false),
-        }
-        Ok(true)
-    })?;
-    Ok(Record(Entry::Message(MessageEntry {
-        base: EntryBase {
-            id,
-            parent_id: parent_id.flatten(),
-            timestamp,
+    let mut shape = Shape::tagged();
+    let order = ["id", "parentId", "timestamp", "message"];
+    fields(
+        map,
+        Some("type"),
+        &mut extra,
+        &order,
+        &mut shape,
+        |k, map| {
+            match k {
+                // `EntryBase`: a present `id` and `timestamp` must be strings.
+                "id" => put::<_, EntryId>(&mut id, map)?,
+                "parentId" => put::<_, Option<EntryId>>(&mut parent_id, map)?,
+                "timestamp" => put::<_, Timestamp>(&mut timestamp, map)?,
+                "message" => put::<_, Message>(&mut message, map)?,
+                _ => return Ok(false),
+            }
+            Ok(true)
         },
-        message: need::<Message, _>(message)?.0,
-        extra,
-    })))
+    )?;
+    let message = need::<Message, _>(message)?;
+    shape.add(message.1);
+    // `parentId` is written (`null` for none) when there is an `id` or a parent.
+    let written = id.is_some() || matches!(parent_id, Some(Some(_)));
+    shape.plain &= written == parent_id.is_some();
+    Ok(Record(
+        Entry::Message(MessageEntry {
+            base: EntryBase {
+                id,
+                parent_id: parent_id.flatten(),
+                timestamp,
+            },
+            message: message.0,
+            extra,
+        }),
+        shape,
+    ))
 });
 
 /// A message of a role read directly.
-struct Message(AgentMessage);
+struct Message(AgentMessage, Shape);
 
 map_reader!(Message, "a message", |map| {
     let role = first_tag(map, "role")?;
     let mut extra = Extra::new();
-    Ok(Message(match role.as_str() {
+    let mut shape = Shape::tagged();
+    let tag = Some("role");
+    let message = match role.as_str() {
         "user" => {
             let (mut content, mut timestamp) = (None, None);
-            fields(map, "role", &mut extra, |k, map| {
+            let order = ["content", "timestamp"];
+            fields(map, tag, &mut extra, &order, &mut shape, |k, map| {
                 match k {
                     "content" => put::<_, Content>(&mut content, map)?,
                     "timestamp" => put::<_, Number>(&mut timestamp, map)?,
@@ -206,8 +412,10 @@ map_reader!(Message, "a message", |map| {
                 }
                 Ok(true)
             })?;
+            let content = need::<Content, _>(content)?;
+            shape.add(content.1);
             AgentMessage::User(UserMessage {
-                content: need::<Content, _>(content)?.0,
+                content: content.0,
                 timestamp: need(timestamp)?,
                 extra,
             })
@@ -216,7 +424,18 @@ map_reader!(Message, "a message", |map| {
             let (mut content, mut api, mut provider, mut model) = (None, None, None, None);
             let (mut response_id, mut usage, mut stop_reason) = (None, None, None);
             let (mut error_message, mut timestamp) = (None, None);
-            fields(map, "role", &mut extra, |k, map| {
+            let order = [
+                "content",
+                "api",
+                "provider",
+                "model",
+                "responseId",
+                "usage",
+                "stopReason",
+                "errorMessage",
+                "timestamp",
+            ];
+            fields(map, tag, &mut extra, &order, &mut shape, |k, map| {
                 match k {
                     "content" => put::<_, Blocks>(&mut content, map)?,
                     "api" => put::<_, String>(&mut api, map)?,
@@ -231,13 +450,20 @@ map_reader!(Message, "a message", |map| {
                 }
                 Ok(true)
             })?;
+            // A `null` optional string reads as absent, which is not written.
+            shape.plain &=
+                !matches!(response_id, Some(None)) && !matches!(error_message, Some(None));
+            let content = need::<Blocks, _>(content)?;
+            let usage = need::<UsageOf, _>(usage)?;
+            shape.add(content.1);
+            shape.add(usage.1);
             AgentMessage::Assistant(AssistantMessage {
-                content: need::<Blocks, _>(content)?.0,
+                content: content.0,
                 api: need(api)?,
                 provider: need(provider)?,
                 model: need(model)?,
                 response_id: response_id.flatten(),
-                usage: need::<UsageOf, _>(usage)?.0,
+                usage: usage.0,
                 stop_reason: need(stop_reason)?,
                 error_message: error_message.flatten(),
                 timestamp: need(timestamp)?,
@@ -247,7 +473,15 @@ map_reader!(Message, "a message", |map| {
         "toolResult" => {
             let (mut tool_call_id, mut tool_name, mut content) = (None, None, None);
             let (mut details, mut is_error, mut timestamp) = (None, None, None);
-            fields(map, "role", &mut extra, |k, map| {
+            let order = [
+                "toolCallId",
+                "toolName",
+                "content",
+                "details",
+                "isError",
+                "timestamp",
+            ];
+            fields(map, tag, &mut extra, &order, &mut shape, |k, map| {
                 match k {
                     "toolCallId" => put::<_, String>(&mut tool_call_id, map)?,
                     "toolName" => put::<_, String>(&mut tool_name, map)?,
@@ -260,10 +494,15 @@ map_reader!(Message, "a message", |map| {
                 }
                 Ok(true)
             })?;
+            let content = need::<Blocks, _>(content)?;
+            shape.add(content.1);
+            if let Some(d) = &details {
+                shape.add_value(d);
+            }
             AgentMessage::ToolResult(ToolResultMessage {
                 tool_call_id: need(tool_call_id)?,
                 tool_name: need(tool_name)?,
-                content: need::<Blocks, _>(content)?.0,
+                content: content.0,
                 details,
                 is_error: need(is_error)?,
                 timestamp: need(timestamp)?,
@@ -271,77 +510,89 @@ map_reader!(Message, "a message", |map| {
             })
         }
         _ => return Err(give_up()),
-    }))
+    };
+    Ok(Message(message, shape))
 });
 
 /// [`Usage`] read directly.
-struct UsageOf(Usage);
+struct UsageOf(Usage, Shape);
 
 map_reader!(UsageOf, "a usage object", |map| {
     let (mut input, mut output, mut cache_read, mut cache_write) = (None, None, None, None);
     let (mut total_tokens, mut cost) = (None, None);
     let mut extra = Extra::new();
-    while let Some(key) = map.next_key::<Key<'de>>()? {
-        match key.as_str() {
+    let mut shape = Shape::untagged();
+    let order = [
+        "input",
+        "output",
+        "cacheRead",
+        "cacheWrite",
+        "totalTokens",
+        "cost",
+    ];
+    fields(map, None, &mut extra, &order, &mut shape, |k, map| {
+        match k {
             "input" => put::<_, u64>(&mut input, map)?,
             "output" => put::<_, u64>(&mut output, map)?,
             "cacheRead" => put::<_, u64>(&mut cache_read, map)?,
             "cacheWrite" => put::<_, u64>(&mut cache_write, map)?,
             "totalTokens" => put::<_, u64>(&mut total_tokens, map)?,
             "cost" => put::<_, CostOf>(&mut cost, map)?,
-            _ => {
-                let value: Value = map.next_value()?;
-                if extra.insert(key.into_string(), value).is_some() {
-                    return Err(give_up());
-                }
-            }
+            _ => return Ok(false),
         }
-    }
-    Ok(UsageOf(Usage {
-        input: need(input)?,
-        output: need(output)?,
-        cache_read: need(cache_read)?,
-        cache_write: need(cache_write)?,
-        total_tokens: need(total_tokens)?,
-        cost: need::<CostOf, _>(cost)?.0,
-        extra,
-    }))
+        Ok(true)
+    })?;
+    let cost = need::<CostOf, _>(cost)?;
+    shape.add(cost.1);
+    Ok(UsageOf(
+        Usage {
+            input: need(input)?,
+            output: need(output)?,
+            cache_read: need(cache_read)?,
+            cache_write: need(cache_write)?,
+            total_tokens: need(total_tokens)?,
+            cost: cost.0,
+            extra,
+        },
+        shape,
+    ))
 });
 
 /// [`Cost`] read directly.
-struct CostOf(Cost);
+struct CostOf(Cost, Shape);
 
 map_reader!(CostOf, "a cost object", |map| {
     let (mut input, mut output, mut cache_read, mut cache_write) = (None, None, None, None);
     let mut total = None;
     let mut extra = Extra::new();
-    while let Some(key) = map.next_key::<Key<'de>>()? {
-        match key.as_str() {
+    let mut shape = Shape::untagged();
+    let order = ["input", "output", "cacheRead", "cacheWrite", "total"];
+    fields(map, None, &mut extra, &order, &mut shape, |k, map| {
+        match k {
             "input" => put::<_, Number>(&mut input, map)?,
             "output" => put::<_, Number>(&mut output, map)?,
             "cacheRead" => put::<_, Number>(&mut cache_read, map)?,
             "cacheWrite" => put::<_, Number>(&mut cache_write, map)?,
             "total" => put::<_, Number>(&mut total, map)?,
-            _ => {
-                let value: Value = map.next_value()?;
-                if extra.insert(key.into_string(), value).is_some() {
-                    return Err(give_up());
-                }
-            }
+            _ => return Ok(false),
         }
-    }
-    Ok(CostOf(Cost {
-        input: need(input)?,
-        output: need(output)?,
-        cache_read: need(cache_read)?,
-        cache_write: need(cache_write)?,
-        total: need(total)?,
-        extra,
-    }))
+        Ok(true)
+    })?;
+    Ok(CostOf(
+        Cost {
+            input: need(input)?,
+            output: need(output)?,
+            cache_read: need(cache_read)?,
+            cache_write: need(cache_write)?,
+            total: need(total)?,
+            extra,
+        },
+        shape,
+    ))
 });
 
 /// [`UserContent`] read directly: a string, or an array of blocks read directly.
-struct Content(UserContent);
+struct Content(UserContent, Shape);
 
 impl<'de> Deserialize<'de> for Content {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -352,15 +603,15 @@ impl<'de> Deserialize<'de> for Content {
                 f.write_str("a string or an array of content blocks")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Content, E> {
-                Ok(Content(UserContent::Text(v.to_owned())))
+                Ok(Content(UserContent::Text(v.to_owned()), Shape::untagged()))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Content, E> {
-                Ok(Content(UserContent::Text(v)))
+                Ok(Content(UserContent::Text(v), Shape::untagged()))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Content, A::Error> {
                 BlocksVisitor
                     .visit_seq(seq)
-                    .map(|b| Content(UserContent::Blocks(b.0)))
+                    .map(|b| Content(UserContent::Blocks(b.0), b.1))
             }
         }
         d.deserialize_any(V)
@@ -368,7 +619,7 @@ impl<'de> Deserialize<'de> for Content {
 }
 
 /// An array of [`ContentBlock`]s read directly.
-struct Blocks(Vec<ContentBlock>);
+struct Blocks(Vec<ContentBlock>, Shape);
 
 struct BlocksVisitor;
 
@@ -380,10 +631,12 @@ impl<'de> Visitor<'de> for BlocksVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Blocks, A::Error> {
         // The hint is the parser's, bounded by serde_json (no allocation from input).
         let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
-        while let Some(b) = seq.next_element_seed(BlockSeed)? {
+        let mut shape = Shape::untagged();
+        while let Some((b, s)) = seq.next_element_seed(BlockSeed)? {
             out.push(b);
+            shape.add(s);
         }
-        Ok(Blocks(out))
+        Ok(Blocks(out, shape))
     }
 }
 
@@ -397,25 +650,27 @@ impl<'de> Deserialize<'de> for Blocks {
 struct BlockSeed;
 
 impl<'de> DeserializeSeed<'de> for BlockSeed {
-    type Value = ContentBlock;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<ContentBlock, D::Error> {
+    type Value = (ContentBlock, Shape);
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
 impl<'de> Visitor<'de> for BlockSeed {
-    type Value = ContentBlock;
+    type Value = (ContentBlock, Shape);
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a content block")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let map = &mut map;
         let kind = first_tag(map, "type")?;
         let mut extra = Extra::new();
-        Ok(match kind.as_str() {
+        let mut shape = Shape::tagged();
+        let tag = Some("type");
+        let block = match kind.as_str() {
             "text" => {
                 let mut text = None;
-                fields(map, "type", &mut extra, |k, map| {
+                fields(map, tag, &mut extra, &["text"], &mut shape, |k, map| {
                     if k != "text" {
                         return Ok(false);
                     }
@@ -428,7 +683,7 @@ impl<'de> Visitor<'de> for BlockSeed {
             }
             "thinking" => {
                 let mut thinking = None;
-                fields(map, "type", &mut extra, |k, map| {
+                fields(map, tag, &mut extra, &["thinking"], &mut shape, |k, map| {
                     if k != "thinking" {
                         return Ok(false);
                     }
@@ -441,7 +696,8 @@ impl<'de> Visitor<'de> for BlockSeed {
             }
             "toolCall" => {
                 let (mut id, mut name, mut arguments) = (None, None, None);
-                fields(map, "type", &mut extra, |k, map| {
+                let order = ["id", "name", "arguments"];
+                fields(map, tag, &mut extra, &order, &mut shape, |k, map| {
                     match k {
                         "id" => put::<_, String>(&mut id, map)?,
                         "name" => put::<_, String>(&mut name, map)?,
@@ -450,16 +706,19 @@ impl<'de> Visitor<'de> for BlockSeed {
                     }
                     Ok(true)
                 })?;
+                let arguments: Value = need(arguments)?;
+                shape.add_value(&arguments);
                 ContentBlock::ToolCall(ToolCall {
                     id: need(id)?,
                     name: need(name)?,
-                    arguments: need(arguments)?,
+                    arguments,
                     extra,
                 })
             }
             "image" => {
                 let (mut data, mut mime_type) = (None, None);
-                fields(map, "type", &mut extra, |k, map| {
+                let order = ["data", "mimeType"];
+                fields(map, tag, &mut extra, &order, &mut shape, |k, map| {
                     match k {
                         "data" => put::<_, String>(&mut data, map)?,
                         "mimeType" => put::<_, String>(&mut mime_type, map)?,
@@ -473,13 +732,15 @@ impl<'de> Visitor<'de> for BlockSeed {
                     extra,
                 })
             }
-            // A block of a kind this version does not model: kept whole, its tag first.
+            // A block of a kind this version does not model: kept whole, its tag first
+            // (and written back so).
             _ => {
                 extra.insert("type".to_owned(), Value::String(kind.into_string()));
-                fields(map, "type", &mut extra, |_, _| Ok(false))?;
+                fields(map, tag, &mut extra, &[], &mut shape, |_, _| Ok(false))?;
                 ContentBlock::Unknown(extra)
             }
-        })
+        };
+        Ok((block, shape))
     }
 }
 
@@ -498,13 +759,25 @@ mod tests {
 
     /// Checks one text; returns whether the direct reading answered.
     fn check(text: &str) -> bool {
-        let direct = message_record(text);
+        let read = message_record(text);
+        let direct = read.as_ref().map(|r| &r.entry);
         let derived = serde_json::from_str::<Entry>(text);
-        if let Some(d) = &direct {
+        if let Some(d) = direct {
             match &derived {
                 Ok(e) => assert_eq!(d, e, "direct and derived readings differ: {text}"),
                 Err(e) => panic!("direct reading answered where the derived fails ({e}): {text}"),
             }
+        }
+        // Where the reading says the text is the entry's serialization, it is; and
+        // `Entry::read` gives what the check would have kept.
+        if let Some(r) = &read {
+            let prints = crate::compact::serializes_to(&r.entry, text);
+            assert!(
+                !r.prints_as_read(text) || prints,
+                "said to print as read but does not: {text}"
+            );
+            let checked = crate::record::as_stored(r.entry.clone(), text);
+            assert_eq!(Entry::read(text).ok(), Some(checked), "Entry::read: {text}");
         }
         // And `Entry::parse`, which tries the direct reading first, still gives what
         // the derived reading gives (its errors stand for the untagged fallback).
@@ -692,6 +965,43 @@ mod tests {
                 }
             }
         }
+        // Spellings the serializer would not write (whitespace, escapes, numbers), and
+        // repeated keys inside a value read whole, in the fixtures' records.
+        let respell: [(&str, &str); 17] = [
+            (r#"":"#, r#"": "#),
+            (r#","#, r#", "#),
+            (r#"\n"#, r#"\u000a"#),
+            (r#"\n"#, r#"\u000A"#),
+            (r#"\t"#, r#"\u0009"#),
+            (r#"\""#, r#"\u0022"#),
+            ("/", r#"\/"#),
+            ("é", r#"\u00e9"#),
+            ("Ω", r#"\u03a9"#),
+            (r#""timestamp":1"#, r#""timestamp":1.0e0"#),
+            (r#""input":0"#, r#""input":-0"#),
+            (r#""total":0"#, r#""total":0.0"#),
+            (r#""total":0"#, r#""total":-0"#),
+            (r#""arguments":{""#, r#""arguments":{"k":1,"k":2,""#),
+            (r#""details":{""#, r#""details":{"k":[1],"k":[2],""#),
+            (r#","model":"#, r#","responseId":null,"model":"#),
+            (r#""stopReason":"#, r#""errorMessage":null,"stopReason":"#),
+        ];
+        let (mut plain, mut whole) = (0, 0);
+        for line in &lines {
+            if let Some(r) = message_record(line) {
+                whole += 1;
+                plain += usize::from(r.prints_as_read(line));
+            }
+            for (from, to) in respell {
+                if line.contains(from) {
+                    run(&line.replacen(from, to, 1));
+                }
+            }
+        }
+        assert!(
+            plain * 4 > whole * 3,
+            "only {plain} of {whole} records read directly print as read"
+        );
         // A block of an unmodelled kind, and a modelled kind's name in another case.
         for kind in ["video", "Text", ""] {
             run(&format!(
@@ -712,6 +1022,11 @@ mod tests {
             .filter(|l| l.contains(r#""type":"message""#))
         {
             assert!(check(line), "not read directly: {line}");
+            let read = message_record(line).expect("read directly");
+            assert!(
+                read.prints_as_read(line),
+                "not said to print as read: {line}"
+            );
         }
         assert!(
             read_whole > 180,
