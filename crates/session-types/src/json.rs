@@ -67,6 +67,12 @@ pub struct LoneSurrogate {
 pub fn find_lone_surrogates(text: &str) -> Vec<LoneSurrogate> {
     let b = text.as_bytes();
     let mut found = Vec::new();
+    // Every surrogate escape holds `\u` followed by `d` or `D`. Most texts have none
+    // (JSON.stringify writes non-ASCII text raw), and looking for the pair skips the
+    // many `\n` and `\"` escapes of message text that stop a search for backslashes.
+    if !memchr::memmem::find_iter(b, b"\\u").any(|k| matches!(b.get(k + 2), Some(b'd' | b'D'))) {
+        return found;
+    }
     let mut i = 0;
     let hex_at = |i: usize| -> Option<u16> {
         let h = b.get(i..i + 4)?;
@@ -155,6 +161,10 @@ mod tests {
         assert_eq!(find_lone_surrogates(r#""\ude80""#).len(), 1);
         assert!(find_lone_surrogates(r#""\\ud83d""#).is_empty());
         assert_eq!(find_lone_surrogates(r#""\ud83d\u0041""#).len(), 1);
+        // Upper-case hex, after other escapes and an escaped backslash.
+        assert_eq!(find_lone_surrogates(r#""a\nb\\\uDC00\u0041""#).len(), 1);
+        assert_eq!(find_lone_surrogates(r#""\u0041\n\uD83D""#).len(), 1);
+        assert!(find_lone_surrogates(r#""\\u0064\\uD83D\n""#).is_empty());
         assert_eq!(
             find_lone_surrogates(r#""\ud83d""#)[0],
             LoneSurrogate {

@@ -45,6 +45,7 @@ mod build;
 mod compact;
 pub mod construct;
 pub mod content;
+mod decode;
 pub mod entry;
 pub mod envelope;
 pub mod header;

@@ -112,6 +112,17 @@ impl Entry {
     /// ```
     pub fn read(text: &str) -> Result<Entry, ParseError> {
         let text = crate::js::trim(text);
+        // A message record read directly (what `Entry::parse` reads first) whose text
+        // is certainly its own serialization prints as stored without comparing.
+        if text.starts_with(MESSAGE_RECORD_START)
+            && let Some(read) = crate::decode::message_record(text)
+        {
+            return Ok(if read.prints_as_read(text) {
+                read.entry
+            } else {
+                as_stored(read.entry, text)
+            });
+        }
         let strict = match Entry::parse(text) {
             Ok(e) => return Ok(as_stored(e, text)),
             Err(e) => e,
@@ -176,10 +187,14 @@ impl Entry {
         // a message of a modelled role first of all where the record starts as
         // messages do; the whole `Entry` (and its fallback) only where they do not
         // read it.
-        if text.starts_with(r#"{"type":"message","#)
-            && let Ok(typed) = serde_json::from_str::<crate::entry::TypedMessageRecord>(text)
-        {
-            return Ok(Entry::from(typed));
+        if text.starts_with(MESSAGE_RECORD_START) {
+            // Read directly where the tags come first (no buffered copy at all).
+            if let Some(read) = crate::decode::message_record(text) {
+                return Ok(read.entry);
+            }
+            if let Ok(typed) = serde_json::from_str::<crate::entry::TypedMessageRecord>(text) {
+                return Ok(Entry::from(typed));
+            }
         }
         if let Ok(typed) = serde_json::from_str::<crate::entry::TypedEntry>(text) {
             return Ok(Entry::from(typed));
@@ -243,6 +258,9 @@ impl Entry {
     }
 }
 
+/// How a `message` record starts when its tag comes first, as every writer writes it.
+const MESSAGE_RECORD_START: &str = r#"{"type":"message","#;
+
 /// `entry` (read from `text`), with a typed message that would not print as stored
 /// replaced by the stored object, kept whole as [`AgentMessage::Unknown`].
 ///
@@ -250,10 +268,11 @@ impl Entry {
 /// is its stored JSON: keys in the stored order, a `null` the typed model would drop
 /// (`"errorMessage":null`), no key the model would add (a `timestamp` the message
 /// lacks), a role that is no string (serde would read a number as a variant index).
-/// The typed message is kept only when it prints exactly as stored. The common case
-/// (an entry written as the reference and `bcs` write it) is one serialization: the
-/// entry prints back as `text`.
-fn as_stored(entry: Entry, text: &str) -> Entry {
+/// The typed message is kept only when it prints exactly as stored, which costs one
+/// serialization; [`Entry::read`] skips it where the direct reading of a message
+/// record already shows that the text is the entry's serialization (the common case:
+/// an entry written as the reference and `bcs` write it).
+pub(crate) fn as_stored(entry: Entry, text: &str) -> Entry {
     let typed =
         matches!(&entry, Entry::Message(m) if !matches!(m.message, AgentMessage::Unknown(_)));
     if !typed || crate::compact::serializes_to(&entry, text) {

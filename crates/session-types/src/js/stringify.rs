@@ -28,8 +28,42 @@ pub fn write_number<W: ?Sized + io::Write>(w: &mut W, x: f64) -> io::Result<()> 
     if !x.is_finite() {
         return w.write_all(b"null");
     }
+    // An integral double of the safe range (token counts, millisecond timestamps:
+    // most numbers of a context) is spelled as its integer's decimal digits, `-0` as
+    // `0`: the digits alone, without the shortest-digits search.
+    if x.fract() == 0.0 && x.abs() <= MAX_SAFE_INTEGER {
+        // In the safe range the cast is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        return write_integer(w, x as i64);
+    }
     let mut buf = ryu_js::Buffer::new();
     w.write_all(buf.format_finite(x).as_bytes())
+}
+
+/// 2^53 − 1 (`Number.MAX_SAFE_INTEGER`): every integer up to it is a double exactly.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// `n`'s decimal digits, with a `-` when negative.
+fn write_integer<W: ?Sized + io::Write>(w: &mut W, n: i64) -> io::Result<()> {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    let mut m = n.unsigned_abs();
+    loop {
+        at -= 1;
+        // A digit: `m % 10` is below 10.
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = (m % 10) as u8;
+        buf[at] = b'0' + digit;
+        m /= 10;
+        if m == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    w.write_all(&buf[at..])
 }
 
 /// `x` as JavaScript's `Number::toString` spells it (`null` where not finite).
@@ -134,4 +168,42 @@ pub fn to_string<T: ?Sized + Serialize>(value: &T) -> serde_json::Result<String>
     to_writer(&mut out, value)?;
     // serde_json writes UTF-8 only.
     Ok(String::from_utf8(out).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::number;
+
+    /// The integer spelling is ryu-js's (`Number::toString`) for every integral double
+    /// of the safe range tried: small ones, powers of two and ten and their
+    /// neighbours, the range's ends; and the first doubles past it still go to ryu-js.
+    #[test]
+    #[allow(clippy::cast_precision_loss)]
+    fn integers_are_spelled_as_ryu_js_spells_them() {
+        let ryu = |x: f64| ryu_js::Buffer::new().format_finite(x).to_owned();
+        let mut xs: Vec<f64> = (-2000i64..2000).map(|n| n as f64).collect();
+        for p in 0..64u32 {
+            let b = 2f64.powi(i32::try_from(p).expect("small"));
+            let t = 10f64.powi(i32::try_from(p % 23).expect("small"));
+            xs.extend([
+                b - 1.0,
+                b,
+                b + 1.0,
+                t - 1.0,
+                t,
+                t + 1.0,
+                1_767_225_600_000.0 + b,
+            ]);
+        }
+        xs.extend([
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            1e21,
+            1e22,
+            -0.0,
+        ]);
+        for x in xs.into_iter().flat_map(|x| [x, -x]) {
+            assert_eq!(number(x), ryu(x), "{x:e}");
+        }
+    }
 }
