@@ -378,6 +378,20 @@ impl State {
             .find(&self.recs, &self.pool, key)
     }
 
+    /// The last entry whose id is record `i`'s (`nodeMap.get(entry.id)`), for
+    /// queries that look up every entry: `None` for records that are not entries.
+    pub(crate) fn find_own_bulk(&self, i: u32) -> Option<u32> {
+        if self.agg.duplicate_ids == 0 {
+            // No id repeats: every entry owns its id but `undefined`, which the last
+            // entry without one owns (no map of every record needed).
+            return match self.key_of(i)? {
+                Key::Undefined => self.find_key(Key::Undefined),
+                _ => Some(i),
+            };
+        }
+        self.ids.find_own_bulk(&self.recs, &self.pool, i)
+    }
+
     /// Record `i`'s id as a key (`None` for records that are not entries).
     pub(crate) fn key_of(&self, i: u32) -> Option<Key<'_>> {
         id_key(&self.recs, &self.pool, i)

@@ -163,7 +163,7 @@ impl Derived {
         let s = &self.state;
         let n = s.recs.len();
         // `nodeMap.get(entry.id)`: the last entry with the key.
-        let node_of = |i: u32| -> Option<u32> { s.key_of(i).and_then(|k| s.find_key_bulk(k)) };
+        let node_of = |i: u32| -> Option<u32> { s.find_own_bulk(i) };
         // Attachments in append order: (parent node, child node).
         let mut roots = Vec::new();
         let mut edges: Vec<(u32, u32)> = Vec::new();
@@ -173,6 +173,9 @@ impl Derived {
             let parent = match s.parent_key_of(i) {
                 None => None,
                 Some(p) if Some(p) == s.key_of(i) && !matches!(p, Key::Unique(_)) => None,
+                // A truthy parent resolves as the context walk's does (resolved once,
+                // when indexed, while no later id made that stale).
+                Some(p) if p.truthy() => s.parent_pos(i),
                 Some(p) => s.find_key_bulk(p),
             };
             match parent {
