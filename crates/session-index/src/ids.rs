@@ -85,6 +85,7 @@ impl IdMap {
 
     /// Every entry record's id, last one winning.
     pub(crate) fn build(recs: &Recs, pool: &Pool) -> Self {
+        recs.read_whole();
         let mut m = IdMap::with_capacity(recs.len());
         for i in 0..recs.len() as u32 {
             if recs.at(i).kind == ENTRY_KIND {

@@ -117,6 +117,7 @@ impl Derived {
     /// records (no entry is decoded).
     pub fn children(&self, parent: EntryIndex) -> Vec<EntryIndex> {
         let s = &self.state;
+        s.recs.read_whole();
         let Some(pid) = s.id_of(parent.0) else {
             return Vec::new();
         };
@@ -161,6 +162,7 @@ impl Derived {
     /// sorted by `Date.parse(timestamp)` with V8's sort. O(n log n), iterative.
     pub fn tree(&self) -> Tree {
         let s = &self.state;
+        s.recs.read_whole();
         let n = s.recs.len();
         // `nodeMap.get(entry.id)`: the last entry with the key.
         let node_of = |i: u32| -> Option<u32> { s.find_own_bulk(i) };
