@@ -168,8 +168,10 @@ impl Derived {
         let node_of = |i: u32| -> Option<u32> { s.find_own_bulk(i) };
         // Attachments in append order: (parent node, child node).
         let mut roots = Vec::new();
-        let mut edges: Vec<(u32, u32)> = Vec::new();
-        let mut count = vec![0u32; n + 1];
+        let mut edges: Vec<(u32, u32)> = Vec::with_capacity(n);
+        // Each node's count of children, then (prefix sums) where its children end,
+        // then (filled from the back) where they start: one array, no copy.
+        let mut child_start = vec![0u32; n + 1];
         for i in 0..n as u32 {
             let Some(node) = node_of(i) else { continue };
             let parent = match s.parent_key_of(i) {
@@ -183,24 +185,23 @@ impl Derived {
             match parent {
                 Some(pi) => {
                     edges.push((pi, node));
-                    count[pi as usize] += 1;
+                    child_start[pi as usize] += 1;
                 }
                 None => roots.push(EntryIndex(node)),
             }
         }
-        let mut child_start = vec![0u32; n + 1];
         let mut acc = 0u32;
-        for i in 0..n {
-            child_start[i] = acc;
-            acc += count[i];
+        for c in &mut child_start {
+            acc += *c;
+            *c = acc;
         }
-        child_start[n] = acc;
-        let mut fill = child_start.clone();
         let mut child_list = vec![0u32; acc as usize];
-        for (p, c) in edges {
-            child_list[fill[p as usize] as usize] = c;
-            fill[p as usize] += 1;
+        // Last attachment first, each one slot before the next: append order kept.
+        for &(p, c) in edges.iter().rev() {
+            child_start[p as usize] -= 1;
+            child_list[child_start[p as usize] as usize] = c;
         }
+        drop(edges);
         let ts = |i: u32| s.recs.at(i).ts;
         for i in 0..n {
             let (a, b) = (child_start[i] as usize, child_start[i + 1] as usize);
@@ -226,14 +227,14 @@ impl Derived {
             }
             stack.extend_from_slice(tree.children(EntryIndex(i)));
         }
-        // Unreached canonical nodes: walk parents with colours to find cycles.
-        let mut colour = vec![0u8; n]; // 0 new, 1 on the current walk, 2 done
-        for start in 0..n as u32 {
-            if seen[start as usize]
-                || colour[start as usize] != 0
-                || node_of(start) != Some(start)
-                || s.id_of(start).is_none()
-            {
+        // Unreached canonical nodes (none, but below a cycle): walk parents with
+        // colours to find cycles.
+        let unreached: Vec<u32> = (0..n as u32)
+            .filter(|i| !seen[*i as usize] && node_of(*i) == Some(*i) && s.id_of(*i).is_some())
+            .collect();
+        let mut colour = vec![0u8; if unreached.is_empty() { 0 } else { n }]; // 0 new, 1 on the current walk, 2 done
+        for &start in &unreached {
+            if colour[start as usize] != 0 {
                 continue;
             }
             let mut walk = Vec::new();
@@ -265,10 +266,7 @@ impl Derived {
             }
         }
         let on_cycles: usize = tree.report.cycles.iter().map(Vec::len).sum();
-        let unreached = (0..n as u32)
-            .filter(|i| !seen[*i as usize] && node_of(*i) == Some(*i) && s.id_of(*i).is_some())
-            .count();
-        tree.report.below_cycles = unreached.saturating_sub(on_cycles) as u64;
+        tree.report.below_cycles = unreached.len().saturating_sub(on_cycles) as u64;
         tree
     }
 }
