@@ -30,14 +30,16 @@ use crate::store::{Pool, Recs};
 /// string and non-string ids are apart, the last entry without an id is the
 /// `undefined` key, and object ids are not in the table.
 ///
-/// Hashing is foldhash, seeded at random per map. Ids come from files (anyone can
-/// write one, choosing every id), so a hash whose collisions can be computed
-/// offline would let a crafted session make every probe walk one long run
-/// (quadratic time); with a seed drawn per process and never shown, a collision for
-/// this map cannot be prepared in the file. foldhash is what hashbrown (std's
-/// `HashMap` table) uses by default for that reason, at several times SipHash's
-/// speed on ids of 8–40 bytes; the lookup of every entry's id and parent is most of
-/// a tree query.
+/// Hashing is foldhash (hashbrown's default), seeded at random per map. Ids come
+/// from files (anyone can write one, choosing every id), so a hash whose collisions
+/// can be computed offline would let a crafted session make every probe walk one
+/// long run (quadratic time). foldhash mixes secret random values into every step,
+/// so no list of ids collides for every seed: a collision set would have to be
+/// derived from this map's seed, which exists only after the file was written and
+/// is never shown (foldhash does not claim to resist an attacker who watches its
+/// hashes or their timings interactively; a file's author does not). At several
+/// times SipHash's speed on ids of 8–40 bytes: looking up every entry's id was most
+/// of a tree query.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct IdMap {
     slots: Vec<Slot>,
