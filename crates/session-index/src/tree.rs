@@ -232,7 +232,8 @@ impl Derived {
         let unreached: Vec<u32> = (0..n as u32)
             .filter(|i| !seen[*i as usize] && node_of(*i) == Some(*i) && s.id_of(*i).is_some())
             .collect();
-        let mut colour = vec![0u8; if unreached.is_empty() { 0 } else { n }]; // 0 new, 1 on the current walk, 2 done
+        // 0 new, 1 on the current walk, 2 done.
+        let mut colour = vec![0u8; if unreached.is_empty() { 0 } else { n }];
         for &start in &unreached {
             if colour[start as usize] != 0 {
                 continue;
