@@ -214,14 +214,15 @@ impl Derived {
 
     /// Location and envelope of an indexed frame.
     pub fn info(&self, i: EntryIndex) -> Option<EntryInfo<'_>> {
-        let r = self.state.recs.get(i.0 as usize)?;
+        let s = &self.state;
+        let r = s.recs.get(i.0 as usize)?;
         Some(EntryInfo {
             index: i,
-            id: self.state.id_of(i.0),
-            parent_id: self.state.parent_id_of(i.0),
-            parent_json: self.state.parent_json_of(i.0),
-            entry_type: self.state.type_of(i.0),
-            role: self.state.role_of(i.0),
+            id: s.id_in(&r),
+            parent_id: s.parent_id_in(&r),
+            parent_json: s.parent_json_in(&r),
+            entry_type: s.type_in(&r),
+            role: s.role_in(&r),
             timestamp_ms: (!r.ts.is_nan()).then_some(r.ts as i64),
             offset: Offset(r.offset),
             seq: Seq(r.seq),

@@ -22,42 +22,72 @@ use crate::state::{Key, NO_POS, id_key};
 use crate::store::{Pool, Recs};
 
 /// The id map: an open-addressing table of record indices whose keys are the ids in
-/// the string pool, so loading an index allocates nothing per entry. Hashing is
-/// std's keyed SipHash (ids come from untrusted files: no collision flooding).
-/// Keys are the reference's ([`Key`]): string and non-string ids are apart, the last
-/// entry without an id is the `undefined` key, and object ids are not in the table.
+/// the string pool, so loading an index allocates nothing per entry. Each slot keeps,
+/// beside its record, 32 bits of its id's hash: a probe compares those and reads a
+/// record and its id from the pool only when they match (the one it looks for, but
+/// for a 2⁻³² chance), and a lookup of a record's own id ([`IdMap::find_own`]) reads
+/// nothing when the slot holds that record. Keys are the reference's ([`Key`]):
+/// string and non-string ids are apart, the last entry without an id is the
+/// `undefined` key, and object ids are not in the table.
+///
+/// Hashing is foldhash (hashbrown's default), seeded at random per map. Ids come
+/// from files (anyone can write one, choosing every id), so a hash whose collisions
+/// can be computed offline would let a crafted session make every probe walk one
+/// long run (quadratic time). foldhash mixes secret random values into every step,
+/// so no list of ids collides for every seed: a collision set would have to be
+/// derived from this map's seed, which exists only after the file was written and
+/// is never shown (foldhash does not claim to resist an attacker who watches its
+/// hashes or their timings interactively; a file's author does not). At several
+/// times SipHash's speed on ids of 8–40 bytes: looking up every entry's id was most
+/// of a tree query.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct IdMap {
-    slots: Vec<u32>,
+    slots: Vec<Slot>,
     len: usize,
-    hasher: std::hash::RandomState,
+    hasher: foldhash::fast::RandomState,
     /// The last entry keyed `undefined`.
     undefined: Option<u32>,
     /// Ids inserted so far (a proxy of the CPU the map cost).
     pub(crate) inserted: u64,
 }
 
+/// A slot of an [`IdMap`]: a record (`EMPTY_SLOT`: none) and the high half of its
+/// id's hash.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    tag: u32,
+    rec: u32,
+}
+
 const EMPTY_SLOT: u32 = u32::MAX;
+
+const EMPTY: Slot = Slot {
+    tag: 0,
+    rec: EMPTY_SLOT,
+};
 
 impl IdMap {
     fn with_capacity(n: usize) -> Self {
         let size = (n.max(4) * 2).next_power_of_two();
         Self {
-            slots: vec![EMPTY_SLOT; size],
+            slots: vec![EMPTY; size],
             len: 0,
-            hasher: std::hash::RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
             undefined: None,
             inserted: 0,
         }
     }
 
-    fn home(&self, id: Key<'_>) -> usize {
+    /// The home slot and the tag of `id`.
+    fn home(&self, id: Key<'_>) -> (usize, u32) {
         use std::hash::BuildHasher;
-        (self.hasher.hash_one(id) as usize) & (self.slots.len() - 1)
+        let h = self.hasher.hash_one(id);
+        ((h as usize) & (self.slots.len() - 1), (h >> 32) as u32)
     }
 
     /// Every entry record's id, last one winning.
     pub(crate) fn build(recs: &Recs, pool: &Pool) -> Self {
+        recs.read_whole();
         let mut m = IdMap::with_capacity(recs.len());
         for i in 0..recs.len() as u32 {
             if recs.at(i).kind == ENTRY_KIND {
@@ -69,10 +99,24 @@ impl IdMap {
 
     /// The records the map holds (one per key, the last with it), `undefined` aside.
     fn records(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.iter().copied().filter(|s| *s != EMPTY_SLOT)
+        self.slots
+            .iter()
+            .map(|s| s.rec)
+            .filter(|s| *s != EMPTY_SLOT)
     }
 
     pub(crate) fn find(&self, recs: &Recs, pool: &Pool, id: Key<'_>) -> Option<u32> {
+        self.probe(recs, pool, id, NO_POS)
+    }
+
+    /// The record that owns record `i`'s id (the last entry with it): `find` of its
+    /// key, where a slot holding `i` itself answers without reading its id again.
+    pub(crate) fn find_own(&self, recs: &Recs, pool: &Pool, i: u32) -> Option<u32> {
+        self.probe(recs, pool, id_key(recs, pool, i)?, i)
+    }
+
+    /// The record of `id`, which is record `own`'s id (or `own` is [`NO_POS`]).
+    fn probe(&self, recs: &Recs, pool: &Pool, id: Key<'_>, own: u32) -> Option<u32> {
         match id {
             Key::Undefined => return self.undefined,
             // An object is only itself (`NO_POS`: one no record holds).
@@ -83,14 +127,14 @@ impl IdMap {
             return None;
         }
         let mask = self.slots.len() - 1;
-        let mut at = self.home(id);
+        let (mut at, tag) = self.home(id);
         loop {
             let s = self.slots[at];
-            if s == EMPTY_SLOT {
+            if s.rec == EMPTY_SLOT {
                 return None;
             }
-            if id_key(recs, pool, s) == Some(id) {
-                return Some(s);
+            if s.tag == tag && (s.rec == own || id_key(recs, pool, s.rec) == Some(id)) {
+                return Some(s.rec);
             }
             at = (at + 1) & mask;
         }
@@ -102,6 +146,11 @@ impl IdMap {
         if want.saturating_mul(2) <= self.slots.len() {
             return;
         }
+        self.rehash(recs, pool, want);
+    }
+
+    /// Moves every record into a table sized for `want` ids (same hasher).
+    fn rehash(&mut self, recs: &Recs, pool: &Pool, want: usize) {
         let old = std::mem::take(&mut self.slots);
         let hasher = std::mem::take(&mut self.hasher);
         let (undefined, inserted) = (self.undefined, self.inserted);
@@ -109,8 +158,8 @@ impl IdMap {
         self.hasher = hasher;
         self.undefined = undefined;
         self.inserted = inserted;
-        for s in old.into_iter().filter(|s| *s != EMPTY_SLOT) {
-            self.place(recs, pool, s);
+        for s in old.into_iter().filter(|s| s.rec != EMPTY_SLOT) {
+            self.place(recs, pool, s.rec);
         }
     }
 
@@ -118,16 +167,8 @@ impl IdMap {
     pub(crate) fn insert(&mut self, recs: &Recs, pool: &Pool, index: u32) -> bool {
         self.inserted += 1;
         if (self.len + 1) * 2 > self.slots.len() {
-            let old = std::mem::take(&mut self.slots);
-            let hasher = std::mem::take(&mut self.hasher);
-            let (undefined, inserted) = (self.undefined, self.inserted);
-            *self = IdMap::with_capacity(old.len().max(8));
-            self.hasher = hasher;
-            self.undefined = undefined;
-            self.inserted = inserted;
-            for s in old.into_iter().filter(|s| *s != EMPTY_SLOT) {
-                self.place(recs, pool, s);
-            }
+            let want = self.slots.len().max(8);
+            self.rehash(recs, pool, want);
         }
         self.place(recs, pool, index)
     }
@@ -144,18 +185,18 @@ impl IdMap {
             Some(id) => id,
         };
         let mask = self.slots.len() - 1;
-        let mut at = self.home(id);
+        let (mut at, tag) = self.home(id);
         loop {
             let s = self.slots[at];
-            if s == EMPTY_SLOT {
-                self.slots[at] = index;
+            if s.rec == EMPTY_SLOT {
+                self.slots[at] = Slot { tag, rec: index };
                 self.len += 1;
                 return false;
             }
-            if id_key(recs, pool, s) == Some(id) {
-                // `s == index` when a lazily built map already holds this record.
-                self.slots[at] = index;
-                return s != index;
+            if s.tag == tag && (s.rec == index || id_key(recs, pool, s.rec) == Some(id)) {
+                // `s.rec == index` when a lazily built map already holds this record.
+                self.slots[at].rec = index;
+                return s.rec != index;
             }
             at = (at + 1) & mask;
         }
@@ -327,6 +368,12 @@ impl Ids {
             Key::Unique(_) => None,
             Key::Str(_) | Key::Json(_) => self.table.find(recs, pool, key),
         }
+    }
+
+    /// The record that owns record `i`'s id (`byId.get(entry.id)`), through the
+    /// map of every record (queries that look up every entry).
+    pub(crate) fn find_own_bulk(&self, recs: &Recs, pool: &Pool, i: u32) -> Option<u32> {
+        self.all(recs, pool).find_own(recs, pool, i)
     }
 
     /// A map of every record, for queries that look up every entry (built on first

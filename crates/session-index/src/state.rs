@@ -186,14 +186,19 @@ pub(crate) struct Aggregates {
     pub(crate) leaf: Option<u32>,
 }
 
+/// Target id → latest label, in the reference's map insertion order. Hashed with
+/// foldhash seeded per map, as the id map is (a tree looks up every entry's label;
+/// see `ids.rs` for why that seeding suffices for ids read from files).
+pub(crate) type Labels = IndexMap<String, LabelState, foldhash::fast::RandomState>;
+
 /// The aggregates that grow with the session: labels and usage attributions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct LabelMaps {
     /// target id → latest label, in the reference's map insertion order.
-    pub(crate) labels: IndexMap<String, LabelState>,
+    pub(crate) labels: Labels,
     /// The same for targets that are not strings: canonical JSON text of a number,
     /// boolean or `null`, or `undefined` for a label entry without `targetId`.
-    pub(crate) labels_other: IndexMap<String, LabelState>,
+    pub(crate) labels_other: Labels,
     /// target id → latest `child_usage_attributed` entry index.
     pub(crate) usage_latest: IndexMap<String, u32>,
 }
@@ -376,6 +381,20 @@ impl State {
         self.ids
             .all(&self.recs, &self.pool)
             .find(&self.recs, &self.pool, key)
+    }
+
+    /// The last entry whose id is record `i`'s (`nodeMap.get(entry.id)`), for
+    /// queries that look up every entry: `None` for records that are not entries.
+    pub(crate) fn find_own_bulk(&self, i: u32) -> Option<u32> {
+        if self.agg.duplicate_ids == 0 {
+            // No id repeats: every entry owns its id but `undefined`, which the last
+            // entry without one owns (no map of every record needed).
+            return match self.key_of(i)? {
+                Key::Undefined => self.find_key(Key::Undefined),
+                _ => Some(i),
+            };
+        }
+        self.ids.find_own_bulk(&self.recs, &self.pool, i)
     }
 
     /// Record `i`'s id as a key (`None` for records that are not entries).
@@ -625,7 +644,11 @@ impl State {
     }
 
     pub(crate) fn type_of(&self, i: u32) -> &str {
-        let r = self.recs.at(i);
+        self.type_in(&self.recs.at(i))
+    }
+
+    /// [`type_of`](Self::type_of) of a record read already.
+    pub(crate) fn type_in(&self, r: &Rec) -> &str {
         if r.flags & REC_TYPE_JSON != 0 {
             return "";
         }
@@ -647,7 +670,12 @@ impl State {
     }
 
     pub(crate) fn role_of(&self, i: u32) -> Option<&str> {
-        let c = self.recs.at(i).role_code;
+        self.role_in(&self.recs.at(i))
+    }
+
+    /// [`role_of`](Self::role_of) of a record read already.
+    pub(crate) fn role_in(&self, r: &Rec) -> Option<&str> {
+        let c = r.role_code;
         if c == 0 {
             return None;
         }
@@ -655,7 +683,11 @@ impl State {
     }
 
     pub(crate) fn id_of(&self, i: u32) -> Option<&str> {
-        let r = self.recs.at(i);
+        self.id_in(&self.recs.at(i))
+    }
+
+    /// [`id_of`](Self::id_of) of a record read already.
+    pub(crate) fn id_in(&self, r: &Rec) -> Option<&str> {
         if r.flags & REC_ID_JSON != 0 {
             return None;
         }
@@ -698,7 +730,11 @@ impl State {
     }
 
     pub(crate) fn parent_id_of(&self, i: u32) -> Option<&str> {
-        let r = self.recs.at(i);
+        self.parent_id_in(&self.recs.at(i))
+    }
+
+    /// [`parent_id_of`](Self::parent_id_of) of a record read already.
+    pub(crate) fn parent_id_in(&self, r: &Rec) -> Option<&str> {
         if r.flags & REC_PARENT_JSON != 0 {
             return None;
         }
@@ -707,7 +743,11 @@ impl State {
 
     /// The `parentId` as JSON text when it is neither `null` nor a non-empty string.
     pub(crate) fn parent_json_of(&self, i: u32) -> Option<&str> {
-        let r = self.recs.at(i);
+        self.parent_json_in(&self.recs.at(i))
+    }
+
+    /// [`parent_json_of`](Self::parent_json_of) of a record read already.
+    pub(crate) fn parent_json_in(&self, r: &Rec) -> Option<&str> {
         (r.flags & REC_PARENT_JSON != 0)
             .then(|| self.str_at(r.parent))
             .flatten()

@@ -63,16 +63,27 @@ impl Recs {
         self.base_len as usize + self.tail.capacity()
     }
 
+    /// Has the sidecar's prefix read whole (records, marks and pool, once), for a
+    /// query that reads every record anyway; a resume never asks for it.
+    pub(crate) fn read_whole(&self) {
+        if let Some(b) = &self.base {
+            b.load_whole();
+        }
+    }
+
     /// Record `i`.
     pub(crate) fn get(&self, i: usize) -> Option<Rec> {
         match i.checked_sub(self.base_len as usize) {
             Some(t) => self.tail.get(t).copied(),
-            None => Some(
-                self.base
-                    .as_ref()
-                    .and_then(|b| b.rec(i as u32))
-                    .map_or(PLACEHOLDER, |(r, _)| r),
-            ),
+            None => {
+                let b = self.base.as_ref()?;
+                // Held as one slice (read whole for a query that reads every
+                // record, or rebuilt): an index; otherwise through its page.
+                Some(match b.recs_slice() {
+                    Some(all) => all.get(i).copied().unwrap_or(PLACEHOLDER),
+                    None => b.rec(i as u32).map_or(PLACEHOLDER, |(r, _)| r),
+                })
+            }
         }
     }
 
@@ -163,10 +174,15 @@ impl Pool {
                 self.tail.get(t..t.checked_add(span.len as usize)?)
             }
             None => {
-                if span.start + u64::from(span.len) > self.base_len {
+                let end = span.start + u64::from(span.len);
+                if end > self.base_len {
                     return None;
                 }
-                self.base.as_ref()?.pool(span.start, span.len)
+                let b = self.base.as_ref()?;
+                match b.pool_slice() {
+                    Some(all) => all.get(span.start as usize..end as usize),
+                    None => b.pool(span.start, span.len),
+                }
             }
         }
     }

@@ -117,6 +117,7 @@ impl Derived {
     /// records (no entry is decoded).
     pub fn children(&self, parent: EntryIndex) -> Vec<EntryIndex> {
         let s = &self.state;
+        s.recs.read_whole();
         let Some(pid) = s.id_of(parent.0) else {
             return Vec::new();
         };
@@ -161,41 +162,46 @@ impl Derived {
     /// sorted by `Date.parse(timestamp)` with V8's sort. O(n log n), iterative.
     pub fn tree(&self) -> Tree {
         let s = &self.state;
+        s.recs.read_whole();
         let n = s.recs.len();
         // `nodeMap.get(entry.id)`: the last entry with the key.
-        let node_of = |i: u32| -> Option<u32> { s.key_of(i).and_then(|k| s.find_key_bulk(k)) };
+        let node_of = |i: u32| -> Option<u32> { s.find_own_bulk(i) };
         // Attachments in append order: (parent node, child node).
         let mut roots = Vec::new();
-        let mut edges: Vec<(u32, u32)> = Vec::new();
-        let mut count = vec![0u32; n + 1];
+        let mut edges: Vec<(u32, u32)> = Vec::with_capacity(n);
+        // Each node's count of children, then (prefix sums) where its children end,
+        // then (filled from the back) where they start: one array, no copy.
+        let mut child_start = vec![0u32; n + 1];
         for i in 0..n as u32 {
             let Some(node) = node_of(i) else { continue };
             let parent = match s.parent_key_of(i) {
                 None => None,
                 Some(p) if Some(p) == s.key_of(i) && !matches!(p, Key::Unique(_)) => None,
+                // A truthy parent resolves as the context walk's does (resolved once,
+                // when indexed, while no later id made that stale).
+                Some(p) if p.truthy() => s.parent_pos(i),
                 Some(p) => s.find_key_bulk(p),
             };
             match parent {
                 Some(pi) => {
                     edges.push((pi, node));
-                    count[pi as usize] += 1;
+                    child_start[pi as usize] += 1;
                 }
                 None => roots.push(EntryIndex(node)),
             }
         }
-        let mut child_start = vec![0u32; n + 1];
         let mut acc = 0u32;
-        for i in 0..n {
-            child_start[i] = acc;
-            acc += count[i];
+        for c in &mut child_start {
+            acc += *c;
+            *c = acc;
         }
-        child_start[n] = acc;
-        let mut fill = child_start.clone();
         let mut child_list = vec![0u32; acc as usize];
-        for (p, c) in edges {
-            child_list[fill[p as usize] as usize] = c;
-            fill[p as usize] += 1;
+        // Last attachment first, each one slot before the next: append order kept.
+        for &(p, c) in edges.iter().rev() {
+            child_start[p as usize] -= 1;
+            child_list[child_start[p as usize] as usize] = c;
         }
+        drop(edges);
         let ts = |i: u32| s.recs.at(i).ts;
         for i in 0..n {
             let (a, b) = (child_start[i] as usize, child_start[i + 1] as usize);
@@ -221,14 +227,15 @@ impl Derived {
             }
             stack.extend_from_slice(tree.children(EntryIndex(i)));
         }
-        // Unreached canonical nodes: walk parents with colours to find cycles.
-        let mut colour = vec![0u8; n]; // 0 new, 1 on the current walk, 2 done
-        for start in 0..n as u32 {
-            if seen[start as usize]
-                || colour[start as usize] != 0
-                || node_of(start) != Some(start)
-                || s.id_of(start).is_none()
-            {
+        // Unreached canonical nodes (none, but below a cycle): walk parents with
+        // colours to find cycles.
+        let unreached: Vec<u32> = (0..n as u32)
+            .filter(|i| !seen[*i as usize] && node_of(*i) == Some(*i) && s.id_of(*i).is_some())
+            .collect();
+        // 0 new, 1 on the current walk, 2 done.
+        let mut colour = vec![0u8; if unreached.is_empty() { 0 } else { n }];
+        for &start in &unreached {
+            if colour[start as usize] != 0 {
                 continue;
             }
             let mut walk = Vec::new();
@@ -260,10 +267,7 @@ impl Derived {
             }
         }
         let on_cycles: usize = tree.report.cycles.iter().map(Vec::len).sum();
-        let unreached = (0..n as u32)
-            .filter(|i| !seen[*i as usize] && node_of(*i) == Some(*i) && s.id_of(*i).is_some())
-            .count();
-        tree.report.below_cycles = unreached.saturating_sub(on_cycles) as u64;
+        tree.report.below_cycles = unreached.len().saturating_sub(on_cycles) as u64;
         tree
     }
 }

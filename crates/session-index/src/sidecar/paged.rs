@@ -36,6 +36,16 @@ struct RecPage {
     marks: Box<[MarkInfo]>,
 }
 
+/// Every record with its marks and the whole pool, as plain slices: read (or copied
+/// from the pages already read) and checked at once for a query that reads the whole
+/// session anyway ([`Base::load_whole`]), so that each of its reads is an index.
+#[derive(Debug)]
+struct Whole {
+    recs: Box<[Rec]>,
+    marks: Box<[MarkInfo]>,
+    pool: Box<[u8]>,
+}
+
 /// Where each section starts and the checks of its pages, from the head.
 pub(crate) struct Layout {
     /// The journal bytes the sidecar covers.
@@ -69,6 +79,7 @@ pub(crate) struct Base {
     hash_pages: Vec<OnceLock<Box<[u64]>>>,
     order_pages: Vec<OnceLock<Box<[u32]>>>,
     chunks: Vec<OnceLock<Box<[u8]>>>,
+    whole: OnceLock<Whole>,
     rebuild: Rebuild,
     fallback: OnceLock<Resident>,
     fault: OnceLock<String>,
@@ -117,6 +128,7 @@ impl Base {
             hash_pages: cells(l.hash_checks.len()),
             order_pages: cells(l.order_checks.len()),
             chunks: cells(l.chunk_checks.len()),
+            whole: OnceLock::new(),
             l,
             rebuild,
             fallback: OnceLock::new(),
@@ -165,6 +177,55 @@ impl Base {
             self.label_maps();
         }
         self.fault()
+    }
+
+    /// Reads and checks every record and pool page not read yet and keeps records,
+    /// marks and pool as plain slices (once), for a query that reads the whole
+    /// session: its record and pool reads are then indexes, not page lookups. A page
+    /// that fails rebuilds the prefix, as on any failing read.
+    pub(crate) fn load_whole(&self) {
+        if self.whole.get().is_some() || self.fallback.get().is_some() {
+            return;
+        }
+        match self.read_whole() {
+            Ok(w) => {
+                let _ = self.whole.set(w);
+            }
+            Err(why) => {
+                self.note(&why);
+                self.resident();
+            }
+        }
+    }
+
+    fn read_whole(&self) -> Result<Whole, String> {
+        let n = self.l.rec_count as usize;
+        let mut recs = Vec::with_capacity(n);
+        let mut marks = Vec::with_capacity(n);
+        for (p, cell) in self.rec_pages.iter().enumerate() {
+            let loaded;
+            let page = match cell.get() {
+                Some(page) => page,
+                None => {
+                    loaded = self.load_rec_page(p)?;
+                    &loaded
+                }
+            };
+            recs.extend_from_slice(&page.recs);
+            marks.extend_from_slice(&page.marks);
+        }
+        let mut pool = Vec::with_capacity(usize::try_from(self.l.pool_len).unwrap_or(0));
+        for (c, cell) in self.chunks.iter().enumerate() {
+            match cell.get() {
+                Some(chunk) => pool.extend_from_slice(chunk),
+                None => pool.extend_from_slice(&self.load_chunk(c)?),
+            }
+        }
+        Ok(Whole {
+            recs: recs.into(),
+            marks: marks.into(),
+            pool: pool.into(),
+        })
     }
 
     /// The rebuild of the covered prefix, made on first use (a page failed).
@@ -278,6 +339,25 @@ impl Base {
         Ok(page.recs.get(i as usize % REC_PAGE).copied())
     }
 
+    /// Every record as one slice, when they are held so: rebuilt after a fault, or
+    /// read whole ([`Base::load_whole`]).
+    #[inline]
+    pub(crate) fn recs_slice(&self) -> Option<&[Rec]> {
+        match self.fallback.get() {
+            Some(r) => Some(&r.recs),
+            None => self.whole.get().map(|w| &*w.recs),
+        }
+    }
+
+    /// The whole covered pool as one slice, when held so (as [`Base::recs_slice`]).
+    #[inline]
+    pub(crate) fn pool_slice(&self) -> Option<&[u8]> {
+        match self.fallback.get() {
+            Some(r) => Some(&r.pool),
+            None => self.whole.get().map(|w| &*w.pool),
+        }
+    }
+
     /// Record `i` and its marks.
     pub(crate) fn rec(&self, i: u32) -> Option<(Rec, MarkInfo)> {
         if i >= self.l.rec_count {
@@ -285,6 +365,9 @@ impl Base {
         }
         if let Some(r) = self.fallback.get() {
             return Some((*r.recs.get(i as usize)?, *r.marks.get(i as usize)?));
+        }
+        if let Some(w) = self.whole.get() {
+            return Some((*w.recs.get(i as usize)?, *w.marks.get(i as usize)?));
         }
         let p = i as usize / REC_PAGE;
         let k = i as usize % REC_PAGE;
@@ -362,6 +445,9 @@ impl Base {
         }
         if let Some(r) = self.fallback.get() {
             return r.pool.get(start as usize..end as usize);
+        }
+        if let Some(w) = self.whole.get() {
+            return w.pool.get(start as usize..end as usize);
         }
         let c = self.chunk_of(start);
         let from = *self.l.chunk_starts.get(c)?;

@@ -3,10 +3,9 @@
 //! field changes nothing on disk; a change here is a format change (a new
 //! [`VERSION`](super::VERSION), `docs/format.md` §3, whose example a test decodes).
 
-use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use crate::state::{Aggregates, HeaderInfo, LabelMaps, LabelState, LazyMaps};
+use crate::state::{Aggregates, HeaderInfo, LabelMaps, LabelState, Labels, LazyMaps};
 
 /// The aggregates section.
 #[derive(Debug, Serialize, Deserialize)]
@@ -141,7 +140,7 @@ struct CountsWire {
     other_kinds: u64,
 }
 
-fn labels_to_wire(map: &IndexMap<String, LabelState>) -> Vec<LabelWire> {
+fn labels_to_wire(map: &Labels) -> Vec<LabelWire> {
     map.iter()
         .map(|(target, l)| LabelWire {
             target: target.clone(),
@@ -152,7 +151,7 @@ fn labels_to_wire(map: &IndexMap<String, LabelState>) -> Vec<LabelWire> {
         .collect()
 }
 
-fn labels_from_wire(list: Vec<LabelWire>) -> IndexMap<String, LabelState> {
+fn labels_from_wire(list: Vec<LabelWire>) -> Labels {
     list.into_iter()
         .map(|l| {
             let state = LabelState {

@@ -657,6 +657,52 @@ fn a_flipped_bit_in_any_page_is_found_when_read_and_the_prefix_rebuilt() {
     }
 }
 
+/// A tree query reads the sidecar's records and pool whole (once, every page
+/// checked): a flipped bit in a record or pool page far from the ones an open reads
+/// is found by that read, the prefix is rebuilt, and the tree, the entries and the
+/// fault read as for a page met by any other query.
+#[test]
+fn a_flipped_bit_met_by_a_whole_session_query_rebuilds_the_prefix() {
+    let fs = sim();
+    let path = Path::new("/s/whole.jsonl");
+    write(fs.clone(), path, &synthetic(20_000));
+    let (built, _) = open(fs.clone(), path);
+    let expected = fingerprint(&built);
+    let tree_of = |ix: &session_index::Index| {
+        let t = ix.tree();
+        let nodes: Vec<_> = t
+            .preorder()
+            .iter()
+            .map(|n| (n.entry.0, n.depth, n.children))
+            .collect();
+        (nodes, t.report.clone())
+    };
+    let expected_tree = tree_of(&built);
+    let side = sidecar_path(path);
+    let bytes = fs.read_raw(&side).unwrap();
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap()) as usize;
+    let (head_len, n, ids, pool_len) = (u64_at(72), u64_at(80), u64_at(88), u64_at(96));
+    let pool = head_len + n * 88 + ids * 12;
+    for (page, at) in [
+        ("record", head_len + (n / 2) * 88 + 5),
+        ("pool", pool + pool_len / 2),
+    ] {
+        let mut b = bytes.clone();
+        b[at] ^= 0x10;
+        fs.write_raw(&side, &b);
+        let (ix, report) = open(fs.clone(), path);
+        assert_eq!(report.status, IndexStatus::Fresh, "{page}");
+        assert_eq!(ix.sidecar_fault(), None, "{page}: read by the open");
+        assert_eq!(tree_of(&ix), expected_tree, "{page}");
+        let fault = ix.sidecar_fault().unwrap_or_default().to_owned();
+        assert!(
+            fault.starts_with(&format!("the {page} page at offset")) && fault.contains("check"),
+            "{page}: {fault}"
+        );
+        assert_eq!(fingerprint(&ix), expected, "{page}");
+    }
+}
+
 /// The rebuild a failed page starts reopens the journal by its path: a journal
 /// renamed over it since (another session's, here with the very same entries) is
 /// not replayed as this one. The prefix then answers as having no entries, and the

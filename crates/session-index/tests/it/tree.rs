@@ -200,6 +200,46 @@ fn parents_resolve_to_the_last_entry_with_the_id_before_and_after_a_reload() {
     assert_eq!(loaded.find("x"), Some(EntryIndex(4)));
 }
 
+/// The tree takes a truthy parent from the resolved parent the context walk uses:
+/// stale in a replay where a named parent appears later (resolved then through the
+/// map) and stored exact in the sidecar after a reload; both trees are the
+/// reference's (`getTree()` of these lines, node 20, `context.mjs`), with and without
+/// a repeated id.
+#[test]
+fn the_tree_reads_the_same_from_resolved_parents_stale_or_stored() {
+    let unique = [
+        entry("x", None, &format!("{T}1.000Z")),
+        entry("c", Some("x"), &format!("{T}2.000Z")),
+        entry("f", Some("later"), &format!("{T}3.000Z")),
+        entry("s", Some("s"), &format!("{T}4.000Z")),
+        entry("later", Some("x"), &format!("{T}5.000Z")),
+        entry("o", Some("missing"), &format!("{T}6.000Z")),
+    ];
+    let mut repeated = unique.to_vec();
+    repeated.push(entry("x", Some("o"), &format!("{T}7.000Z")));
+    for (lines, expected) in [
+        (&unique[..], "x\n  c\n  later\n    f\ns\no"),
+        // The last `x` owns the id: a root (the first `x` is one) and below `o`.
+        (
+            &repeated[..],
+            "x\n  c\n  later\n    f\ns\no\n  x\n    c\n    later\n      f",
+        ),
+    ] {
+        let fs = sim();
+        let path = Path::new("/s/r.jsonl");
+        write(
+            fs.clone(),
+            path,
+            &format!("{HEADER}\n{}\n", lines.join("\n")),
+        );
+        let (built, _) = open(fs.clone(), path);
+        assert_eq!(render(&built), expected);
+        let (loaded, report) = open(fs, path);
+        assert_eq!(report.status, session_index::IndexStatus::Fresh);
+        assert_eq!(render(&loaded), expected);
+    }
+}
+
 /// Sibling order is V8's for any number of siblings, invalid timestamps included:
 /// orders node produced (`session-types/tests/data/js_sort.json`) for 64 to 72
 /// siblings (where V8 starts merging runs) and for 777.
