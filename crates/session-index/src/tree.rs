@@ -133,8 +133,8 @@ impl Derived {
             .collect()
     }
 
-    /// The path from the root to `leaf` (`getBranch`): follows `parentId` through the
-    /// id map until a root or a missing parent; O(depth). A cycle ends the walk and is
+    /// The path from the root to `leaf` (`getBranch`): follows any truthy `parentId`
+    /// (a number too) through the id map until a root or a missing parent; O(depth). A cycle ends the walk and is
     /// reported.
     pub fn path_to_root(&self, leaf: EntryIndex) -> PathToRoot {
         let s = &self.state;
@@ -149,7 +149,12 @@ impl Derived {
                 break;
             }
             path.push(EntryIndex(i));
-            cur = s.parent_id_of(i).and_then(|p| s.find_id_bulk(p));
+            // §2.1's walk: any truthy `parentId`, looked up as the reference's `Map`
+            // keys it (a number id is not its string).
+            cur = s
+                .parent_key_of(i)
+                .filter(|k| k.truthy())
+                .and_then(|p| s.find_key_bulk(p));
         }
         path.reverse();
         PathToRoot { path, cycle }

@@ -461,3 +461,41 @@ fn a_1e400_id_on_a_line_with_a_repeated_key_is_infinity() {
         Some(serde_json::json!(f64::MAX))
     );
 }
+
+/// `getBranch` walks the reference's rules (§2.1: follow any truthy `parentId`
+/// through the id map), so number ids chain as the reference's `Map` keys them:
+/// `1 ← 2 ← "3"` is one branch of three entries (checked against
+/// `SessionManager.getBranch()` of 0.73.1: `[1,2,"3"]`), as the context walk finds.
+#[test]
+fn a_branch_follows_number_parent_ids_as_the_reference_does() {
+    let ix = index_of(&[
+        format!(
+            r#"{{"type":"custom","customType":"x","id":1,"parentId":null,"timestamp":"{T}1.000Z"}}"#
+        ),
+        format!(
+            r#"{{"type":"custom","customType":"x","id":2,"parentId":1,"timestamp":"{T}2.000Z"}}"#
+        ),
+        format!(
+            r#"{{"type":"custom","customType":"x","id":"3","parentId":2,"timestamp":"{T}3.000Z"}}"#
+        ),
+        // A string "1" is not the number 1: this one's parent is missing.
+        format!(
+            r#"{{"type":"custom","customType":"x","id":"4","parentId":"1","timestamp":"{T}4.000Z"}}"#
+        ),
+    ]);
+    let ids = |v: &[EntryIndex]| -> Vec<serde_json::Value> {
+        v.iter().map(|i| ix.id_value(*i).unwrap()).collect()
+    };
+    let p = ix.path_to_root(ix.find("3").unwrap());
+    assert_eq!(
+        ids(&p.path),
+        [
+            serde_json::json!(1),
+            serde_json::json!(2),
+            serde_json::json!("3")
+        ]
+    );
+    assert_eq!(p.cycle, None);
+    let p = ix.path_to_root(ix.find("4").unwrap());
+    assert_eq!(ids(&p.path), [serde_json::json!("4")]);
+}
