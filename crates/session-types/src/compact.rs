@@ -62,6 +62,7 @@ pub(crate) fn to_writer_js<W: io::Write, T: Serialize + ?Sized>(w: W, value: &T)
 }
 
 /// `value` as compact JSON text: what `serde_json::to_string(value)` returns.
+#[cfg(test)]
 pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     let mut out = Vec::with_capacity(128);
     to_writer(&mut out, value)?;
@@ -227,7 +228,7 @@ const GATHER: usize = 512;
 /// tests the block two words at a time, and keeps the copy up to its first escape
 /// (all of it when there is none); the escape follows and the next block starts after
 /// it. So an escape costs one step, not a copy call for the run before it.
-fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
+pub(crate) fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
     if bytes.len() < 16 && !bytes.iter().any(|&b| must_escape(b)) {
         // Keys and short values, most of an entry's strings: one write.
