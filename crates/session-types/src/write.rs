@@ -9,14 +9,15 @@
 //! path for every field: a key is a constant copied with its quotes and colon
 //! (serde escapes each key as a string, and every flattened struct goes through a
 //! map serializer), and a struct's members need no state machine for their commas.
-//! Strings are escaped by [`compact::write_escaped`], numbers written by serde_json,
-//! and values of any shape (`arguments`, `details`, unmodelled fields) by the serde
-//! serializer; so the rules for those stay in one place.
+//! Strings are escaped by [`compact::write_escaped`] and numbers written by serde_json
+//! (so the rules for those stay in one place); JSON values (`arguments`, `details`,
+//! unmodelled fields) are walked here, and every other shape goes to the serde
+//! serializer.
 
 use std::io;
 
 use serde::Serialize;
-use serde_json::Number;
+use serde_json::{Number, Value};
 
 use crate::compact;
 use crate::content::{ContentBlock, Extra, UserContent};
@@ -35,6 +36,41 @@ pub(crate) fn entry<W: io::Write>(out: &mut W, entry: &Entry) -> io::Result<()> 
 #[inline]
 fn value<W: io::Write, T: Serialize + ?Sized>(out: &mut W, v: &T) -> io::Result<()> {
     compact::to_writer(&mut *out, v).map_err(io::Error::from)
+}
+
+/// A JSON value (tool arguments, details, unmodelled fields): the serde serializer's
+/// bytes, keys and strings escaped directly. Nested as deep as the value is, like
+/// serde's own `Serialize` for it (a parsed value is bounded by the parser's depth
+/// limit).
+fn json<W: io::Write>(out: &mut W, v: &Value) -> io::Result<()> {
+    match v {
+        Value::Null => out.write_all(b"null"),
+        Value::Bool(b) => out.write_all(if *b { b"true" } else { b"false" }),
+        Value::Number(n) => number(out, n),
+        Value::String(s) => string(out, s),
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                json(out, item)?;
+            }
+            out.write_all(b"]")
+        }
+        Value::Object(map) => {
+            out.write_all(b"{")?;
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                string(out, k)?;
+                out.write_all(b":")?;
+                json(out, item)?;
+            }
+            out.write_all(b"}")
+        }
+    }
 }
 
 #[inline]
@@ -65,7 +101,7 @@ fn extra<W: io::Write>(out: &mut W, extra: &Extra) -> io::Result<()> {
         out.write_all(b",")?;
         string(out, k)?;
         out.write_all(b":")?;
-        value(out, v)?;
+        json(out, v)?;
     }
     Ok(())
 }
@@ -146,7 +182,7 @@ fn message<W: io::Write>(out: &mut W, m: &AgentMessage) -> io::Result<()> {
             blocks(out, &t.content)?;
             if let Some(d) = &t.details {
                 key!(out, "details");
-                value(out, d)?;
+                json(out, d)?;
             }
             key!(out, "isError");
             out.write_all(if t.is_error { b"true" } else { b"false" })?;
@@ -200,7 +236,7 @@ fn block<W: io::Write>(out: &mut W, b: &ContentBlock) -> io::Result<()> {
             key!(out, "name");
             string(out, &t.name)?;
             key!(out, "arguments");
-            value(out, &t.arguments)?;
+            json(out, &t.arguments)?;
             extra(out, &t.extra)?;
         }
         ContentBlock::Image(i) => {
@@ -295,6 +331,9 @@ mod tests {
             r#"{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"out\ttabs"}],"details":{"diff":"-a\n+b"},"isError":false,"timestamp":3}}"#.to_owned(),
             r#"{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[],"details":null,"isError":true,"timestamp":3,"toolName2":1}}"#.to_owned(),
             r#"{"type":"message","id":"c","parentId":"b","timestamp":"t","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[],"isError":true,"timestamp":18446744073709551615}}"#.to_owned(),
+            // Every kind of number and nesting in a JSON value (arguments, details).
+            r#"{"type":"message","id":"d","parentId":"c","timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":"c2","name":"n","arguments":{"z":0,"a":-0.0,"big":18446744073709551615,"neg":-9223372036854775808,"f":1e300,"g":5e-324,"h":0.1,"i":123456789.125,"arr":[[],{},[{}],"s",true,false,null],"\u0000key\"":"\ud83c\udf89"}}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1}}"#.to_owned(),
+            r#"{"type":"message","id":"e","parentId":"d","timestamp":"t","message":{"role":"toolResult","toolCallId":"c2","toolName":"n","content":[],"details":[1.5e-7,-3,"x\ny",{"deep":[[[{"k":null}]]]}],"isError":false,"timestamp":1}}"#.to_owned(),
         ];
         for t in &texts {
             same(&typed(t));
