@@ -61,6 +61,7 @@ pub mod layout;
 mod navigate;
 mod owned;
 mod read;
+mod release;
 mod resident;
 mod source;
 mod store;
