@@ -61,7 +61,6 @@ pub mod layout;
 mod navigate;
 mod owned;
 mod read;
-mod release;
 mod resident;
 mod source;
 mod store;

@@ -72,8 +72,6 @@ pub struct OwnedSession {
     /// The journal bytes the index covered when the session was opened: closing a
     /// session that grew records it in the listing catalog.
     pub(crate) opened_len: u64,
-    /// Appended entries waiting to be freed off this thread.
-    pub(crate) release: crate::release::Release,
 }
 
 /// A torn tail that opening the session cut: the bytes of an append that was never
@@ -107,14 +105,7 @@ impl OwnedSession {
             self.leaf.clone(),
             self.store.sources.clock.now(),
         ));
-        let written = self.write_entry(&entry, id);
-        // The caller handed the message over: free it off this thread.
-        let bytes = self
-            .writer_mut()
-            .last_frame()
-            .map_or(0, |f| f.payload_len as usize);
-        self.release.push(entry, bytes);
-        written
+        self.write_entry(&entry, id)
     }
 
     fn has_entry(&self, id: &str) -> bool {

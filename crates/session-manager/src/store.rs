@@ -259,7 +259,6 @@ impl Store {
             writer: std::sync::Mutex::new(writer),
             reader,
             opened_len,
-            release: crate::release::Release::default(),
             index,
             header,
             leaf,
