@@ -316,11 +316,21 @@ pub(crate) struct State {
     pub(crate) last_frame: Option<(u64, [u8; 8])>,
 }
 
+/// Up to this many codes, [`intern`] finds a string by comparing, not hashing.
+const SCAN_CODES: usize = 16;
+
 fn intern(table: &mut Vec<Box<str>>, codes: &mut HashMap<Box<str>, u16>, s: &str) -> u16 {
     if table.is_empty() {
         table.push("".into());
     }
-    if let Some(c) = codes.get(s) {
+    // A session uses a handful of types and roles, and every entry (every append)
+    // interns one or two: comparing a few short strings beats hashing one. Code 0
+    // is the empty placeholder, not an interned string.
+    if table.len() <= SCAN_CODES {
+        if let Some(i) = table.iter().skip(1).position(|t| **t == *s) {
+            return (i + 1) as u16;
+        }
+    } else if let Some(c) = codes.get(s) {
         return *c;
     }
     if table.len() >= usize::from(u16::MAX) {
@@ -1188,4 +1198,35 @@ fn any_number(text: &str, pred: impl Fn(f64) -> bool) -> bool {
         None
     });
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::{SCAN_CODES, intern};
+
+    /// Scanning the first codes and hashing the later ones give one code per distinct
+    /// string, the same one every time; the empty string gets a code of its own, not
+    /// the placeholder 0.
+    #[test]
+    fn interned_codes_are_one_per_string_across_the_scan_limit() {
+        let (mut table, mut codes) = (Vec::new(), HashMap::new());
+        let names: Vec<String> = (0..SCAN_CODES * 3).map(|i| format!("t{i}")).collect();
+        let first: Vec<u16> = names
+            .iter()
+            .map(|n| intern(&mut table, &mut codes, n))
+            .collect();
+        let empty = intern(&mut table, &mut codes, "");
+        assert_ne!(empty, 0);
+        assert_eq!(intern(&mut table, &mut codes, ""), empty);
+        for (n, c) in names.iter().zip(&first) {
+            assert_eq!(intern(&mut table, &mut codes, n), *c, "{n}");
+            assert_eq!(&*table[usize::from(*c)], n.as_str());
+        }
+        let mut distinct = first.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), names.len());
+    }
 }

@@ -100,12 +100,18 @@ impl OwnedSession {
         build: impl FnOnce(EntryBase) -> Entry,
     ) -> Result<EntryId, AppendError> {
         let id = fresh_id(&self.store.sources, |c| self.index.find(c).is_some());
+        // The leaf becomes the new entry's parent (moved, not copied: the append
+        // replaces it, and a failed one puts it back).
         let entry = build(base(
             id.clone(),
-            self.leaf.clone(),
+            self.leaf.take(),
             self.store.sources.clock.now(),
         ));
-        self.write_entry(&entry, id)
+        let written = self.write_entry(&entry, id);
+        if written.is_err() {
+            self.leaf = entry.base().and_then(|b| b.parent_id.clone());
+        }
+        written
     }
 
     fn has_entry(&self, id: &str) -> bool {

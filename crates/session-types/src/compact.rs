@@ -62,6 +62,7 @@ pub(crate) fn to_writer_js<W: io::Write, T: Serialize + ?Sized>(w: W, value: &T)
 }
 
 /// `value` as compact JSON text: what `serde_json::to_string(value)` returns.
+#[cfg(test)]
 pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String> {
     let mut out = Vec::with_capacity(128);
     to_writer(&mut out, value)?;
@@ -157,10 +158,11 @@ fn must_escape(b: u8) -> bool {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// The escape serde_json writes for a byte [`must_escape`] holds, padded to six
-/// bytes, and its length: a fixed-size copy, with no call, whatever the escape.
-#[inline(always)]
-fn escape_of(b: u8) -> ([u8; 6], usize) {
-    let two = |c: u8| ([b'\\', c, 0, 0, 0, 0], 2);
+/// bytes, and its length.
+const fn escape_of(b: u8) -> ([u8; 6], usize) {
+    const fn two(c: u8) -> ([u8; 6], usize) {
+        ([b'\\', c, 0, 0, 0, 0], 2)
+    }
     match b {
         b'"' => two(b'"'),
         b'\\' => two(b'\\'),
@@ -175,13 +177,28 @@ fn escape_of(b: u8) -> ([u8; 6], usize) {
                 b'u',
                 b'0',
                 b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
+                HEX[(b >> 4) as usize],
+                HEX[(b & 0xf) as usize],
             ],
             6,
         ),
     }
 }
+
+/// [`escape_of`] every byte up to `\` (0x5c, the largest [`must_escape`] holds),
+/// padded to eight bytes, the last one its length (other bytes' rows are unused): an
+/// escape is a table row copied whole, with no branch on its kind (a `match` there
+/// is a jump the text's mix of newlines and quotes keeps mispredicting).
+const ESCAPES: [[u8; 8]; 0x5d] = {
+    let mut table = [[0u8; 8]; 0x5d];
+    let mut b = 0;
+    while b < table.len() {
+        let (e, len) = escape_of(b as u8);
+        table[b] = [e[0], e[1], e[2], e[3], e[4], e[5], 0, len as u8];
+        b += 1;
+    }
+    table
+};
 
 const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
 const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -207,12 +224,12 @@ fn escape_bits(x: u64) -> u64 {
 }
 
 /// Writes the escape of `b` (a byte [`must_escape`] holds) at `out[o..]`, which has
-/// room for six bytes; returns its length (2 or 6).
+/// room for eight bytes; returns its length (2 or 6).
 #[inline(always)]
 fn put_escape(out: &mut [u8; GATHER], o: usize, b: u8) -> usize {
-    let (e, len) = escape_of(b);
-    out[o..o + 6].copy_from_slice(&e);
-    len
+    let row = ESCAPES.get(usize::from(b)).unwrap_or(&ESCAPES[0]);
+    out[o..o + 8].copy_from_slice(row);
+    usize::from(row[7])
 }
 
 /// How much escaped text is gathered before it is written.
@@ -225,9 +242,10 @@ const GATHER: usize = 512;
 /// The text is gathered in a buffer on the stack and written in pieces of a few
 /// hundred bytes. Each step copies a whole 16-byte block into it (a fixed-size copy),
 /// tests the block two words at a time, and keeps the copy up to its first escape
-/// (all of it when there is none); the escape follows and the next block starts after
-/// it. So an escape costs one step, not a copy call for the run before it.
-fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
+/// (all of it when there is none); the escape follows (a row of [`ESCAPES`]) and the
+/// next block starts after it. So an escape costs one step, not a copy call for the
+/// run before it.
+pub(crate) fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
     if bytes.len() < 16 && !bytes.iter().any(|&b| must_escape(b)) {
         // Keys and short values, most of an entry's strings: one write.
@@ -240,8 +258,8 @@ fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
     let mut o = 1;
     let mut pos = 0;
     while let Some(block) = bytes.get(pos..pos + 16) {
-        // Room for the block's copy and an escape after at most 15 of its bytes.
-        if o > GATHER - 22 {
+        // Room for the block's copy and an escape's row after at most 15 of its bytes.
+        if o > GATHER - 24 {
             w.write_all(&out[..o])?;
             o = 0;
         }
@@ -264,7 +282,7 @@ fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
         }
     }
     for &b in &bytes[pos..] {
-        if o > GATHER - 7 {
+        if o > GATHER - 9 {
             w.write_all(&out[..o])?;
             o = 0;
         }

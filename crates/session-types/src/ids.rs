@@ -154,32 +154,26 @@ fn iso_4_digit_year(ms: i64) -> Option<String> {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     let (h, rest) = (ms_of_day / 3_600_000, ms_of_day % 3_600_000);
-    let mut out = String::with_capacity(24);
-    push_digits(&mut out, year, 4);
-    for (sep, v, n) in [
-        ('-', month, 2),
-        ('-', day, 2),
-        ('T', h, 2),
-        (':', rest / 60_000, 2),
-        (':', (rest % 60_000) / 1000, 2),
-        ('.', rest % 1000, 3),
-    ] {
-        out.push(sep);
-        push_digits(&mut out, v, n);
-    }
-    out.push('Z');
-    Some(out)
+    // `YYYY-MM-DDTHH:MM:SS.mmmZ`, digits written in place.
+    let mut out = *b"0000-00-00T00:00:00.000Z";
+    put_digits(&mut out[0..4], year);
+    put_digits(&mut out[5..7], month);
+    put_digits(&mut out[8..10], day);
+    put_digits(&mut out[11..13], h);
+    put_digits(&mut out[14..16], rest / 60_000);
+    put_digits(&mut out[17..19], (rest % 60_000) / 1000);
+    put_digits(&mut out[20..23], rest % 1000);
+    // Every byte is an ASCII digit or separator.
+    String::from_utf8(out.to_vec()).ok()
 }
 
-/// The last `n` (at most 4) decimal digits of a non-negative `v`, zero-padded.
-fn push_digits(out: &mut String, v: i64, n: usize) {
-    let mut b = [b'0'; 4];
+/// The last `out.len()` decimal digits of a non-negative `v`, zero-padded, into `out`.
+fn put_digits(out: &mut [u8], v: i64) {
     let mut v = v;
-    for d in b[..n].iter_mut().rev() {
+    for d in out.iter_mut().rev() {
         *d = b'0' + (v % 10) as u8;
         v /= 10;
     }
-    out.extend(b[..n].iter().map(|&c| char::from(c)));
 }
 
 /// `Date.parse(s)` as V8 (node 20) computes it, in milliseconds since the Unix epoch;

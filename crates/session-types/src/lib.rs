@@ -54,6 +54,7 @@ pub mod js;
 pub mod json;
 pub mod message;
 pub mod record;
+mod write;
 
 pub use content::{
     ContentBlock, Extra, ImageContent, TextContent, ThinkingContent, ToolCall, UserContent,

@@ -233,8 +233,13 @@ impl Entry {
     /// Compact JSON text, keys in the reference's order for the modelled fields
     /// (unmodelled fields follow in their original order).
     pub fn to_json(&self) -> String {
-        // Serializing these types cannot fail: every map key is a string.
-        crate::compact::to_string(self).unwrap_or_default()
+        let mut out = Vec::with_capacity(256);
+        // Writing to a vector cannot fail, and every key of these types is a string;
+        // every byte written comes from a `str` or is ASCII.
+        match self.write_json(&mut out) {
+            Ok(()) => String::from_utf8(out).unwrap_or_default(),
+            Err(_) => String::new(),
+        }
     }
 
     /// Writes the [`to_json`](Self::to_json) text to `out` (the same bytes, without
@@ -243,7 +248,10 @@ impl Entry {
     ///
     /// Both write exactly what `serde_json::to_string` / `to_writer` write, with a
     /// string escaper that tests sixteen bytes at a time (most of an entry's bytes
-    /// are string contents, which serde_json escapes one byte at a time).
+    /// are string contents, which serde_json escapes one byte at a time), and the
+    /// shapes appends write most (a `message` entry with a user, assistant or
+    /// tool-result message) written field by field, keys as constants, without
+    /// serde's generic path.
     ///
     /// ```
     /// use session_types::{Entry, EntryBase, EntryId, Timestamp};
@@ -253,8 +261,8 @@ impl Entry {
     /// e.write_json(&mut out).unwrap();
     /// assert_eq!(out, e.to_json().into_bytes());
     /// ```
-    pub fn write_json<W: std::io::Write>(&self, out: W) -> std::io::Result<()> {
-        crate::compact::to_writer(out, self).map_err(std::io::Error::from)
+    pub fn write_json<W: std::io::Write>(&self, mut out: W) -> std::io::Result<()> {
+        crate::write::entry(&mut out, self)
     }
 }
 

@@ -26,7 +26,8 @@ impl Index {
 
     fn save_with(&self, durable: Capture, sync: bool) -> Result<(), SaveError> {
         self.check_durable(durable)?;
-        self.prepare_save().write_replacing(sync)
+        let bytes = sidecar::encode(&self.derived.state, self.journal_id, self.data_start);
+        self.prepared(Sidecar::Encoded(bytes)).write_replacing(sync)
     }
 
     fn check_durable(&self, durable: Capture) -> Result<(), SaveError> {
@@ -44,29 +45,45 @@ impl Index {
         Ok(())
     }
 
-    /// The sidecar as it stands, encoded, to be written later — on another thread,
-    /// once the journal bytes it covers are durable ([`PreparedSave::write`]): the
-    /// save that rides with a writer's background sync, so the appending thread pays
-    /// only the encoding.
+    /// The sidecar as it stands, to be encoded and written later — on another
+    /// thread, once the journal bytes it covers are durable ([`PreparedSave::write`]):
+    /// the save that rides with a writer's background sync. The appending thread pays
+    /// only a copy of the index's state; encoding it (the id table's sort, the
+    /// aggregates' JSON) is the saving thread's work.
     pub fn prepare_save(&self) -> PreparedSave {
+        self.prepared(Sidecar::State(
+            Box::new(self.derived.state.clone()),
+            self.data_start,
+        ))
+    }
+
+    fn prepared(&self, sidecar: Sidecar) -> PreparedSave {
         PreparedSave {
             vfs: self.vfs.clone(),
             path: sidecar_path(&self.journal),
             journal_id: self.journal_id,
             covered: self.derived.state.covered_len,
-            bytes: sidecar::encode(&self.derived.state, self.journal_id, self.data_start),
+            sidecar,
         }
     }
 }
 
-/// An index's sidecar encoded by [`Index::prepare_save`], not yet written.
+/// A sidecar to be written: its bytes, or the state they are encoded from (with the
+/// journal offset where its data frames start).
+#[derive(Debug)]
+enum Sidecar {
+    Encoded(Vec<u8>),
+    State(Box<crate::state::State>, u64),
+}
+
+/// An index's sidecar taken by [`Index::prepare_save`], not yet written.
 #[derive(Debug)]
 pub struct PreparedSave {
     vfs: std::sync::Arc<dyn Vfs>,
     path: PathBuf,
     journal_id: session_journal::JournalId,
     covered: u64,
-    bytes: Vec<u8>,
+    sidecar: Sidecar,
 }
 
 impl PreparedSave {
@@ -88,7 +105,13 @@ impl PreparedSave {
     }
 
     fn write_replacing(self, sync: bool) -> Result<(), SaveError> {
-        write_replacing(self.vfs.as_ref(), &self.path, &self.bytes, sync)
+        let bytes = match self.sidecar {
+            Sidecar::Encoded(bytes) => bytes,
+            Sidecar::State(state, data_start) => {
+                sidecar::encode(&state, self.journal_id, data_start)
+            }
+        };
+        write_replacing(self.vfs.as_ref(), &self.path, &bytes, sync)
     }
 }
 

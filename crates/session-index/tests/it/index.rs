@@ -305,6 +305,57 @@ fn observe_and_save_keep_the_index_current_without_rereading() {
     assert!(rec.to_json().contains("later"));
 }
 
+/// A prepared save (what an append hands to the writer's background sync) writes the
+/// index as it stood when prepared, however much the index grew before the write.
+#[test]
+fn a_prepared_save_writes_the_index_as_it_was_prepared() {
+    let fs = sim();
+    let path = Path::new("/s/a.jsonl");
+    write(fs.clone(), path, &synthetic(10));
+    let (mut ix, _) = open(fs.clone(), path);
+    let mut w = writer(fs.clone(), path);
+    let append = |w: &mut session_journal::Writer,
+                  ix: &mut session_index::Index,
+                  id: &str,
+                  name: &str| {
+        let line = format!(
+            r#"{{"type":"session_info","id":"{id}","parentId":"00000009","timestamp":"2026-01-01T00:00:00.000Z","name":"{name}"}}"#
+        );
+        let a = w
+            .append(
+                session_index::kinds::ENTRY,
+                line.as_bytes(),
+                Durability::Buffered,
+            )
+            .unwrap();
+        ix.observe(session_index::kinds::ENTRY, &a, line.as_bytes())
+            .unwrap();
+    };
+    append(&mut w, &mut ix, "y1", "prepared");
+    let prepared = ix.prepare_save();
+    append(&mut w, &mut ix, "y2", "later");
+    prepared.write(w.sync().unwrap()).unwrap();
+    // The sidecar covers the journal up to the prepared append: the open reads
+    // the one frame after it, and answers as the index that kept observing.
+    let (loaded, report) = open(fs.clone(), path);
+    assert_eq!(
+        report.status,
+        IndexStatus::CaughtUp {
+            bytes_read: report_bytes(&report),
+            frames: 1
+        }
+    );
+    assert_eq!(loaded.name(), Some("later"));
+    assert_eq!(fingerprint(&loaded), fingerprint(&ix));
+}
+
+fn report_bytes(report: &session_index::IndexReport) -> u64 {
+    match report.status {
+        IndexStatus::CaughtUp { bytes_read, .. } => bytes_read,
+        _ => 0,
+    }
+}
+
 /// A large sidecar (over 1 MiB, as a 20k-entry session has): damage
 /// anywhere rebuilds with the checksum reason, and an intact one is used.
 #[test]

@@ -1128,6 +1128,8 @@ fn a_failed_periodic_sync_is_reported_and_poisons_the_session() {
         ),
         "{err}"
     );
+    let leaf = s.get_leaf_id().cloned();
+    assert!(leaf.is_some());
     let later = s.append_custom_entry("later", None).expect_err("poisoned");
     assert!(
         matches!(
@@ -1136,6 +1138,8 @@ fn a_failed_periodic_sync_is_reported_and_poisons_the_session() {
         ),
         "{later}"
     );
+    // A refused append leaves the leaf where it was.
+    assert_eq!(s.get_leaf_id(), leaf.as_ref());
     assert!(s.close().is_err());
 }
 
