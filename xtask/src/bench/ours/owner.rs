@@ -303,10 +303,11 @@ impl Server {
         let w = UnixStream::connect(&self.socket)
             .with_context(|| format!("connecting to {}", self.socket.display()))?;
         let mut c = Conn {
-            r: BufReader::new(w.try_clone()?),
+            // Large reads, as the context row's baseline reads its bytes.
+            r: BufReader::with_capacity(256 << 10, w.try_clone()?),
             w,
             next: 0,
-            line: String::new(),
+            line: Vec::new(),
         };
         c.call(
             "initialize",
@@ -328,12 +329,12 @@ struct Conn {
     r: BufReader<UnixStream>,
     w: UnixStream,
     next: u64,
-    line: String,
+    line: Vec<u8>,
 }
 
 impl Conn {
     /// The answer's line, unparsed (an error answer is an error).
-    fn call_raw(&mut self, method: &str, params: Value) -> Result<&str> {
+    fn call_raw(&mut self, method: &str, params: Value) -> Result<&[u8]> {
         self.next += 1;
         let mut req = serde_json::to_vec(
             &json!({ "jsonrpc": "2.0", "id": self.next, "method": method, "params": params }),
@@ -341,20 +342,25 @@ impl Conn {
         req.push(b'\n');
         self.w.write_all(&req)?;
         self.line.clear();
-        if self.r.read_line(&mut self.line)? == 0 {
+        if self.r.read_until(b'\n', &mut self.line)? == 0 {
             bail!("{method}: the owner closed the connection");
         }
-        // The answer's first member after the id says which it is.
-        let (result, error) = (self.line.find("\"result\":"), self.line.find("\"error\":"));
-        if error.is_some_and(|e| result.is_none_or(|r| e < r)) {
-            bail!("{method}: {}", self.line.trim_end());
+        // The answer's first member after the id says which it is: only the line's
+        // head is looked at (the owner writes `jsonrpc`, then `id`, then it).
+        let head = String::from_utf8_lossy(&self.line[..self.line.len().min(96)]);
+        let (result, error) = (head.find("\"result\":"), head.find("\"error\":"));
+        if result.is_none() || error.is_some_and(|e| result.is_none_or(|r| e < r)) {
+            bail!(
+                "{method}: {}",
+                String::from_utf8_lossy(&self.line).trim_end()
+            );
         }
         Ok(&self.line)
     }
 
     fn call(&mut self, method: &str, params: Value) -> Result<Value> {
         let line = self.call_raw(method, params)?;
-        let mut v: Value = serde_json::from_str(line)?;
+        let mut v: Value = serde_json::from_slice(line)?;
         Ok(v["result"].take())
     }
 
