@@ -165,11 +165,29 @@ impl Shared {
     }
 
     /// Runs a read (`session/read*`, `session/get*`, `buildSessionContext`) on the
-    /// session as it is now; called on the blocking pool.
-    pub(crate) fn read(&self, request: Request) -> Reply {
-        match self.read_guard().as_ref() {
-            Some(s) => read(s, request),
-            None => Err(gone(&self.session_id)),
+    /// session as it is now, on the blocking pool: its answer as the whole line
+    /// answering `id`, encoded there too. A context is serialized straight into the
+    /// line (no JSON value tree, no copy of the result into the envelope), after the
+    /// read lock is let go.
+    pub(crate) fn read_line(&self, id: &RequestId, request: Request) -> String {
+        let guard = self.read_guard();
+        let Some(s) = guard.as_ref() else {
+            return p::encode_error(Some(id), &gone(&self.session_id));
+        };
+        match request {
+            Request::BuildSessionContext(q) => {
+                match s.build_session_context_with(limits(q.limits), &ContextOptions::default()) {
+                    Ok(c) => {
+                        drop(guard);
+                        context_line(id, &c)
+                    }
+                    Err(e) => p::encode_error(Some(id), &read_error(e)),
+                }
+            }
+            other => match read(s, other) {
+                Ok(raw) => p::encode_result(id, &raw),
+                Err(e) => p::encode_error(Some(id), &e),
+            },
         }
     }
 
@@ -1246,9 +1264,7 @@ pub(crate) fn read(s: &OwnedSession, request: Request) -> Reply {
         R::BuildSessionContext(q) => s
             .build_session_context_with(limits(q.limits), &ContextOptions::default())
             .map_err(read_error)
-            // `to_json` is the reference's shape plus `serviceTier`: the protocol's
-            // `SessionContext`, built by the library's one rule.
-            .and_then(|c| ok(&c.to_json())),
+            .and_then(|c| ok(&ContextResult(&c))),
         R::GetHeader(_) => ok(&p::HeaderResult {
             header: s.header().clone(),
         }),
@@ -1272,6 +1288,64 @@ pub(crate) fn read(s: &OwnedSession, request: Request) -> Reply {
             method: other.method().as_str().to_owned(),
         }),
     }
+}
+
+/// A context as the protocol's `SessionContext`: the library's
+/// [`SessionContext::to_json`](session_manager::SessionContext::to_json) (the
+/// reference's shape plus `serviceTier`, keys in that order), serialized straight
+/// from the messages instead of through a JSON value tree. The same text: the
+/// messages are the library's own `Serialize` (what `to_json` turns into values).
+struct ContextResult<'a, 's>(&'a session_manager::SessionContext<'s>);
+
+impl Serialize for ContextResult<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (c, settings) = (self.0, &self.0.settings);
+        let mut m = serializer.serialize_map(Some(
+            2 + usize::from(settings.thinking_level.is_some())
+                + usize::from(settings.service_tier.is_some()),
+        ))?;
+        m.serialize_entry("messages", &c.messages)?;
+        if let Some(level) = &settings.thinking_level {
+            m.serialize_entry("thinkingLevel", level)?;
+        }
+        m.serialize_entry("model", &settings.model)?;
+        if let Some(tier) = &settings.service_tier {
+            m.serialize_entry("serviceTier", tier)?;
+        }
+        m.end()
+    }
+}
+
+/// The line answering `id` with the context `c`: what `encode_result` writes, the
+/// result written straight into the line by the compact serializer with the
+/// reference's number spelling (as `bcs context --json` prints it: the bytes of the
+/// reference's `JSON.stringify`).
+fn context_line(id: &RequestId, c: &session_manager::SessionContext<'_>) -> String {
+    let mut line = Vec::with_capacity(64 << 10);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    let written = serde_json::to_writer(&mut line, id)
+        .map_err(std::io::Error::from)
+        .and_then(|()| {
+            line.extend_from_slice(br#","result":"#);
+            session_types::js::stringify::write(&mut line, &ContextResult(c))
+        });
+    if let Err(e) = written {
+        let e = Error::Internal {
+            detail: format!("serializing a context: {e}"),
+        };
+        return p::encode_error(Some(id), &e);
+    }
+    line.push(b'}');
+    String::from_utf8(line).unwrap_or_else(|e| {
+        let e = Error::Internal {
+            detail: format!(
+                "a serialized context is not utf-8 at byte {}",
+                e.utf8_error().valid_up_to()
+            ),
+        };
+        p::encode_error(Some(id), &e)
+    })
 }
 
 fn tree(t: session_manager::SessionTree<'static>) -> p::Tree {

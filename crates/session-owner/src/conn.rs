@@ -335,11 +335,13 @@ impl Conn {
             };
             tokio::spawn(async move {
                 let shared = handle.shared;
-                let reply = tokio::task::spawn_blocking(move || shared.read(request))
-                    .await
-                    .unwrap_or_else(|_| Err(gone(&session_id)));
+                let answering = id.clone();
+                let line =
+                    tokio::task::spawn_blocking(move || shared.read_line(&answering, request))
+                        .await
+                        .unwrap_or_else(|_| encode_error(Some(&id), &gone(&session_id)));
                 drop(reading);
-                self.answer(&id, reply).await;
+                self.send(line).await;
                 drop(permit);
             });
             return true;

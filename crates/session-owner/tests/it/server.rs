@@ -147,6 +147,65 @@ async fn create_append_read_and_build_the_context() {
     assert_eq!(again.leaf_id, Some(b.entry_id));
 }
 
+/// The context's answer is written as `bcs context --json` prints the context: the
+/// library's value (`to_json`, `serviceTier` included) spelled as the reference's
+/// `JSON.stringify` spells it (`1.0` is `1`), inside the usual envelope.
+#[tokio::test]
+async fn the_context_is_answered_as_the_reference_spells_it() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::connect(&owner);
+    c.initialize().await;
+    let s = c.create().await;
+    let sid = s.session_id.as_str();
+    let reply: session_types::AgentMessage = serde_json::from_value(json!({
+        "role":"assistant","content":[{"type":"text","text":"a \"quoted\"\nline é"}],
+        "api":"messages","provider":"p","model":"m",
+        "usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,
+                 "cost":{"input":0.5,"output":1.0,"cacheRead":0,"cacheWrite":0,"total":1.5}},
+        "stopReason":"stop","timestamp":2
+    }))
+    .expect("a message");
+    c.call::<call::AppendMessage>(AppendMessageParams {
+        session_id: sid.into(),
+        message: reply,
+        durability: None,
+    })
+    .await
+    .expect("append");
+    c.call::<call::AppendServiceTierChange>(AppendServiceTierChangeParams {
+        session_id: sid.into(),
+        service_tier: "priority".into(),
+        durability: None,
+    })
+    .await
+    .expect("append");
+
+    let id = c
+        .send::<call::BuildSessionContext>(ReadParams {
+            session_id: sid.into(),
+            limits: None,
+        })
+        .await;
+    let line = c.recv_line().await;
+    c.close(sid).await;
+
+    let lib = store(home.path())
+        .open(std::path::Path::new(&s.session_file))
+        .expect("reopen")
+        .build_session_context()
+        .expect("context")
+        .to_json();
+    assert_eq!(lib["serviceTier"], json!("priority"));
+    let result = session_types::js::stringify::to_string(&lib).expect("json");
+    assert!(result.contains(r#""output":1,"#), "{result}");
+    let id = serde_json::to_string(&id).expect("id");
+    assert_eq!(
+        line,
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+    );
+}
+
 #[tokio::test]
 async fn library_errors_arrive_typed() {
     let home = tempfile::tempdir().expect("tempdir");

@@ -76,13 +76,17 @@ impl Client {
 
     /// The next line from the owner, as JSON.
     pub(crate) async fn recv(&mut self) -> Value {
-        let line = self
-            .lines
+        let line = self.recv_line().await;
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"))
+    }
+
+    /// The next line from the owner, as sent (without its `\n`).
+    pub(crate) async fn recv_line(&mut self) -> String {
+        self.lines
             .next_line()
             .await
             .expect("read")
-            .expect("a line, not the end");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line}: {e}"))
+            .expect("a line, not the end")
     }
 
     /// Writes a request line; returns its id.
