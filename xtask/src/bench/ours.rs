@@ -897,8 +897,9 @@ fn cold_bcs(b: &mut Bench<'_>) -> Result<()> {
         if size == "10k" {
             continue;
         }
-        let n = if size == "1k" { reps } else { reps.min(3) };
-        let samples = cold_runs(n, || {
+        // Every size gets the same reps: a run is a few milliseconds at any size
+        // now (the 100k and 1m medians were of 3 runs, a noisy median).
+        let samples = cold_runs(reps, || {
             let mut c = Command::new(&bcs);
             c.arg("--home")
                 .arg(&home)
