@@ -846,6 +846,50 @@ mod tests {
         }
     }
 
+    /// Random strings mixing every class of character the escaper tells apart, at
+    /// random densities (from no escapes to nothing else) and lengths (across
+    /// blocks, words and the gathering buffer's flushes): several escapes in one
+    /// block or word, escapes next to each other and next to multi-byte characters.
+    /// A fixed seed, so a failure repeats.
+    #[test]
+    fn random_strings_of_every_character_class() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let classes: [&[char]; 6] = [
+            &[
+                'a', 'Z', '0', ' ', '~', '\u{7f}', '!', '#', '[', ']', '{', '}', '/',
+            ],
+            &['\n', '"', '\\', '\t', '\r'],
+            &[
+                '\u{0}', '\u{1}', '\u{8}', '\u{b}', '\u{c}', '\u{e}', '\u{1b}', '\u{1f}',
+            ],
+            &['é', 'ß', '\u{80}', '\u{7ff}'],
+            &['€', '\u{800}', '\u{fffd}', '\u{ffff}'],
+            &['🎉', '\u{10000}', '\u{10ffff}'],
+        ];
+        for _ in 0..4000 {
+            let len = (next() % 700) as usize;
+            // The weight of the plain class, out of 16: all plain to none plain.
+            let plain = next() % 17;
+            let mut s = String::new();
+            for _ in 0..len {
+                let r = next();
+                let class = if r % 16 < plain {
+                    classes[0]
+                } else {
+                    classes[1 + (r >> 8) as usize % (classes.len() - 1)]
+                };
+                s.push(class[(r >> 16) as usize % class.len()]);
+            }
+            same(s.as_str());
+        }
+    }
+
     #[derive(Serialize)]
     #[serde(tag = "type", rename_all = "camelCase")]
     enum Tagged {
