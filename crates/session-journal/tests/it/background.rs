@@ -27,6 +27,14 @@ fn held_writer(env: &Env, held: &HeldSyncs) -> Writer {
     .unwrap()
 }
 
+/// Starts `w`'s background sync with `held` armed, and waits until the sync is
+/// being held (started, not yet returned).
+fn start_held_sync(w: &mut Writer, held: &HeldSyncs) {
+    held.arm();
+    assert!(w.sync_in_background().unwrap(), "a sync was started");
+    assert!(held.wait_holding());
+}
+
 #[test]
 fn buffered_appends_go_on_while_a_background_sync_is_held() {
     let env = Env::new();
@@ -37,9 +45,7 @@ fn buffered_appends_go_on_while_a_background_sync_is_held() {
         w.append(entry(), &payload(i, 100), BUFFERED).unwrap();
     }
     let requested = w.capture();
-    held.arm();
-    assert!(w.sync_in_background().unwrap(), "a sync was started");
-    assert!(held.wait_holding());
+    start_held_sync(&mut w, &held);
     // At most one at a time: a second request while it runs starts nothing.
     assert!(!w.sync_in_background().unwrap());
     for i in 3..10 {
@@ -170,9 +176,7 @@ fn close_waits_for_the_background_sync() {
     let held = HeldSyncs::default();
     let mut w = held_writer(&env, &held);
     w.append(entry(), b"one", BUFFERED).unwrap();
-    held.arm();
-    assert!(w.sync_in_background().unwrap());
-    assert!(held.wait_holding());
+    start_held_sync(&mut w, &held);
     let closing = std::thread::spawn(move || w.close());
     held.release();
     let closed = closing.join().unwrap().unwrap();
@@ -192,9 +196,7 @@ fn dropping_the_writer_joins_its_background_sync_before_the_lock_goes() {
     let held = HeldSyncs::default();
     let mut w = held_writer(&env, &held);
     w.append(entry(), b"one", BUFFERED).unwrap();
-    held.arm();
-    assert!(w.sync_in_background().unwrap());
-    assert!(held.wait_holding());
+    start_held_sync(&mut w, &held);
     held.release();
     drop(w);
     // The thread is gone with the writer: its sync returned and the journal's
@@ -214,9 +216,7 @@ fn kill_9_during_a_background_sync_loses_no_buffered_append() {
         acked.push(payload(i, 300));
         w.append(entry(), &acked[i as usize], BUFFERED).unwrap();
     }
-    held.arm();
-    assert!(w.sync_in_background().unwrap());
-    assert!(held.wait_holding());
+    start_held_sync(&mut w, &held);
     for i in 4..8 {
         acked.push(payload(i, 300));
         w.append(entry(), &acked[i as usize], BUFFERED).unwrap();
