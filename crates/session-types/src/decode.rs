@@ -15,6 +15,10 @@
 //! reading answers, it answers what the derived one does (tests compare the two on
 //! every fixture line and on generated odd shapes).
 //!
+//! A field added to a message type, a content block or usage must be added here too
+//! (and to the hand-written writer in `write`): this reading would keep it in
+//! `extra` instead of the new field.
+//!
 //! It also notes what the entry's own serialization would need to equal the text
 //! ([`Read::prints_as_read`]): keys in the model's order, no modelled key the
 //! serializer drops or adds, and, by one scan of the text, no whitespace, escapes and

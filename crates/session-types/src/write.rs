@@ -13,6 +13,10 @@
 //! (so the rules for those stay in one place); JSON values (`arguments`, `details`,
 //! unmodelled fields) are walked here, and every other shape goes to the serde
 //! serializer.
+//!
+//! A field added to a message type, a content block or usage must be added here too
+//! (and to the direct reading in `decode`): the derives alone would not write it on
+//! this path. The comparison tests fail until it is.
 
 use std::io;
 
