@@ -17,7 +17,8 @@
 //!
 //! A field added to a message type, a content block or usage must be added here too
 //! (and to the hand-written writer in `write`): this reading would keep it in
-//! `extra` instead of the new field.
+//! `extra` instead of the new field. The comparison tests catch the omission only
+//! for a field some fixture or unit test carries: add one with the field.
 //!
 //! It also notes what the entry's own serialization would need to equal the text
 //! ([`Read::prints_as_read`]): keys in the model's order, no modelled key the

@@ -16,7 +16,8 @@
 //!
 //! A field added to a message type, a content block or usage must be added here too
 //! (and to the direct reading in `decode`): the derives alone would not write it on
-//! this path. The comparison tests fail until it is.
+//! this path. The comparison tests catch the omission only for a field some
+//! fixture or unit test sets: add one with the field.
 
 use std::io;
 
