@@ -267,8 +267,13 @@ pub(crate) fn assemble_tree<'a, E>(
     order: impl IntoIterator<Item = session_index::TreeNode>,
     mut load: impl FnMut(EntryIndex) -> Result<Option<NodeEntry<'a>>, E>,
 ) -> Result<SessionTree<'a>, E> {
-    let mut tree = SessionTree::default();
+    let order = order.into_iter();
+    let mut tree = SessionTree {
+        nodes: Vec::with_capacity(order.size_hint().0),
+        roots: Vec::new(),
+    };
     let mut stack: Vec<usize> = Vec::new();
+    let targets = label_targets(derived);
     // A node that is not an entry (a record that is not a JSON object) is left out
     // with its subtree: its depth while skipping.
     let mut skipping: Option<u32> = None;
@@ -281,9 +286,17 @@ pub(crate) fn assemble_tree<'a, E>(
             skipping = Some(n.depth);
             continue;
         };
-        let (label, label_timestamp) = match entry.id().and_then(|id| derived.label(id)) {
+        let id = match &targets {
+            // Only the record the id map finds for a label's target can carry it.
+            Some(t) => t
+                .binary_search_by_key(&n.entry.0, |&(i, _)| i)
+                .ok()
+                .and_then(|k| entry.id().filter(|id| *id == t[k].1)),
+            None => entry.id(),
+        };
+        let (label, label_timestamp) = match id.and_then(|id| derived.label(id)) {
             Some(l) => {
-                let id = entry.id().unwrap_or_default();
+                let id = id.unwrap_or_default();
                 (Some(l.to_owned()), label_time(derived, id, &mut load)?)
             }
             None => (None, None),
@@ -309,6 +322,24 @@ pub(crate) fn assemble_tree<'a, E>(
         stack.push(pos);
     }
     Ok(tree)
+}
+
+/// The records that may carry a label, sorted, with their targets: where no id
+/// repeats, the one entry whose id is a label's target is the record the id map
+/// finds for it (a string id; ids of other JSON types are other keys), so the tree
+/// looks up one id per label rather than hashing every node's id (which, in a
+/// large session, reads every entry's id from memory). `None` where ids repeat:
+/// every node's id is looked up, as the reference's `labelsById.get(entry.id)`.
+fn label_targets(derived: &Derived) -> Option<Vec<(u32, &str)>> {
+    if derived.counts().duplicate_ids != 0 {
+        return None;
+    }
+    let mut t: Vec<(u32, &str)> = derived
+        .labels()
+        .filter_map(|(target, _)| derived.find(target).map(|i| (i.0, target)))
+        .collect();
+    t.sort_unstable_by_key(|&(i, _)| i);
+    Some(t)
 }
 
 /// The timestamp of the label entry that set `target`'s current label (`None` when

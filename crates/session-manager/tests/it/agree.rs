@@ -685,3 +685,65 @@ fn contexts_through_path_marks_agree_with_the_whole_walk() {
         }
     }
 }
+
+/// Labels land on the nodes the reference's `getTree()` labels (checked with 0.73.1):
+/// a string id that a label targets, not a number id whose text a label names, not a
+/// target no entry has; with a repeated id, on every node of that id. (The tree looks
+/// labels up per label where no id repeats, per node where ids repeat.) A label whose
+/// value is not a string is no `label` string (the reference's `{json:1}` on `r`).
+#[test]
+fn labels_land_on_the_nodes_the_reference_labels() {
+    let t = |s: u32| format!("2025-01-01T00:00:0{s}.000Z");
+    let mut lines = vec![
+        json!({"type":"custom","customType":"x","id":"r","parentId":null,"timestamp":t(1)}),
+        json!({"type":"custom","customType":"x","id":5,"parentId":"r","timestamp":t(2)}),
+        json!({"type":"custom","customType":"x","id":"a","parentId":"r","timestamp":t(3)}),
+        json!({"type":"label","id":"l1","parentId":"a","timestamp":t(4),"targetId":"a","label":"on-a"}),
+        json!({"type":"label","id":"l2","parentId":"l1","timestamp":t(5),"targetId":"5","label":"on-5"}),
+        json!({"type":"label","id":"l3","parentId":"l2","timestamp":t(6),"targetId":"nowhere","label":"lost"}),
+        json!({"type":"label","id":"l4","parentId":"l3","timestamp":t(7),"targetId":"r","label":{"json":1}}),
+    ];
+    let labels = |tree: &SessionTree<'_>| -> Vec<(u32, String, Option<String>, Option<String>)> {
+        tree.nodes
+            .iter()
+            .map(|n| {
+                let v: Value = serde_json::from_str(&n.entry.to_json()).expect("json");
+                let id = v["id"].to_string();
+                (n.depth, id, n.label.clone(), n.label_timestamp.clone())
+            })
+            .collect()
+    };
+    let on_a = || (Some("on-a".to_owned()), Some(t(4)));
+    let subtree = |d: u32| -> Vec<(u32, String, Option<String>, Option<String>)> {
+        let (l, ts) = on_a();
+        let mut v = vec![(d, "\"a\"".to_owned(), l, ts)];
+        for (k, id) in ["l1", "l2", "l3", "l4"].iter().enumerate() {
+            v.push((d + 1 + k as u32, format!("\"{id}\""), None, None));
+        }
+        v
+    };
+    let mut want = vec![
+        (0, "\"r\"".to_owned(), None, None),
+        (1, "5".to_owned(), None, None),
+    ];
+    want.extend(subtree(1));
+    for dup in [false, true] {
+        if dup {
+            lines.push(
+                json!({"type":"custom","customType":"x","id":"a","parentId":"r","timestamp":t(8)}),
+            );
+            want.extend(subtree(1));
+        }
+        let dir = tempfile::tempdir().expect("dir");
+        let store = store_at(dir.path(), 3);
+        let path = import_lines(&store, dir.path(), "labels", &lines);
+        let owned = store.open(&path).expect("open");
+        assert_eq!(
+            labels(&owned.read_tree(ALL).expect("tree")),
+            want,
+            "owned, dup {dup}"
+        );
+        let view = store.open_read_only(&path).expect("view");
+        assert_eq!(labels(&view.get_tree()), want, "resident, dup {dup}");
+    }
+}
