@@ -778,6 +778,10 @@ impl<'de> Visitor<'de> for BlocksVisitor {
             out.push(b);
             shape.add(s);
         }
+        // A block is about 200 bytes and the vector grows to 4 of them at its first
+        // push: a message of one block would keep room for three more. Shrinking
+        // gives the tail back in place, for the strings read next.
+        out.shrink_to_fit();
         Ok(Blocks(out, shape))
     }
 }
@@ -1281,5 +1285,20 @@ mod tests {
         assert_eq!(super::plain_key_count(text, &[outside, u]), None);
         // A span that starts inside a string is never met.
         assert_eq!(super::plain_key_count(text, &[(x.0 + 1, 3), u]), None);
+    }
+
+    /// A message's blocks take the room they need, not the vector's growth (four
+    /// blocks of about 200 bytes from the first push).
+    #[test]
+    fn blocks_keep_no_spare_room() {
+        let text = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"n","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":1}}"#;
+        let read = message_record(text).expect("read directly");
+        let crate::Entry::Message(m) = &read.entry else {
+            panic!("a message: {:?}", read.entry);
+        };
+        let crate::AgentMessage::ToolResult(r) = &m.message else {
+            panic!("a tool result: {:?}", m.message);
+        };
+        assert_eq!((r.content.len(), r.content.capacity()), (1, 1));
     }
 }
