@@ -79,7 +79,14 @@ impl std::error::Error for Failure {}
 
 /// Runs `bcs` with these arguments on the process's stdio; returns the exit code.
 pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    // `bcs context` in its plain spellings skips building clap's command, a tenth of
+    // a cold context's fixed costs; clap reads everything else.
+    let parsed = match cli::plain_context(&args) {
+        Some(cli) => Ok(cli),
+        None => Cli::try_parse_from(args),
+    };
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -178,6 +185,82 @@ mod tests {
     use clap::Parser;
 
     use crate::cli::{Cli, Command};
+
+    /// Wherever the plain reading of `bcs context` answers, clap answers the same; and
+    /// it answers the spellings the harness and scripts use.
+    #[test]
+    fn the_plain_context_reading_is_clap_s() {
+        let tokens = [
+            "context",
+            "--home",
+            "--session-dir",
+            "--json",
+            "--leaf",
+            "/h",
+            "019c",
+            "s p",
+            "-x",
+            "",
+            "--home=/h",
+            "--",
+            "-h",
+            "--help",
+            "--version",
+            "list",
+            "é",
+        ];
+        let mut answered = 0;
+        let mut check = |args: &[&str]| {
+            let argv: Vec<std::ffi::OsString> = std::iter::once("bcs")
+                .chain(args.iter().copied())
+                .map(Into::into)
+                .collect();
+            if let Some(plain) = crate::cli::plain_context(&argv) {
+                answered += 1;
+                let clap = Cli::try_parse_from(&argv)
+                    .unwrap_or_else(|e| panic!("{args:?}: plain {plain:?}, clap fails: {e}"));
+                assert_eq!(format!("{plain:?}"), format!("{clap:?}"), "{args:?}");
+            }
+        };
+        // Every sequence of up to five of the tokens.
+        let mut args: Vec<&str> = Vec::new();
+        let mut stack = vec![0usize];
+        while let Some(top) = stack.last_mut() {
+            if *top == tokens.len() || args.len() == 5 {
+                stack.pop();
+                args.pop();
+                continue;
+            }
+            args.push(tokens[*top]);
+            *top += 1;
+            check(&args);
+            stack.push(0);
+        }
+        assert!(answered > 200, "{answered}");
+        for args in [
+            &["--home", "/h", "context", "/h/s.jsonl", "--json"][..],
+            &[
+                "context",
+                "019c",
+                "--leaf",
+                "ab",
+                "--json",
+                "--session-dir",
+                "/d",
+            ],
+        ] {
+            assert!(
+                crate::cli::plain_context(
+                    &std::iter::once("bcs")
+                        .chain(args.iter().copied())
+                        .map(Into::into)
+                        .collect::<Vec<_>>()
+                )
+                .is_some(),
+                "{args:?}"
+            );
+        }
+    }
 
     /// What the crate docs' example showed while these modules were public.
     #[test]

@@ -26,6 +26,9 @@ pub(crate) struct Window<'f> {
     chunk: usize,
     start: u64,
     buf: Vec<u8>,
+    /// How many bytes of `buf`, from `start`, hold the file's bytes (a reused buffer
+    /// holds none of them yet).
+    held: usize,
 }
 
 impl<'f> Window<'f> {
@@ -36,7 +39,28 @@ impl<'f> Window<'f> {
             chunk,
             start: 0,
             buf: Vec::new(),
+            held: 0,
         }
+    }
+
+    /// A window that reads into `buf`'s allocation (its bytes are overwritten): a
+    /// caller reading many runs in turn reuses one buffer.
+    pub(crate) fn with_buffer(
+        file: &'f dyn VfsFile,
+        bound: u64,
+        chunk: usize,
+        buf: Vec<u8>,
+    ) -> Self {
+        Self {
+            buf,
+            ..Self::new(file, bound, chunk)
+        }
+    }
+
+    /// Moves the window's end to `bound` (never past `limit`, its end when made): the
+    /// bytes it holds stay.
+    pub(crate) fn set_bound(&mut self, bound: u64, limit: u64) {
+        self.bound = bound.min(limit);
     }
 
     /// The same window, ending at `bound` (never past its own).
@@ -64,15 +88,17 @@ impl<'f> Window<'f> {
                 "read past the bound",
             ));
         }
-        let have = offset >= self.start && end <= self.start + self.buf.len() as u64;
+        let have = offset >= self.start && end <= self.start + self.held as u64;
         if !have {
             let want = (len.max(self.chunk) as u64).min(self.bound - offset) as usize;
             size_for_read(&mut self.buf, want);
             self.start = offset;
+            self.held = 0;
             if let Err(e) = self.file.read_exact_at(offset, &mut self.buf) {
                 self.buf.clear();
                 return Err(e);
             }
+            self.held = want;
         }
         let at = (offset - self.start) as usize;
         Ok(&self.buf[at..at + len])

@@ -20,7 +20,9 @@
 //! - [`Capture`] — a committed length a [`Reader`] is bounded by.
 //! - [`Reader`] — lock-free and read-only: [`read_frame_at`](Reader::read_frame_at),
 //!   [`verify_frame_at`](Reader::verify_frame_at), [`read_run`](Reader::read_run)
-//!   (neighbouring frames in one read, each verified), [`frames`](Reader::frames).
+//!   (neighbouring frames in one read, each verified),
+//!   [`read_frames_into`](Reader::read_frames_into) (frames a few bytes apart in one
+//!   read, into a reused buffer), [`frames`](Reader::frames).
 //! - [`verify()`] and [`salvage()`] — read-only whole-file checks and the export of every
 //!   intact frame of a damaged journal.
 //! - [`verify_relocated`] — one frame held outside its journal (a segment, an object),

@@ -325,6 +325,60 @@ impl Reader {
         })
     }
 
+    /// The frames at `frames` (each a frame's start and end, as an index knows them;
+    /// in file order, apart or neighbours), read with one read of the bytes from the
+    /// first's start to the last's end into `buf`'s allocation (its bytes are
+    /// overwritten; [`FrameRun::into_buffer`] gives it back for the next read), with one
+    /// check of the file's length. Each frame is verified as
+    /// [`read_frame_within`](Self::read_frame_within) verifies it; the bytes between
+    /// them are read but neither decoded nor trusted. What a caller that knows where
+    /// its frames lie reads a few scattered frames with: a context's frames, between
+    /// the frames of other branches it skips. The caller bounds the span (it is read
+    /// into one buffer) and checks each frame's seq and kind as it expects. Frames out
+    /// of order, overlapping or outside the file are an error (none given too).
+    pub fn read_frames_into(
+        &self,
+        frames: &[(Offset, Offset)],
+        buf: Vec<u8>,
+    ) -> Result<FrameRun, ReadError> {
+        let bound = self.len()?.0;
+        let (Some(&(start, _)), Some(&(_, end))) = (frames.first(), frames.last()) else {
+            return Err(self.out_of_range(Offset(0), bound));
+        };
+        let mut prev_end = start.0;
+        for &(s, e) in frames {
+            if s.0 < self.prefix.data_start || !s.0.is_multiple_of(FRAME_ALIGN) || s.0 < prev_end {
+                return Err(self.out_of_range(s, bound));
+            }
+            if e.0 > bound || e.0 <= s.0 {
+                return Err(self.out_of_range(e, bound));
+            }
+            prev_end = e.0;
+        }
+        let len = usize::try_from(end.0 - start.0).map_err(|_| self.out_of_range(end, bound))?;
+        // One window as large as the span: its first read fetches every byte of it.
+        let mut win = Window::with_buffer(self.file.as_ref(), end.0, len, buf);
+        if let Err(e) = win.get(start.0, len) {
+            return Err(self.fault(start.0, Fault::Io(e)));
+        }
+        let max = self.prefix.header.max_payload;
+        let mut infos = Vec::with_capacity(frames.len());
+        for &(at, frame_end) in frames {
+            // Bounded at the frame's end, as a point read of it is.
+            win.set_bound(frame_end.0, end.0);
+            match decode_at(&mut win, &self.prefix.key, at.0, Expect::Entry, max) {
+                Ok(d) => infos.push(d.info(at.0)),
+                Err(f) => return Err(self.fault(at.0, f)),
+            }
+        }
+        let (buf_start, buf) = win.into_parts();
+        Ok(FrameRun {
+            start: buf_start,
+            buf,
+            frames: infos,
+        })
+    }
+
     /// Iterates entry frames from the first one. See [`Reader::frames_from`].
     pub fn frames(&self, bound: Option<Capture>) -> Frames<'_> {
         self.frames_from(Offset(self.prefix.data_start), bound)
@@ -396,6 +450,11 @@ impl FrameRun {
         let from = usize::try_from(info.offset.0.checked_sub(self.start)?).ok()?
             + crate::format::FRAME_HEADER_LEN;
         self.buf.get(from..from + info.payload_len as usize)
+    }
+
+    /// The run's buffer, for the next read ([`Reader::read_frames_into`]).
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buf
     }
 }
 

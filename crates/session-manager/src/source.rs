@@ -51,30 +51,40 @@ pub(crate) struct SnapshotReader<'a> {
 }
 
 /// The most bytes one read ahead fetches: neighbouring frames are read together up to
-/// this, then a new read starts.
-const MAX_RUN: u64 = 1 << 20;
+/// this, then a new read starts. Below glibc's threshold for serving an allocation
+/// with a fresh `mmap` (128 KiB), so a run's buffer comes from the heap, and each
+/// run reads into the buffer of the one before it (kept once all its entries are
+/// loaded): a context's bytes are faulted in once, in one buffer, rather than once per
+/// page of a buffer as large as the context. A frame larger than this is a run alone.
+const MAX_RUN: u64 = 64 << 10;
 
-/// The entries a context is about to load, grouped in runs of neighbouring frames
-/// ([`Records::prefetch`]): a run is read (one read, every frame verified:
-/// [`Reader::read_run`]) when the first of its entries is loaded, and dropped once
-/// every one of them has been, so no more than a run's bytes wait in memory.
+/// The most bytes between two frames of a run that are read and skipped (the frames
+/// of other branches, an import's provenance frames): less than a page costs less to
+/// copy than another read.
+const MAX_GAP: u64 = 4 << 10;
+
+/// The entries a context is about to load, grouped in runs of nearby frames
+/// ([`Records::prefetch`]): a run is read (one read, every frame of it verified:
+/// [`Reader::read_frames_into`]) when the first of its entries is loaded, and its
+/// buffer is kept for the next run once every one of them has been, so no more than a
+/// run's bytes wait in memory.
 #[derive(Debug, Default)]
 pub(crate) struct Prefetched {
     runs: Vec<Run>,
     /// Record → (run, frame within the run).
     at: HashMap<EntryIndex, (usize, usize)>,
+    /// Buffers of runs already loaded, for the next reads.
+    spare: Vec<Vec<u8>>,
 }
 
-/// Neighbouring frames read with one read.
+/// Nearby frames read with one read.
 #[derive(Debug)]
 struct Run {
-    start: Offset,
-    end: Offset,
-    /// Its frames, once read (`Some(None)`: the read failed; each entry is then
-    /// loaded alone, and reports what it finds).
+    /// Where its frames start and end, in file order.
+    frames: Vec<(Offset, Offset)>,
+    /// Its frames, once read (`Some(None)`: the read failed, or every entry was
+    /// loaded; an entry is then loaded alone, and reports what it finds).
     read: Option<Option<FrameRun>>,
-    /// How many frames it holds.
-    frames: usize,
     /// How many of its entries are still to be loaded.
     left: usize,
 }
@@ -153,23 +163,29 @@ impl SnapshotReader<'_> {
         spans.sort_unstable_by_key(|s| s.0);
         spans.dedup_by_key(|s| s.0);
         let mut p = self.prefetched.borrow_mut();
-        let Prefetched { runs, at } = &mut *p;
+        let Prefetched { runs, at, .. } = &mut *p;
         for (start, end, i) in spans {
             let n = runs.len();
             match runs.last_mut() {
-                Some(run) if run.end.0 == start && end - run.start.0 <= MAX_RUN => {
-                    run.end = Offset(end);
-                    at.insert(i, (n - 1, run.frames));
-                    run.frames += 1;
+                Some(run)
+                    if run
+                        .frames
+                        .last()
+                        .is_some_and(|&(_, last)| start >= last.0 && start - last.0 <= MAX_GAP)
+                        && run
+                            .frames
+                            .first()
+                            .is_some_and(|&(first, _)| end - first.0 <= MAX_RUN) =>
+                {
+                    at.insert(i, (n - 1, run.frames.len()));
+                    run.frames.push((Offset(start), Offset(end)));
                     run.left += 1;
                 }
                 _ => {
                     at.insert(i, (n, 0));
                     runs.push(Run {
-                        start: Offset(start),
-                        end: Offset(end),
+                        frames: vec![(Offset(start), Offset(end))],
                         read: None,
-                        frames: 1,
                         left: 1,
                     });
                 }
@@ -183,15 +199,14 @@ impl SnapshotReader<'_> {
     fn prefetched_entry(&self, i: EntryIndex) -> Option<Result<Entry, ReadError>> {
         let mut p = self.prefetched.borrow_mut();
         let (r, k) = p.at.remove(&i)?;
-        let run = p.runs.get_mut(r)?;
-        let frames = run.frames;
+        let Prefetched { runs, spare, .. } = &mut *p;
+        let run = runs.get_mut(r)?;
         let read = run.read.get_or_insert_with(|| {
             // A run whose frames are not the ones planned (an index that disagrees
             // with its journal) is not used: each load then reports the mismatch.
             self.reader
-                .read_run(run.start, run.end)
+                .read_frames_into(&run.frames, spare.pop().unwrap_or_default())
                 .ok()
-                .filter(|f| f.frames().len() == frames)
         });
         let entry = match (read.as_ref(), self.index.info(i)) {
             (Some(read), Some(info)) => match (read.frames().get(k), read.payload(k)) {
@@ -210,8 +225,11 @@ impl SnapshotReader<'_> {
         };
         run.left -= 1;
         if run.left == 0 {
-            // Every entry of the run was loaded: its bytes are not needed any more.
-            run.read = Some(None);
+            // Every entry of the run was loaded: its buffer serves the next run.
+            if let Some(Some(done)) = run.read.replace(None) {
+                spare.push(done.into_buffer());
+            }
+            run.frames = Vec::new();
         }
         entry
     }

@@ -24,7 +24,9 @@
 //! ([`Read::prints_as_read`]): keys in the model's order, no modelled key the
 //! serializer drops or adds, and, by one scan of the text, no whitespace, escapes and
 //! numbers spelled as the serializer spells them, and as many keys as the entry
-//! prints. Where all hold, [`Entry::read`](crate::Entry::read) skips its check that
+//! prints. A block's `text` and `thinking` (most of a message's bytes) are decoded
+//! here from the string's text ([`Text`]), which checks their escapes as it goes: the
+//! scan steps over them. Where all hold, [`Entry::read`](crate::Entry::read) skips its check that
 //! a typed message prints as stored (serializing it to compare); where any fails,
 //! the check decides. Tests compare the answer with the check's.
 
@@ -57,7 +59,7 @@ impl Read {
     /// serialization (`compact::serializes_to(&self.entry, text)`). `false` says
     /// nothing: the caller then compares.
     pub(crate) fn prints_as_read(&self, text: &str) -> bool {
-        self.shape.plain && plain_key_count(text) == Some(self.shape.keys)
+        self.shape.plain && plain_key_count(text, &self.shape.spelled) == Some(self.shape.keys)
     }
 }
 
@@ -66,10 +68,14 @@ impl Read {
 /// in the order and number the serializer writes them (modelled keys in the model's
 /// order, unmodelled ones after them, no optional string `null`, which reads as
 /// absent and is not written).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Shape {
     keys: usize,
     plain: bool,
+    /// Strings of the text already read as spelled as the serializer spells them
+    /// ([`Text`]): where each lies (its address and length, quotes included, inside
+    /// the text read), so the scan of the text steps over them.
+    spelled: Vec<(usize, usize)>,
 }
 
 impl Shape {
@@ -78,6 +84,7 @@ impl Shape {
         Shape {
             keys: 1,
             plain: true,
+            spelled: Vec::new(),
         }
     }
 
@@ -86,12 +93,23 @@ impl Shape {
         Shape {
             keys: 0,
             plain: true,
+            spelled: Vec::new(),
         }
     }
 
     fn add(&mut self, inner: Shape) {
         self.keys += inner.keys;
         self.plain &= inner.plain;
+        self.spelled.extend(inner.spelled);
+    }
+
+    /// Notes a string read by [`Text`]: stepped over by the scan when spelled as the
+    /// serializer spells it; otherwise the text is not the entry's serialization.
+    fn add_text(&mut self, text: &Text) {
+        match text.spelled {
+            Some(span) => self.spelled.push(span),
+            None => self.plain = false,
+        }
     }
 
     /// Adds the keys a value read whole prints (every object key inside it; a
@@ -124,13 +142,33 @@ fn object_keys(v: &Value) -> usize {
 /// `\t` and `\u00xx` (lower-case hex) for the other control characters; integers
 /// that read as a 64-bit integer (not `-0`), other numbers as `ryu` writes the double
 /// they read as. `text` is JSON text that was read.
-fn plain_key_count(text: &str) -> Option<usize> {
+///
+/// `spelled` names strings of `text` already found spelled so (their address and
+/// length, quotes included): the scan steps over each where it starts. A span that
+/// does not start at a string of `text` is never met, and changes nothing.
+fn plain_key_count(text: &str, spelled: &[(usize, usize)]) -> Option<usize> {
     let b = text.as_bytes();
+    let base = b.as_ptr() as usize;
+    let mut skips: Vec<(usize, usize)> = spelled
+        .iter()
+        .filter_map(|&(at, len)| Some((at.checked_sub(base)?, len)))
+        .filter(|&(at, len)| at.checked_add(len).is_some_and(|end| end <= b.len()))
+        .collect();
+    skips.sort_unstable();
+    let mut skips = skips.into_iter().peekable();
     let mut keys = 0;
     let mut i = 0;
     while let Some(&c) = b.get(i) {
         match c {
             b'"' => {
+                while skips.next_if(|&(at, _)| at < i).is_some() {}
+                if let Some((_, len)) = skips.next_if(|&(at, _)| at == i) {
+                    i += len;
+                    if b.get(i) == Some(&b':') {
+                        keys += 1;
+                    }
+                    continue;
+                }
                 i += 1;
                 loop {
                     i += memchr::memchr2(b'"', b'\\', b.get(i..)?)?;
@@ -254,6 +292,105 @@ impl<'de> Deserialize<'de> for Key<'de> {
         }
         d.deserialize_str(V)
     }
+}
+
+/// A string field read from its text as the parser found it (quotes and escapes,
+/// checked by the parser), decoded here into a string of its exact length: one copy,
+/// without the parser's scratch buffer, which grows anew for every record. Decoding
+/// it notes whether it is spelled as the serializer spells it, which spares
+/// [`Read::prints_as_read`]'s scan its bytes: most of a message's text is in such
+/// strings (a block's `text` or `thinking`).
+struct Text {
+    text: String,
+    /// Where the string lies (address and length, quotes included) when it is spelled
+    /// as the serializer spells it.
+    spelled: Option<(usize, usize)>,
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = <&'de serde_json::value::RawValue>::deserialize(d)?.get();
+        let (text, plain) = unescape(raw).ok_or_else(give_up)?;
+        Ok(Text {
+            text,
+            spelled: plain.then_some((raw.as_ptr() as usize, raw.len())),
+        })
+    }
+}
+
+/// The string a JSON string token (quotes included, its escapes checked by the
+/// parser) spells, as `serde_json` reads it, and whether the token is spelled as
+/// `serde_json` writes that string: only the escapes `\"`, `\\`, `\b`, `\f`, `\n`,
+/// `\r`, `\t`, and `\u00xx` (lower-case hex) for the other control characters. `None`
+/// for a token that is not a string, or whose escapes this does not decode (an
+/// unpaired surrogate, which `serde_json` refuses): the caller gives up.
+fn unescape(raw: &str) -> Option<(String, bool)> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    let b = inner.as_bytes();
+    // Escapes only shorten: the token's length bounds the string's.
+    let mut out = String::with_capacity(inner.len());
+    let mut plain = true;
+    let mut i = 0;
+    while let Some(k) = memchr::memchr(b'\\', b.get(i..)?) {
+        out.push_str(inner.get(i..i + k)?);
+        i += k;
+        let c = *b.get(i + 1)?;
+        i += 2;
+        let ch = match c {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => {
+                plain = false;
+                '/'
+            }
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hex = b.get(i..i + 4)?;
+                i += 4;
+                let unit = hex_unit(hex)?;
+                let short = matches!(unit, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d);
+                plain &= unit < 0x20
+                    && !short
+                    && hex[..2] == *b"00"
+                    && !hex[2..].iter().any(u8::is_ascii_uppercase);
+                match unit {
+                    0xd800..=0xdbff => {
+                        if b.get(i..i + 2)? != b"\\u" {
+                            return None;
+                        }
+                        let low = hex_unit(b.get(i + 2..i + 6)?)?;
+                        if !(0xdc00..=0xdfff).contains(&low) {
+                            return None;
+                        }
+                        i += 6;
+                        char::from_u32(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00))?
+                    }
+                    _ => char::from_u32(unit)?,
+                }
+            }
+            _ => return None,
+        };
+        out.push(ch);
+    }
+    out.push_str(inner.get(i..)?);
+    Some((out, plain))
+}
+
+/// The code unit four hex digits (either case) spell.
+fn hex_unit(hex: &[u8]) -> Option<u32> {
+    hex.iter().try_fold(0u32, |n, &h| {
+        let d = match h {
+            b'0'..=b'9' => h - b'0',
+            b'a'..=b'f' => h - b'a' + 10,
+            b'A'..=b'F' => h - b'A' + 10,
+            _ => return None,
+        };
+        Some(n * 16 + u32::from(d))
+    })
 }
 
 /// Reads the value of a modelled field into its slot; a second value is a repeated
@@ -641,6 +778,10 @@ impl<'de> Visitor<'de> for BlocksVisitor {
             out.push(b);
             shape.add(s);
         }
+        // A block is about 200 bytes and the vector grows to 4 of them at its first
+        // push: a message of one block would keep room for three more. Shrinking
+        // gives the tail back in place, for the strings read next.
+        out.shrink_to_fit();
         Ok(Blocks(out, shape))
     }
 }
@@ -679,10 +820,12 @@ impl<'de> Visitor<'de> for BlockSeed {
                     if k != "text" {
                         return Ok(false);
                     }
-                    put::<_, String>(&mut text, map).map(|()| true)
+                    put::<_, Text>(&mut text, map).map(|()| true)
                 })?;
+                let text: Text = need(text)?;
+                shape.add_text(&text);
                 ContentBlock::Text(TextContent {
-                    text: need(text)?,
+                    text: text.text,
                     extra,
                 })
             }
@@ -692,10 +835,12 @@ impl<'de> Visitor<'de> for BlockSeed {
                     if k != "thinking" {
                         return Ok(false);
                     }
-                    put::<_, String>(&mut thinking, map).map(|()| true)
+                    put::<_, Text>(&mut thinking, map).map(|()| true)
                 })?;
+                let thinking: Text = need(thinking)?;
+                shape.add_text(&thinking);
                 ContentBlock::Thinking(ThinkingContent {
-                    thinking: need(thinking)?,
+                    thinking: thinking.text,
                     extra,
                 })
             }
@@ -1042,5 +1187,118 @@ mod tests {
             direct > checked / 10,
             "only {direct} of {checked} read directly"
         );
+    }
+
+    /// `unescape` reads every string token as `serde_json` reads it, and says it is
+    /// spelled as the serializer writes it exactly when `serde_json` writes the string
+    /// back as the token.
+    #[test]
+    fn unescape_reads_string_tokens_as_serde_json_does() {
+        let pieces = [
+            "",
+            "a",
+            "é",
+            "Ω",
+            "😀",
+            " ",
+            "/",
+            r"\/",
+            r"\n",
+            r"\r",
+            r"\t",
+            r"\b",
+            r"\f",
+            r#"\""#,
+            r"\\",
+            r"\u0000",
+            r"\u001f",
+            r"\u001F",
+            r"\u000a",
+            r"\u000A",
+            r"\u0008",
+            r"\u0009",
+            r"\u000c",
+            r"\u000d",
+            r"\u0020",
+            r"\u0041",
+            r"\u00e9",
+            r"\u00E9",
+            r"\u03a9",
+            r"\ud83d\ude00",
+            r"\uD83D\uDE00",
+            r"\ud83d",
+            r"\ude00",
+            r"\ud83d\u0041",
+            r"\ud83dx",
+            r"\u007f",
+            "\u{7f}",
+            r"\u2028",
+            "\u{2028}",
+        ];
+        let mut tokens = Vec::new();
+        for a in pieces {
+            for b in pieces {
+                tokens.push(format!("\"{a}{b}\""));
+                tokens.push(format!("\"x{a}yy{b}zzz\""));
+            }
+        }
+        tokens.push(format!("\"{}\"", r"line\n".repeat(300)));
+        let mut read = 0;
+        for token in &tokens {
+            let serde = serde_json::from_str::<String>(token);
+            match (super::unescape(token), &serde) {
+                (Some((text, plain)), Ok(expected)) => {
+                    read += 1;
+                    assert_eq!(&text, expected, "{token}");
+                    let written = serde_json::to_string(expected).expect("a string");
+                    assert_eq!(plain, written == *token, "{token}");
+                }
+                (Some(got), Err(e)) => panic!("{token}: read {got:?} where serde_json fails: {e}"),
+                // Unpaired surrogates, which serde_json refuses too.
+                (None, Ok(s)) => panic!("{token}: not read, serde_json reads {s:?}"),
+                (None, Err(_)) => {}
+            }
+        }
+        assert!(read * 10 > tokens.len() * 8, "{read} of {}", tokens.len());
+        // Not string tokens.
+        for token in ["1", "null", "[\"a\"]", "\"", ""] {
+            assert_eq!(super::unescape(token), None, "{token}");
+        }
+    }
+
+    /// The scan steps over the strings the reading found spelled as the serializer
+    /// spells them (here one it would refuse, to show it is not scanned), and a span
+    /// that is no string of the text changes nothing.
+    #[test]
+    fn the_plain_scan_steps_over_strings_already_read() {
+        let text = r#"{"a":"x\/y","b":[1,"\u0041"]}"#;
+        assert_eq!(super::plain_key_count(text, &[]), None);
+        let at = |s: &str| {
+            let start = text.find(s).expect("in the text");
+            (text.as_ptr() as usize + start, s.len())
+        };
+        let (x, u) = (at(r#""x\/y""#), at(r#""\u0041""#));
+        assert_eq!(super::plain_key_count(text, &[x]), None);
+        assert_eq!(super::plain_key_count(text, &[u, x]), Some(2));
+        let elsewhere = "\"x\\/y\"".to_owned();
+        let outside = (elsewhere.as_ptr() as usize, elsewhere.len());
+        assert_eq!(super::plain_key_count(text, &[outside, u]), None);
+        // A span that starts inside a string is never met.
+        assert_eq!(super::plain_key_count(text, &[(x.0 + 1, 3), u]), None);
+    }
+
+    /// A message's blocks take the room they need, not the vector's growth (four
+    /// blocks of about 200 bytes from the first push).
+    #[test]
+    fn blocks_keep_no_spare_room() {
+        let text = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"toolResult","toolCallId":"c","toolName":"n","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":1}}"#;
+        let read = message_record(text).expect("read directly");
+        let crate::Entry::Message(m) = &read.entry else {
+            panic!("a message: {:?}", read.entry);
+        };
+        let crate::AgentMessage::ToolResult(r) = &m.message else {
+            panic!("a tool result: {:?}", m.message);
+        };
+        assert_eq!((r.content.len(), r.content.capacity()), (1, 1));
     }
 }
