@@ -796,6 +796,22 @@ impl Writer {
         durability: Durability,
         encode: impl FnOnce(&mut PayloadBuf<'_>),
     ) -> Result<(Appended, &[u8]), AppendError> {
+        let time = self.clock.now();
+        self.append_encoded_at(kind, tag, time, durability, encode)
+    }
+
+    /// [`append_encoded`](Self::append_encoded) with the frame's time given (its
+    /// `time_ms`, informational) instead of read from the writer's clock: for a
+    /// caller that reads the clock for its payload already (an entry's timestamp),
+    /// so that one append reads it once.
+    pub fn append_encoded_at(
+        &mut self,
+        kind: FrameKind,
+        tag: Tag,
+        time: UnixMillis,
+        durability: Durability,
+        encode: impl FnOnce(&mut PayloadBuf<'_>),
+    ) -> Result<(Appended, &[u8]), AppendError> {
         self.check_poison()?;
         self.harvest(false)?;
         self.check_kind(kind)?;
@@ -807,7 +823,6 @@ impl Writer {
             self.buf = buf;
             return Err(e);
         }
-        let time = self.clock.now();
         let synced_to = self.durable_end;
         let seq = self.last_seq + 1;
         let body_check = seal_frame(

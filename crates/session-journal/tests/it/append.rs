@@ -318,3 +318,41 @@ fn an_unpublished_journal_is_synced_only_when_asked() {
     assert_eq!(env.payloads(), vec![b"one".to_vec(), b"two".to_vec()]);
     assert_eq!(env.reader().header().session_id.as_deref(), Some("s-1"));
 }
+
+/// `append_encoded_at` stamps the frame with the time it is given, not the writer's
+/// clock (which reads 1,000 here); `append_encoded` still reads the clock. Both
+/// verify and read back alike.
+#[test]
+fn an_encoded_append_at_a_given_time_carries_that_time() {
+    let env = Env::new();
+    let mut w = env.create();
+    let (a, payload) = w
+        .append_encoded_at(
+            entry(),
+            Tag([7; 16]),
+            session_journal::UnixMillis(1_735_689_600_123),
+            BUFFERED,
+            |b| b.extend_from_slice(b"at"),
+        )
+        .unwrap();
+    assert_eq!((a.seq, payload), (Seq(1), &b"at"[..]));
+    w.append_encoded(entry(), Tag::default(), BUFFERED, |b| {
+        b.extend_from_slice(b"now")
+    })
+    .unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let times: Vec<(u64, Vec<u8>)> = env
+        .reader()
+        .frames(None)
+        .map(|f| f.unwrap())
+        .map(|f| (f.info.time.0, f.payload))
+        .collect();
+    assert_eq!(
+        times,
+        vec![
+            (1_735_689_600_123, b"at".to_vec()),
+            (1_000, b"now".to_vec())
+        ]
+    );
+}
