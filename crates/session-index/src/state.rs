@@ -319,9 +319,6 @@ pub(crate) struct State {
 /// Up to this many codes, [`intern`] finds a string by comparing, not hashing.
 const SCAN_CODES: usize = 16;
 
-/// Pool bytes a record usually takes: its id and its parent's, 8 characters each.
-const POOL_BYTES_PER_RECORD: usize = 16;
-
 fn intern(table: &mut Vec<Box<str>>, codes: &mut HashMap<Box<str>, u16>, s: &str) -> u16 {
     if table.is_empty() {
         table.push("".into());
@@ -932,15 +929,10 @@ impl State {
         self.observe_fields(index, rec, fields);
     }
 
-    /// Room for `records` more records (a hint) in the id map, the records and the
-    /// pool (two 8-character ids a record, the usual), so that a bulk build or a new
-    /// session's first appends do not rehash every id and copy every record as they
-    /// double.
+    /// Room in the id map for `records` more records (a hint), so that a bulk build
+    /// does not rehash every id as the map doubles.
     pub(crate) fn reserve(&mut self, records: usize) {
         self.ids.reserve(&self.recs, &self.pool, records);
-        self.recs.reserve(records);
-        self.pool
-            .reserve(records.saturating_mul(POOL_BYTES_PER_RECORD));
     }
 
     /// Adds one entry frame the caller just appended, whose payload `scanned` read

@@ -114,11 +114,6 @@ impl Recs {
         self.tail.push(r);
     }
 
-    /// Room for `more` records without reallocating.
-    pub(crate) fn reserve(&mut self, more: usize) {
-        self.tail.reserve(more);
-    }
-
     /// Sets the resolved parent of record `i`, one indexed since the load.
     pub(crate) fn set_parent_pos(&mut self, i: u32, pos: u32) {
         if let Some(t) = (i as usize).checked_sub(self.base_len as usize)
@@ -190,11 +185,6 @@ impl Pool {
                 }
             }
         }
-    }
-
-    /// Room for `more` bytes without reallocating.
-    pub(crate) fn reserve(&mut self, more: usize) {
-        self.tail.reserve(more);
     }
 
     /// Appends `s`; its span.

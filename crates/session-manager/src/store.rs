@@ -189,12 +189,7 @@ impl Store {
                 Durability::Durable,
             )
             .map_err(|e| OpenError::from(crate::error::AppendError::from(e)))?;
-        let mut session = self.own(path, writer)?;
-        // A new session's index grows from nothing: room for its first interval of
-        // appends now (≈ 100 KB), so those do not copy it and rehash its ids as it
-        // doubles; past that, it grows as any vector.
-        session.index.reserve(crate::INDEX_SAVE_EVERY as usize);
-        Ok(session)
+        self.own(path, writer)
     }
 
     /// Builds the owned handle around a writer that holds the lock.

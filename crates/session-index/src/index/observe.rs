@@ -123,10 +123,9 @@ impl Index {
     }
 
     /// Makes room for about `records` more frames to be observed (a hint, as
-    /// `Vec::reserve`: the id map, the records and the id pool take their room now
-    /// instead of rehashing every id and copying every record each time they double;
-    /// an import passes its source's line count, capped, a new session its first
-    /// interval of appends). Changes no answer.
+    /// `Vec::reserve`: the id map takes 8 bytes a record now instead of rehashing
+    /// every id each time it doubles; an import passes its source's line count,
+    /// capped). Changes no answer.
     pub fn reserve(&mut self, records: usize) {
         self.derived.state.reserve(records);
     }

@@ -1225,23 +1225,3 @@ fn an_append_stamps_its_entry_and_its_frame_from_one_stamp() {
             .expect("rebuild");
     assert_eq!(rebuilt.summary(), summary);
 }
-
-/// A new session's index has room for its first interval of appends: none of them
-/// copies the records or the id pool (no doubling inside the first
-/// `INDEX_SAVE_EVERY` appends), and the room is that interval's, not more.
-#[test]
-fn a_new_sessions_first_interval_of_appends_grows_no_index_vector() {
-    let (_d, store) = store();
-    let mut s = store.create("/w").expect("create");
-    s.set_durability(Durability::Buffered);
-    let room = s.index().capacities();
-    let every = session_manager::INDEX_SAVE_EVERY as usize;
-    // The header record, then the interval.
-    assert!(room.0 > every, "{room:?}");
-    assert!(room.0 <= 2 * every + 1, "{room:?}: bounded");
-    for i in 0..every {
-        s.append_message(user(&format!("m{i}"))).expect("append");
-        assert_eq!(s.index().capacities(), room, "append {i} reallocated");
-    }
-    s.close().expect("close");
-}
