@@ -59,6 +59,9 @@ pub(crate) struct Fields<'a> {
     pub(crate) parent_json: Option<String>,
     /// `timestamp`, if a string.
     pub(crate) timestamp: Option<Cow<'a, str>>,
+    /// `Date.parse(timestamp)` when the appender knows it without parsing (it
+    /// formatted `timestamp` from these milliseconds): taken instead of parsing.
+    pub(crate) timestamp_ms: Option<i64>,
     /// `new Date(timestamp).getTime()` when `timestamp` is present but not a string
     /// (`null` is 0, `true` 1, a number itself; NaN as `None`): the tree sorts by it.
     pub(crate) timestamp_other: Option<i64>,
@@ -194,6 +197,7 @@ impl<'a> Fields<'a> {
                 .filter(|r| !r.get().starts_with('"') && !probe::is_falsy(Some(r)))
                 .and_then(canonical),
             timestamp: probe::as_str(p.timestamp),
+            timestamp_ms: None,
             timestamp_other: p
                 .timestamp
                 .filter(|r| !r.get().starts_with('"'))

@@ -907,14 +907,20 @@ impl State {
     /// serialized: the fields come from the typed entry, so nothing is parsed (unless
     /// only the text gives them exactly; see [`Fields::from_entry`]).
     /// `payload` gives that text when it must be read.
+    /// `timestamp_ms`, when given, is what `Date.parse` reads from the entry's
+    /// timestamp (the caller formatted it from those milliseconds).
     pub(crate) fn observe_entry<'p>(
         &mut self,
         info: &FrameInfo,
         entry: &Entry,
+        timestamp_ms: Option<i64>,
         payload: impl FnOnce() -> Cow<'p, [u8]>,
     ) {
         let fields = match Fields::from_entry(entry) {
-            Some(f) if info.kind.get() == ENTRY_KIND => f,
+            Some(f) if info.kind.get() == ENTRY_KIND => Fields {
+                timestamp_ms: timestamp_ms.filter(|_| f.timestamp.is_some()),
+                ..f
+            },
             _ => return self.observe(info, &payload()),
         };
         let Some((index, rec)) = self.begin(info) else {
@@ -958,7 +964,10 @@ impl State {
     fn observe_fields(&mut self, index: u32, mut rec: Rec, f: Fields<'_>) {
         self.agg.entries += 1;
         let before = self.agg.leaf.replace(index);
-        if let Some(ts) = f.timestamp.as_deref() {
+        if let Some(ms) = f.timestamp_ms {
+            debug_assert_eq!(f.timestamp.as_deref().and_then(parse_js_date), Some(ms));
+            rec.ts = ms as f64;
+        } else if let Some(ts) = f.timestamp.as_deref() {
             rec.ts = parse_js_date(ts).map_or(f64::NAN, |ms| ms as f64);
         } else if let Some(ms) = f.timestamp_other {
             rec.ts = ms as f64;
@@ -1034,7 +1043,9 @@ impl State {
             .and_then(EntryType::from_name)
             .map_or(Observe::Nothing, |t| *OBSERVE.get(t));
         match observe {
-            Observe::Message => self.observe_message(&f.message, f.timestamp.as_deref()),
+            Observe::Message => {
+                self.observe_message(&f.message, f.timestamp.as_deref(), f.timestamp_ms);
+            }
             Observe::Label => {
                 self.agg.label_entries += 1;
                 let (map, target) = match (f.target_id, f.target_json) {
@@ -1107,7 +1118,12 @@ impl State {
     }
 
     /// The listing bookkeeping of one `message` entry (§3.8 of the behaviour spec).
-    fn observe_message(&mut self, message: &Message<'_>, entry_ts: Option<&str>) {
+    fn observe_message(
+        &mut self,
+        message: &Message<'_>,
+        entry_ts: Option<&str>,
+        entry_ms: Option<i64>,
+    ) {
         self.agg.message_count += 1;
         let m = match message {
             Message::Missing => {
@@ -1131,9 +1147,7 @@ impl State {
             // can hold and which `Math.max`, `> 0` and `new Date` answer alike for.
             let n = n.clamp(f64::MIN, f64::MAX);
             self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(n));
-        } else if let Some(ts) = entry_ts
-            && let Some(t) = parse_js_date(ts)
-        {
+        } else if let Some(t) = entry_ms.or_else(|| entry_ts.and_then(parse_js_date)) {
             self.agg.last_activity = Some(self.agg.last_activity.unwrap_or(0.0).max(t as f64));
         }
         // firstMessage (assistant text is extracted too: a throw there drops the

@@ -260,7 +260,20 @@ pub struct Writer {
     poisoned: Option<u64>,
     clock: Clock,
     buf: Vec<u8>,
+    /// How far the journal's blocks are reserved for buffered appends (`u64::MAX`:
+    /// the file system reserves nothing, never asked again).
+    reserved_to: u64,
+    /// Whether blocks past the end may be reserved (released at the seal).
+    reserved: bool,
 }
+
+/// Blocks a buffered writer reserves past its end at a time: the journal's size,
+/// at least [`RESERVE_MIN`] and at most [`RESERVE_MAX`]. A write into reserved
+/// blocks costs the kernel less than one that reserves delayed-allocation blocks
+/// page by page, and the periodic `fdatasync` then allocates nothing.
+const RESERVE_MIN: u64 = 64 << 10;
+/// See [`RESERVE_MIN`].
+const RESERVE_MAX: u64 = 1 << 20;
 
 /// A sync of the journal running on a thread of its own, started by
 /// [`Writer::sync_in_background`]: what it makes durable when it succeeds.
@@ -680,6 +693,8 @@ impl Writer {
             poisoned: None,
             clock,
             buf: Vec::new(),
+            reserved_to: 0,
+            reserved: false,
         }
     }
 
@@ -736,6 +751,8 @@ impl Writer {
             poisoned: None,
             clock: options.clock,
             buf: Vec::new(),
+            reserved_to: 0,
+            reserved: false,
         };
         Ok((writer, report))
     }
@@ -796,6 +813,22 @@ impl Writer {
         durability: Durability,
         encode: impl FnOnce(&mut PayloadBuf<'_>),
     ) -> Result<(Appended, &[u8]), AppendError> {
+        let time = self.clock.now();
+        self.append_encoded_at(kind, tag, time, durability, encode)
+    }
+
+    /// [`append_encoded`](Self::append_encoded) with the frame's time given (its
+    /// `time_ms`, informational) instead of read from the writer's clock: for a
+    /// caller that reads the clock for its payload already (an entry's timestamp),
+    /// so that one append reads it once.
+    pub fn append_encoded_at(
+        &mut self,
+        kind: FrameKind,
+        tag: Tag,
+        time: UnixMillis,
+        durability: Durability,
+        encode: impl FnOnce(&mut PayloadBuf<'_>),
+    ) -> Result<(Appended, &[u8]), AppendError> {
         self.check_poison()?;
         self.harvest(false)?;
         self.check_kind(kind)?;
@@ -807,7 +840,6 @@ impl Writer {
             self.buf = buf;
             return Err(e);
         }
-        let time = self.clock.now();
         let synced_to = self.durable_end;
         let seq = self.last_seq + 1;
         let body_check = seal_frame(
@@ -831,6 +863,9 @@ impl Writer {
             body_check,
             durability,
         };
+        if durability == Durability::Buffered {
+            self.reserve_to(appended.end().0);
+        }
         let written = self.write_at_end(&buf);
         self.buf = buf;
         written?;
@@ -853,6 +888,34 @@ impl Writer {
             appended,
             &self.buf[FRAME_HEADER_LEN..FRAME_HEADER_LEN + payload_len],
         ))
+    }
+
+    /// Reserves the journal's blocks up to at least `end` (best effort; see
+    /// [`RESERVE_MIN`]): what a buffered append about to write up to `end` asks.
+    fn reserve_to(&mut self, end: u64) {
+        if end <= self.reserved_to {
+            return;
+        }
+        let from = self.reserved_to.max(self.end);
+        let chunk = (self.end - self.data_start).clamp(RESERVE_MIN, RESERVE_MAX);
+        match self.file.preallocate(from, chunk.max(end - from)) {
+            Ok(true) => {
+                self.reserved_to = from + chunk.max(end - from);
+                self.reserved = true;
+            }
+            // Not supported, or refused (no space: the write will say): not asked again.
+            Ok(false) | Err(_) => self.reserved_to = u64::MAX,
+        }
+    }
+
+    /// Releases the blocks reserved past the end (truncating the file to its length
+    /// changes no byte): a closed journal keeps none.
+    fn release_reserved(&mut self) {
+        if self.reserved {
+            let _ = self.file.set_len(self.end);
+            self.reserved = false;
+            self.reserved_to = self.reserved_to.min(self.end);
+        }
     }
 
     /// Records the frame just written as the last one.
@@ -1163,6 +1226,9 @@ impl Writer {
         self.buf.clear();
         self.buf.shrink_to(IDLE_BUFFER);
         self.sync_inner()?;
+        // Before the seal is written: what changes the file's times is done by the
+        // time the seal is durable.
+        self.release_reserved();
         if self.is_sealed() {
             return Ok(self.durable_capture());
         }

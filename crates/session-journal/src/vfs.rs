@@ -150,6 +150,15 @@ pub trait VfsFile: Send + Sync + fmt::Debug {
     /// name it was opened by.
     fn try_lock(&self) -> io::Result<bool>;
 
+    /// Reserves the file's blocks for `offset..offset + len` without changing its
+    /// length or contents (`fallocate(FALLOC_FL_KEEP_SIZE)`); `Ok(false)` where the
+    /// file system cannot (the default). Truncating the file to its length (`set_len`)
+    /// releases what is reserved past its end.
+    fn preallocate(&self, offset: u64, len: u64) -> io::Result<bool> {
+        let _ = (offset, len);
+        Ok(false)
+    }
+
     /// Reads exactly `buf.len()` bytes at `offset`, or fails with `UnexpectedEof`.
     fn read_exact_at(&self, mut offset: u64, mut buf: &mut [u8]) -> io::Result<()> {
         while !buf.is_empty() {
@@ -300,6 +309,12 @@ impl VfsFile for StdFile {
     }
     fn try_lock(&self) -> io::Result<bool> {
         lock_file(&self.0)
+    }
+    #[cfg(target_os = "linux")]
+    fn preallocate(&self, offset: u64, len: u64) -> io::Result<bool> {
+        rustix::fs::fallocate(&self.0, rustix::fs::FallocateFlags::KEEP_SIZE, offset, len)
+            .map(|()| true)
+            .map_err(io::Error::from)
     }
 }
 

@@ -23,6 +23,15 @@ pub trait TimeSource: Send + Sync + std::fmt::Debug {
     fn now(&self) -> Timestamp {
         Timestamp::from_unix_ms(self.now_ms())
     }
+
+    /// One append's times: its entry's (a reading, as [`now_ms`](Self::now_ms)) and
+    /// its frame's (as [`peek_ms`](Self::peek_ms) right after). By default exactly
+    /// those two calls; a clock whose peek is simply another reading gives the one
+    /// reading for both, so an append reads the clock once.
+    fn stamp_ms(&self) -> (i64, i64) {
+        let entry = self.now_ms();
+        (entry, self.peek_ms())
+    }
 }
 
 /// The real clock.
@@ -35,6 +44,13 @@ impl TimeSource for SystemClock {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
         i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// One reading for the entry and its frame (a second would differ by at most
+    /// the microseconds between them: the frame's time is informational).
+    fn stamp_ms(&self) -> (i64, i64) {
+        let now = self.now_ms();
+        (now, now)
     }
 }
 

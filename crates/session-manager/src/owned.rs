@@ -8,8 +8,10 @@ use std::sync::{Mutex, PoisonError};
 use session_context::{ContextOptions, SessionContext};
 use session_import::Retention;
 use session_index::{EntryIndex, Index, kinds};
-use session_journal::{Capture, Durability, NewFrame, PendingSync, Reader, SyncDone, Writer};
-use session_types::{Entry, EntryBase, EntryId, SessionHeader};
+use session_journal::{
+    Capture, Durability, NewFrame, PendingSync, Reader, SyncDone, UnixMillis, Writer,
+};
+use session_types::{Entry, EntryBase, EntryId, SessionHeader, Timestamp};
 
 use crate::append::{append_methods, base, complete_entry, fresh_id};
 use crate::error::{AppendError, ReadError};
@@ -74,6 +76,21 @@ pub struct OwnedSession {
     pub(crate) opened_len: u64,
 }
 
+/// The times of one append: its frame's, and what `Date.parse` reads from its
+/// entry's timestamp when the appender formatted it (`None`: the index parses it).
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    frame: UnixMillis,
+    timestamp_ms: Option<i64>,
+}
+
+/// An entry the manager built or completed has an id; not having one is a bug.
+fn no_id() -> AppendError {
+    AppendError::InvalidEntry {
+        reason: "entry without id".into(),
+    }
+}
+
 /// A torn tail that opening the session cut: the bytes of an append that was never
 /// acknowledged (a writer killed inside it), copied aside before the cut. Opening
 /// repairs a torn tail and reports it here; it is never an error (corruption of
@@ -99,19 +116,50 @@ impl OwnedSession {
         &mut self,
         build: impl FnOnce(EntryBase) -> Entry,
     ) -> Result<EntryId, AppendError> {
+        self.append_built(build, true)
+    }
+
+    /// [`append_with`](Self::append_with) for a builder that may replace the base's
+    /// timestamp (the index then reads the entry's own).
+    pub(crate) fn append_with_retimed(
+        &mut self,
+        build: impl FnOnce(EntryBase) -> Entry,
+    ) -> Result<EntryId, AppendError> {
+        self.append_built(build, false)
+    }
+
+    fn append_built(
+        &mut self,
+        build: impl FnOnce(EntryBase) -> Entry,
+        keeps_time: bool,
+    ) -> Result<EntryId, AppendError> {
         let id = fresh_id(&self.store.sources, |c| self.index.find(c).is_some());
-        // The leaf becomes the new entry's parent (moved, not copied: the append
-        // replaces it, and a failed one puts it back).
-        let entry = build(base(
-            id.clone(),
-            self.leaf.take(),
-            self.store.sources.clock.now(),
-        ));
-        let written = self.write_entry(&entry, id);
-        if written.is_err() {
-            self.leaf = entry.base().and_then(|b| b.parent_id.clone());
+        // One clock reading stamps the entry and its frame (a test clock keeps its
+        // two), and the index is handed the milliseconds the timestamp was
+        // formatted from instead of parsing them back.
+        let (ms, frame_ms) = self.store.sources.clock.stamp_ms();
+        let (timestamp, read_back) = Timestamp::from_unix_ms_read_back(ms);
+        let stamp = Stamp {
+            frame: UnixMillis(u64::try_from(frame_ms).unwrap_or(0)),
+            timestamp_ms: read_back.filter(|_| keeps_time),
+        };
+        // The leaf becomes the new entry's parent and the new id the entry's (both
+        // moved, not copied: the append replaces the leaf, and a failed one puts it
+        // back).
+        let mut entry = build(base(id, self.leaf.take(), timestamp));
+        let written = self.write_entry(&entry, stamp);
+        let base = entry.base_mut();
+        match written {
+            Ok(()) => {
+                let id = base.and_then(|b| b.id.take()).ok_or_else(no_id)?;
+                self.leaf = Some(id.clone());
+                Ok(id)
+            }
+            Err(e) => {
+                self.leaf = base.and_then(|b| b.parent_id.take());
+                Err(e)
+            }
         }
-        written
     }
 
     fn has_entry(&self, id: &str) -> bool {
@@ -147,46 +195,66 @@ impl OwnedSession {
                 reason: format!("parentId {parent:?} names no entry of this session"),
             });
         }
-        self.write_entry(&entry, id)
+        let stamp = Stamp {
+            frame: self.writer_mut().now(),
+            timestamp_ms: None,
+        };
+        self.write_entry_as(&entry, &id, stamp)?;
+        self.leaf = Some(id.clone());
+        Ok(id)
     }
 
-    pub(crate) fn write_entry(
+    /// Appends `entry` (its id is its base's), indexes it, and syncs periodically;
+    /// the caller sets the leaf.
+    fn write_entry(&mut self, entry: &Entry, stamp: Stamp) -> Result<(), AppendError> {
+        let id = entry.id().ok_or_else(no_id)?;
+        // The id is borrowed from the entry while `self` is written: its tag first.
+        let tag = kinds::id_tag(id);
+        self.write_tagged(entry, tag, stamp)
+    }
+
+    fn write_entry_as(
         &mut self,
         entry: &Entry,
-        id: EntryId,
-    ) -> Result<EntryId, AppendError> {
+        id: &EntryId,
+        stamp: Stamp,
+    ) -> Result<(), AppendError> {
+        self.write_tagged(entry, kinds::id_tag(id.as_str()), stamp)
+    }
+
+    fn write_tagged(
+        &mut self,
+        entry: &Entry,
+        tag: session_journal::Tag,
+        stamp: Stamp,
+    ) -> Result<(), AppendError> {
         // The entry is serialized once, straight into the frame buffer, and the index
         // takes its fields from the typed entry rather than parsing that text again.
         let writer = self
             .writer
             .get_mut()
             .unwrap_or_else(PoisonError::into_inner);
-        let written = writer.append_encoded(
-            kinds::ENTRY,
-            kinds::id_tag(id.as_str()),
-            self.durability,
-            |buf| {
+        let written =
+            writer.append_encoded_at(kinds::ENTRY, tag, stamp.frame, self.durability, |buf| {
                 if entry.write_json(&mut *buf).is_err() {
                     // Unreachable (the buffer never fails); an empty payload is refused.
                     buf.clear();
                 }
-            },
-        );
+            });
         let observed = match written {
             Ok((appended, payload)) => self
                 .index
-                .observe_entry(&appended, payload, entry)
+                .observe_entry_timed(&appended, payload, entry, stamp.timestamp_ms)
                 .map_err(AppendError::from),
             Err(e) => Err(AppendError::from(e)),
         };
         self.captured = self.writer_mut().capture();
         observed?;
-        self.leaf = Some(id.clone());
         self.unsaved += 1;
         if self.unsaved.is_multiple_of(INDEX_SAVE_EVERY) {
             self.sync_periodically();
         }
-        Ok(id)
+        Ok(())
     }
 
     /// Every [`INDEX_SAVE_EVERY`] appends: the journal's sync (a buffered session's

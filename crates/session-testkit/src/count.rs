@@ -192,6 +192,9 @@ impl VfsFile for CountingFile {
     fn try_lock(&self) -> io::Result<bool> {
         self.inner.try_lock()
     }
+    fn preallocate(&self, offset: u64, len: u64) -> io::Result<bool> {
+        self.inner.preallocate(offset, len)
+    }
 }
 
 impl Interpose for Counting {

@@ -150,4 +150,7 @@ impl<H: SyncHook> VfsFile for SyncHooked<H> {
     fn try_lock(&self) -> io::Result<bool> {
         self.inner.try_lock()
     }
+    fn preallocate(&self, offset: u64, len: u64) -> io::Result<bool> {
+        self.inner.preallocate(offset, len)
+    }
 }

@@ -191,6 +191,9 @@ struct State {
     stats: SimStats,
     /// The simulated clock (ns since the epoch) that stamps change times.
     clock: SimClock,
+    /// Whether files take `preallocate` (as ext4 does), and each inode's reserved end.
+    preallocates: bool,
+    reserved: BTreeMap<u64, u64>,
 }
 
 /// The clock of change times: every change of an inode (creation, write, truncation,
@@ -344,6 +347,22 @@ impl SimFs {
     /// The paths of all files, sorted.
     pub fn list(&self) -> Vec<PathBuf> {
         self.lock_state().names.keys().cloned().collect()
+    }
+
+    /// Files take `preallocate` from now on (block reservations past the end, as
+    /// ext4's `fallocate(FALLOC_FL_KEEP_SIZE)`: no byte or length changes; a
+    /// `set_len` releases them).
+    pub fn allow_preallocation(&self) {
+        self.lock_state().preallocates = true;
+    }
+
+    /// How far the file at `path` has blocks reserved (`None`: nothing reserved past
+    /// its length).
+    pub fn reserved_end(&self, path: &Path) -> Option<u64> {
+        let s = self.lock_state();
+        let ino = s.names.get(path)?;
+        let len = s.inodes.get(ino)?.current.len() as u64;
+        s.reserved.get(ino).copied().filter(|end| *end > len)
     }
 
     /// Whether someone holds the lock on the file at `path`.
@@ -764,6 +783,7 @@ impl VfsFile for SimFile {
 
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.with(|s| {
+            s.reserved.remove(&self.ino);
             let node = inode(s, self.ino)?;
             node.current.resize(len as usize, 0);
             node.pending.push(Pending::SetLen(len));
@@ -815,6 +835,17 @@ impl VfsFile for SimFile {
                 links,
                 len,
             })
+        })
+    }
+
+    fn preallocate(&self, offset: u64, len: u64) -> io::Result<bool> {
+        self.with(|s| {
+            if !s.preallocates {
+                return Ok(false);
+            }
+            let end = s.reserved.entry(self.ino).or_insert(0);
+            *end = (*end).max(offset + len);
+            Ok(true)
         })
     }
 

@@ -111,6 +111,25 @@ impl Timestamp {
         Self(dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
     }
 
+    /// [`from_unix_ms`](Self::from_unix_ms), and what [`unix_ms`](Self::unix_ms)
+    /// reads back from it when that is known without parsing: `ms` itself for years
+    /// 0000–9999 (`toISOString()`'s own shape, which `Date.parse` reads back
+    /// exactly), `None` otherwise. What lets an index take an appended entry's time
+    /// without parsing the text just formatted.
+    ///
+    /// ```
+    /// use session_types::Timestamp;
+    /// let (ts, ms) = Timestamp::from_unix_ms_read_back(1_735_689_600_000);
+    /// assert_eq!(ts.as_str(), "2025-01-01T00:00:00.000Z");
+    /// assert_eq!(ms, ts.unix_ms());
+    /// ```
+    pub fn from_unix_ms_read_back(ms: i64) -> (Self, Option<i64>) {
+        match iso_4_digit_year(ms) {
+            Some(s) => (Self(s), Some(ms)),
+            None => (Self::from_unix_ms(ms), None),
+        }
+    }
+
     /// The timestamp as a string slice.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -245,6 +264,40 @@ mod tests {
         }
         for ms in probes {
             assert_eq!(Timestamp::from_unix_ms(ms).0, chrono_iso(ms), "{ms}");
+        }
+    }
+
+    /// What `from_unix_ms_read_back` says `Date.parse` reads back is what it reads
+    /// back, wherever it says anything (and it says it for every 4-digit year).
+    #[test]
+    fn read_back_is_what_date_parse_reads() {
+        let mut probes = vec![
+            0,
+            -1,
+            951_782_400_000,
+            -62_167_219_200_000,
+            -62_167_219_200_001,
+            253_402_300_799_999,
+            253_402_300_800_000,
+            i64::MIN,
+            i64::MAX,
+        ];
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            probes.push((x % 320_000_000_000_000) as i64 - 64_000_000_000_000);
+        }
+        for ms in probes {
+            let (ts, back) = Timestamp::from_unix_ms_read_back(ms);
+            assert_eq!(ts, Timestamp::from_unix_ms(ms), "{ms}");
+            let four_digits = (-62_167_219_200_000..=253_402_300_799_999).contains(&ms);
+            assert_eq!(back.is_some(), four_digits, "{ms}");
+            if let Some(back) = back {
+                assert_eq!(Some(back), ts.unix_ms(), "{ms}");
+                assert_eq!(back, ms);
+            }
         }
     }
 

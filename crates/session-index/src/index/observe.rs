@@ -62,10 +62,24 @@ impl Index {
         payload: &[u8],
         entry: &Entry,
     ) -> Result<(), ObserveError> {
+        self.observe_entry_timed(appended, payload, entry, None)
+    }
+
+    /// [`observe_entry`](Self::observe_entry) of an entry whose timestamp the
+    /// caller formatted from `timestamp_ms`, known to read back as exactly that
+    /// (`Timestamp::from_unix_ms_read_back`): the index takes those milliseconds
+    /// instead of parsing the text back. `None` is `observe_entry`.
+    pub fn observe_entry_timed(
+        &mut self,
+        appended: &Appended,
+        payload: &[u8],
+        entry: &Entry,
+        timestamp_ms: Option<i64>,
+    ) -> Result<(), ObserveError> {
         let info = self.appended_info(crate::kinds::ENTRY, appended, payload)?;
         self.derived
             .state
-            .observe_entry(&info, entry, || Cow::Borrowed(payload));
+            .observe_entry(&info, entry, timestamp_ms, || Cow::Borrowed(payload));
         Ok(())
     }
 

@@ -318,3 +318,114 @@ fn an_unpublished_journal_is_synced_only_when_asked() {
     assert_eq!(env.payloads(), vec![b"one".to_vec(), b"two".to_vec()]);
     assert_eq!(env.reader().header().session_id.as_deref(), Some("s-1"));
 }
+
+/// `append_encoded_at` stamps the frame with the time it is given, not the writer's
+/// clock (which reads 1,000 here); `append_encoded` still reads the clock. Both
+/// verify and read back alike.
+#[test]
+fn an_encoded_append_at_a_given_time_carries_that_time() {
+    let env = Env::new();
+    let mut w = env.create();
+    let (a, payload) = w
+        .append_encoded_at(
+            entry(),
+            Tag([7; 16]),
+            session_journal::UnixMillis(1_735_689_600_123),
+            BUFFERED,
+            |b| b.extend_from_slice(b"at"),
+        )
+        .unwrap();
+    assert_eq!((a.seq, payload), (Seq(1), &b"at"[..]));
+    w.append_encoded(entry(), Tag::default(), BUFFERED, |b| {
+        b.extend_from_slice(b"now")
+    })
+    .unwrap();
+    w.sync().unwrap();
+    drop(w);
+    let times: Vec<(u64, Vec<u8>)> = env
+        .reader()
+        .frames(None)
+        .map(|f| f.unwrap())
+        .map(|f| (f.info.time.0, f.payload))
+        .collect();
+    assert_eq!(
+        times,
+        vec![
+            (1_735_689_600_123, b"at".to_vec()),
+            (1_000, b"now".to_vec())
+        ]
+    );
+}
+
+/// The bytes of a journal of `frames` buffered appends (and a durable one) written
+/// on `env`, sealed; and the reserved end seen after each buffered append.
+fn reserving_run(env: &Env, frames: &[Vec<u8>]) -> (Vec<u8>, Vec<(u64, Option<u64>)>) {
+    let mut w = env.create();
+    let mut seen = Vec::new();
+    for p in frames {
+        let a = w.append(entry(), p, BUFFERED).unwrap();
+        seen.push((a.end().0, env.fs.reserved_end(&env.path)));
+    }
+    w.close().unwrap();
+    (env.bytes(), seen)
+}
+
+/// A buffered writer reserves the journal's blocks ahead of its appends (so a write
+/// lands in reserved blocks and the periodic sync allocates nothing), in steps that
+/// follow the journal's size but stay bounded (at most 1 MiB, or the frame, past
+/// the end), and releases them when it seals: a closed journal keeps nothing past
+/// its end. Durable appends reserve nothing. The bytes are those of a journal on a
+/// file system without reservations.
+#[test]
+fn buffered_appends_reserve_blocks_ahead_and_the_seal_releases_them() {
+    let frames: Vec<Vec<u8>> = (0..400)
+        .map(|i| payload(i, 2_000 + (i as usize % 7) * 300))
+        .collect();
+    let plain = Env::new();
+    let (expected, unreserved) = reserving_run(&plain, &frames);
+    assert!(unreserved.iter().all(|(_, r)| r.is_none()));
+    let env = Env::new();
+    env.fs.allow_preallocation();
+    let (bytes, seen) = reserving_run(&env, &frames);
+    assert_eq!(bytes, expected);
+    for (end, reserved) in &seen {
+        let reserved = reserved.unwrap_or(0);
+        assert!(reserved >= *end, "written to {end}, reserved to {reserved}");
+        assert!(reserved - end <= 1 << 20, "{end}: {reserved}");
+    }
+    // Steps grow with the journal (64 KiB at first, then its size).
+    let steps: std::collections::BTreeSet<u64> = seen.iter().filter_map(|s| s.1).collect();
+    assert!(steps.len() >= 4, "{steps:?}");
+    assert_eq!(env.fs.reserved_end(&env.path), None, "released by the seal");
+
+    let durable = Env::new();
+    durable.fs.allow_preallocation();
+    let mut w = durable.create();
+    w.append(entry(), b"durable", DURABLE).unwrap();
+    assert_eq!(durable.fs.reserved_end(&durable.path), None);
+}
+
+/// On the real file system, a journal closed after buffered appends holds no blocks
+/// past its end (where the file system reserves them at all, the seal released
+/// them).
+#[cfg(unix)]
+#[test]
+fn a_closed_journal_keeps_no_reserved_blocks_on_disk() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j.jsonl");
+    let mut w = Writer::create(&path, JournalId([3; 16]), CreateOptions::default()).unwrap();
+    for i in 0..100 {
+        w.append(entry(), &payload(i, 3_000), BUFFERED).unwrap();
+    }
+    w.close().unwrap();
+    let m = std::fs::metadata(&path).unwrap();
+    // Allocated bytes: the length rounded up to blocks, nothing like the 1 MiB
+    // reserved while appending.
+    assert!(
+        m.blocks() * 512 < m.len() + (64 << 10),
+        "{} bytes allocated for {}",
+        m.blocks() * 512,
+        m.len()
+    );
+}

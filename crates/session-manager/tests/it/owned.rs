@@ -1176,3 +1176,52 @@ fn a_started_sync_runs_beside_appends_and_covers_what_came_before_it() {
     assert_eq!(fs.stats().syncs, before + 2, "the second append's own sync");
     assert!(s.start_sync().expect("start").is_none(), "all durable");
 }
+
+/// A clock whose `stamp_ms` tells its two times apart from its `now_ms` and
+/// `peek_ms`: an append takes its entry's and its frame's time from that one
+/// stamp (a real clock reads once for both).
+#[test]
+fn an_append_stamps_its_entry_and_its_frame_from_one_stamp() {
+    #[derive(Debug)]
+    struct Stamping;
+    impl session_manager::TimeSource for Stamping {
+        fn now_ms(&self) -> i64 {
+            1_000_000_000_000
+        }
+        fn stamp_ms(&self) -> (i64, i64) {
+            (1_735_689_600_123, 1_735_689_600_456)
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sources = session_manager::Sources {
+        clock: std::sync::Arc::new(Stamping),
+        ids: std::sync::Arc::new(session_manager::SeededIds::new(1)),
+    };
+    let store =
+        session_manager::Store::new(session_manager::Layout::with_root(dir.path()).expect("root"))
+            .with_sources(sources);
+    let mut s = store.create("/w").expect("create");
+    let id = s.append_message(user("hi")).expect("append");
+    let entry = s
+        .read_entry(id.as_str(), ReadLimits::default())
+        .expect("read");
+    assert_eq!(entry.timestamp(), Some("2025-01-01T00:00:00.123Z"));
+    // Indexed from the same milliseconds (no parse): what a rebuild reads.
+    let path = s.session_file().expect("file").to_path_buf();
+    let summary = s.index().summary();
+    s.close().expect("close");
+    let reader = session_journal::Reader::open(&path, Default::default()).expect("reader");
+    let last_entry = reader
+        .frames(None)
+        .map(|f| f.expect("a verified frame"))
+        .filter(|f| f.info.kind == session_index::kinds::ENTRY)
+        .last()
+        .expect("the entry's frame");
+    assert_eq!(last_entry.info.time.0, 1_735_689_600_456);
+    let side = session_index::sidecar_path(&path);
+    std::fs::remove_file(&side).expect("remove sidecar");
+    let (rebuilt, _) =
+        session_index::Index::open_or_rebuild(&path, session_index::OpenIndexOptions::default())
+            .expect("rebuild");
+    assert_eq!(rebuilt.summary(), summary);
+}
