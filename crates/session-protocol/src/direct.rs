@@ -24,10 +24,14 @@ use session_types::{AgentMessage, Entry};
 use crate::methods::{AppendEntryParams, AppendMessageParams};
 use crate::types::Durability;
 
+/// The key of `appendMessage`'s message in its params.
+// tidy: not an entry type (a params key: the appended message)
+const MESSAGE: &str = "message";
+
 /// `session/appendMessage`'s params read directly, or `None` where the derived
 /// reading must decide.
 pub(crate) fn append_message(text: &str) -> Option<AppendMessageParams> {
-    let f = fields(text, "message")?;
+    let f = fields(text, MESSAGE)?;
     Some(AppendMessageParams {
         message: AgentMessage::parse_json(f.body?.get()).ok()?,
         session_id: f.session_id?,
@@ -216,7 +220,7 @@ mod tests {
         assert!(messages.len() > 1000, "{} fixture messages", messages.len());
         let mut plain = Vec::new();
         for m in &messages {
-            for (i, p) in shapes("message", m).iter().enumerate() {
+            for (i, p) in shapes(MESSAGE, m).iter().enumerate() {
                 let direct = check_message(p);
                 if i == 0 {
                     plain.push(direct);
@@ -235,18 +239,18 @@ mod tests {
             r#"{"content":"x","role":"user","timestamp":1}"#,
             r#"{"role":"user","content":1,"timestamp":1}"#,
         ] {
-            for p in shapes("message", odd) {
+            for p in shapes(MESSAGE, odd) {
                 check_message(&p);
             }
         }
         let huge = json!({"role":"user","content":"é".repeat(1 << 20),"timestamp":1});
-        assert!(check_message(&shapes("message", &huge.to_string())[0]));
+        assert!(check_message(&shapes(MESSAGE, &huge.to_string())[0]));
         let deep = format!(
             r#"{{"role":"user","content":"x","timestamp":1,"zz":{}1{}}}"#,
             "[".repeat(60),
             "]".repeat(60)
         );
-        assert!(check_message(&shapes("message", &deep)[0]));
+        assert!(check_message(&shapes(MESSAGE, &deep)[0]));
         let read = plain.iter().filter(|d| **d).count();
         assert!(
             read * 10 > plain.len() * 9,
@@ -254,7 +258,7 @@ mod tests {
             plain.len()
         );
         // As a client writes it, the common message is read directly.
-        assert!(check_message(&shapes("message", m)[0]));
+        assert!(check_message(&shapes(MESSAGE, m)[0]));
 
         let mut read_entries = 0;
         for e in &entries {
