@@ -350,7 +350,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 let notice = match Notification::from_params(&method, params) {
                     Ok(n) => Notice::Known(n),
                     Err(_) => Notice::Unknown {
-                        method,
+                        method: method.into_owned(),
                         params: params.map(|p| p.to_owned()),
                     },
                 };

@@ -56,14 +56,32 @@ use crate::outbox::{Follower, Followers, Outbox, Topic};
 /// What a call answers: the result's JSON, or an error.
 pub(crate) type Reply = Result<Box<RawValue>, Error>;
 
+/// What a write answers: the result's JSON, or an append's new entry id (its answer
+/// line written by [`p::encode_appended`], no JSON value in between); or an error.
+pub(crate) type Outcome = Result<Done, Error>;
+
+/// A write's result.
+#[derive(Debug)]
+pub(crate) enum Done {
+    /// The result's JSON.
+    Json(Box<RawValue>),
+    /// An append's: `{"entryId":…}`.
+    Appended(EntryId),
+}
+
+/// A result's JSON as a write's outcome.
+fn done<T: Serialize + ?Sized>(value: &T) -> Outcome {
+    ok(value).map(Done::Json)
+}
+
 /// An open session, shared by the connections that write it (through its gate) and
 /// read it.
 #[derive(Debug)]
 pub(crate) struct Shared {
     /// The session; `None` once closed.
     session: RwLock<Option<OwnedSession>>,
-    /// Its id, for errors and notifications.
-    pub(crate) session_id: String,
+    /// Its id, for errors and notifications (shared with each write's [`Answer`]).
+    pub(crate) session_id: Arc<str>,
     /// Reads of this session running now (past the bound: `overloaded`).
     pub(crate) reads: Arc<Semaphore>,
     /// The writes waiting, and whether a batch runs.
@@ -652,20 +670,20 @@ pub(crate) struct Answer(Option<To>);
 
 enum To {
     #[cfg(test)]
-    Channel(oneshot::Sender<Reply>),
+    Channel(oneshot::Sender<Outcome>),
     Line {
         out: Arc<Outbox>,
         id: RequestId,
         /// The connection's in-flight permit, released once the answer is queued.
         permit: OwnedSemaphorePermit,
-        session_id: String,
+        session_id: Arc<str>,
     },
 }
 
 impl Answer {
     /// To a channel.
     #[cfg(test)]
-    pub(crate) fn channel(tx: oneshot::Sender<Reply>) -> Answer {
+    pub(crate) fn channel(tx: oneshot::Sender<Outcome>) -> Answer {
         Answer(Some(To::Channel(tx)))
     }
 
@@ -674,7 +692,7 @@ impl Answer {
         out: Arc<Outbox>,
         id: RequestId,
         permit: OwnedSemaphorePermit,
-        session_id: String,
+        session_id: Arc<str>,
     ) -> Answer {
         Answer(Some(To::Line {
             out,
@@ -684,7 +702,7 @@ impl Answer {
         }))
     }
 
-    pub(crate) fn send(mut self, reply: Reply) {
+    pub(crate) fn send(mut self, reply: Outcome) {
         if let Some(to) = self.0.take() {
             to.send(reply);
         }
@@ -692,7 +710,7 @@ impl Answer {
 }
 
 impl To {
-    fn send(self, reply: Reply) {
+    fn send(self, reply: Outcome) {
         match self {
             // A caller that went away does not need its answer.
             #[cfg(test)]
@@ -701,7 +719,8 @@ impl To {
                 out, id, permit, ..
             } => {
                 let line = match reply {
-                    Ok(raw) => p::encode_result(&id, &raw),
+                    Ok(Done::Appended(entry_id)) => p::encode_appended(&id, &entry_id),
+                    Ok(Done::Json(raw)) => p::encode_result(&id, &raw),
                     Err(e) => p::encode_error(Some(&id), &e),
                 };
                 out.answer(line, permit);
@@ -758,7 +777,7 @@ pub(crate) struct Setup {
 /// The shared cell of `session`, its gate free.
 pub(crate) fn start(session: OwnedSession, setup: Setup) -> Arc<Shared> {
     Arc::new(Shared {
-        session_id: session.session_id().to_owned(),
+        session_id: session.session_id().into(),
         session: RwLock::new(Some(session)),
         reads: Arc::new(Semaphore::new(setup.max_reads.max(1))),
         gate: Mutex::new(Gate::default()),
@@ -785,7 +804,7 @@ struct Note {
 /// the sync that covers it (when it needs one) is done.
 struct Performed {
     /// Each call's answer, and whether it waits for a sync.
-    answers: Vec<(Answer, Reply, bool)>,
+    answers: Vec<(Answer, Outcome, bool)>,
     notes: Vec<Note>,
     /// A durable append or `session/sync` of the batch needs a sync.
     sync: bool,
@@ -855,9 +874,9 @@ fn write_commands(shared: &Shared, s: &mut OwnedSession, batch: Vec<Command>) ->
             }
             Command::Call { request, reply } => {
                 let changes_store = may_change_store(&request);
-                let (r, durable, appended) = apply(s, *request);
-                if let Some(id) = appended {
-                    let note = note(s, &id, followers, changes_store && !store.is_empty());
+                let (r, durable) = apply(s, *request);
+                if let Ok(Done::Appended(id)) = &r {
+                    let note = note(s, id, followers, changes_store && !store.is_empty());
                     performed.notes.push(Note {
                         answer: answers.len(),
                         ..note
@@ -879,12 +898,12 @@ fn write_commands(shared: &Shared, s: &mut OwnedSession, batch: Vec<Command>) ->
                 let followed = p::Followed {
                     last_entry_id: s.last_entry_id().map(str::to_owned),
                 };
-                answers.push((reply, ok(&followed), false));
+                answers.push((reply, done(&followed), false));
             }
             Command::Unfollow { outbox, reply } => {
                 followers.retain(|f| f.id != outbox);
                 if let Some(reply) = reply {
-                    answers.push((reply, ok(&p::Empty {}), false));
+                    answers.push((reply, done(&p::Empty {}), false));
                 }
             }
             Command::Close { done } => close = Some(done),
@@ -903,7 +922,7 @@ fn write_commands(shared: &Shared, s: &mut OwnedSession, batch: Vec<Command>) ->
 fn deliver(shared: &Shared, performed: Performed) {
     let Performed { answers, notes, .. } = performed;
     if !notes.is_empty() {
-        let session_topic = Topic::Session(shared.session_id.clone());
+        let session_topic = Topic::Session(shared.session_id.to_string());
         for note in notes {
             if !answers.get(note.answer).is_some_and(|(_, r, _)| r.is_ok()) {
                 continue; // not acknowledged: not announced
@@ -1084,24 +1103,15 @@ pub(crate) fn ok<T: Serialize + ?Sized>(value: &T) -> Reply {
     })
 }
 
-/// An append's answer, and the new entry's id when it succeeded.
-type Written = (Reply, bool, Option<EntryId>);
+/// A write's outcome, and whether its answer waits for the batch's sync.
+type Written = (Outcome, bool);
 
 fn appended(
     r: Result<EntryId, session_manager::AppendError>,
     durability: Option<p::Durability>,
 ) -> Written {
     let durable = durability.unwrap_or_default() == p::Durability::Durable;
-    match r {
-        Ok(entry_id) => (
-            ok(&p::Appended {
-                entry_id: entry_id.clone(),
-            }),
-            durable,
-            Some(entry_id),
-        ),
-        Err(e) => (Err(append_error(e)), durable, None),
-    }
+    (r.map(Done::Appended).map_err(append_error), durable)
 }
 
 fn limits(l: Option<p::ReadLimits>) -> session_manager::ReadLimits {
@@ -1131,8 +1141,8 @@ pub(crate) fn is_read(request: &Request) -> bool {
     )
 }
 
-/// Performs one `session/*` write: its answer, whether the answer waits for the
-/// batch's sync, and the appended entry's id.
+/// Performs one `session/*` write: its outcome (an append's: the new entry's id), and
+/// whether the answer waits for the batch's sync.
 fn apply(s: &mut OwnedSession, request: Request) -> Written {
     use Request as R;
     match request {
@@ -1190,19 +1200,17 @@ fn apply(s: &mut OwnedSession, request: Request) -> Written {
         R::Branch(q) => (
             s.branch_to(q.entry_id.as_ref().map(|i| i.as_str()))
                 .map_err(append_error)
-                .and_then(|()| ok(&p::Empty {})),
+                .and_then(|()| done(&p::Empty {})),
             false,
-            None,
         ),
-        R::SessionSync(_) => (ok(&p::Empty {}), true, None),
+        R::SessionSync(_) => (done(&p::Empty {}), true),
         // A read sent as a write (`is_read` sends none) is answered all the same.
-        other if is_read(&other) => (read(s, other), false, None),
+        other if is_read(&other) => (read(s, other).map(Done::Json), false),
         other => (
             Err(Error::MethodNotFound {
                 method: other.method().as_str().to_owned(),
             }),
             false,
-            None,
         ),
     }
 }
@@ -1378,7 +1386,10 @@ mod tests {
 
     use super::*;
 
-    fn append(session_id: &str, durability: p::Durability) -> (Command, oneshot::Receiver<Reply>) {
+    fn append(
+        session_id: &str,
+        durability: p::Durability,
+    ) -> (Command, oneshot::Receiver<Outcome>) {
         let (reply, answer) = oneshot::channel();
         let message = serde_json::from_value(json!({"role":"user","content":"x","timestamp":1}))
             .expect("a message");

@@ -234,9 +234,8 @@ impl Conn {
             };
             return self.answer(&id, Err(e)).await;
         }
-        if let Some(session_id) = target(&request) {
-            let session_id = session_id.to_owned();
-            return self.session_call(id, session_id, request).await;
+        if target(&request).is_some() {
+            return self.session_call(id, request).await;
         }
         match &request {
             Request::StoreFollow(_) => {
@@ -310,14 +309,14 @@ impl Conn {
         true
     }
 
-    async fn session_call(
-        self: Arc<Self>,
-        id: RequestId,
-        session_id: String,
-        request: Request,
-    ) -> bool {
-        let handle = self.state().sessions.get(&session_id).cloned();
+    /// A `session/*` request (`target` names its session): no copy of its params or
+    /// of the session id is made on the way (the answer names the session through its
+    /// cell's shared id).
+    async fn session_call(self: Arc<Self>, id: RequestId, request: Request) -> bool {
+        let session_id = target(&request).unwrap_or_default();
+        let handle = self.state().sessions.get(session_id).cloned();
         let Some(handle) = handle else {
+            let session_id = session_id.to_owned();
             return self
                 .answer(&id, Err(Error::SessionNotOpen { session_id }))
                 .await;
@@ -329,13 +328,14 @@ impl Conn {
             // Beside the writes: never behind queued writes or a sync.
             let Ok(reading) = handle.shared.reads.clone().try_acquire_owned() else {
                 let e = Error::Overloaded {
-                    queue: format!("session {session_id} reads"),
+                    queue: format!("session {} reads", handle.shared.session_id),
                 };
                 return self.answer(&id, Err(e)).await;
             };
             tokio::spawn(async move {
                 let shared = handle.shared;
                 let answering = id.clone();
+                let session_id = shared.session_id.clone();
                 let line =
                     tokio::task::spawn_blocking(move || shared.read_line(&answering, request))
                         .await
@@ -346,7 +346,12 @@ impl Conn {
             });
             return true;
         }
-        let reply = Answer::line(self.out.clone(), id.clone(), permit, session_id.clone());
+        let reply = Answer::line(
+            self.out.clone(),
+            id,
+            permit,
+            handle.shared.session_id.clone(),
+        );
         let command = match request {
             Request::SessionFollow(_) => Command::Follow {
                 outbox: self.out.clone(),

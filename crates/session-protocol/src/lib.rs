@@ -39,6 +39,7 @@
 //! # Ok::<(), session_protocol::Error>(())
 //! ```
 
+mod direct;
 mod envelope;
 mod error;
 mod line;
@@ -50,8 +51,8 @@ mod types;
 mod version;
 
 pub use envelope::{
-    Incoming, JSONRPC, Refusal, RequestId, encode_error, encode_notification, encode_request,
-    encode_result, parse_request, typed_request,
+    Incoming, JSONRPC, Refusal, RequestId, encode_appended, encode_error, encode_notification,
+    encode_request, encode_result, parse_request, typed_request,
 };
 pub use error::{Error, ErrorObject, LimitKind, code};
 pub use line::{LineError, LineLimits, MAX_DEPTH, MAX_LINE_BYTES, check_line};

@@ -612,9 +612,19 @@ macro_rules! methods {
                 }
             }
 
-            /// Reads the params of `method` (absent params read as `{}`).
+            /// Reads the params of `method` (absent params read as `{}`): as their
+            /// derived `Deserialize` does, `appendMessage` and `appendEntry` read
+            /// directly where the text allows (`direct`), the same params.
             pub fn from_params(method: Method, params: Option<&RawValue>) -> Result<Request, Error> {
                 let text = params.map_or("{}", RawValue::get);
+                let direct = match method {
+                    Method::AppendMessage => crate::direct::append_message(text).map(Request::AppendMessage),
+                    Method::AppendEntry => crate::direct::append_entry(text).map(Request::AppendEntry),
+                    _ => None,
+                };
+                if let Some(request) = direct {
+                    return Ok(request);
+                }
                 let invalid = |e: serde_json::Error| Error::InvalidParams {
                     method: method.as_str().to_owned(),
                     detail: e.to_string(),

@@ -534,6 +534,12 @@ map_reader!(Record, "a message record", |map| {
     ))
 });
 
+/// A message read directly (a `message` record's `message`, or an owner request's),
+/// or `None` where the derived reading must decide.
+pub(crate) fn message(text: &str) -> Option<AgentMessage> {
+    serde_json::from_str::<Message>(text).ok().map(|m| m.0)
+}
+
 /// A message of a role read directly.
 struct Message(AgentMessage, Shape);
 

@@ -95,6 +95,24 @@ impl From<TypedAgentMessage> for AgentMessage {
 }
 
 impl AgentMessage {
+    /// Reads a message from JSON text: what `serde_json::from_str::<AgentMessage>`
+    /// answers, its errors included, without serde's buffered copy of the message
+    /// where the text allows. A message of a role the direct reading covers, its
+    /// `role` first, is read field by field; one of another modelled role is read
+    /// as that role alone (no untagged fallback, so no buffered copy); anything else
+    /// (an unknown role, a field of another JSON type, a repeated key) is left to
+    /// the derived reading. For a reader of one message at a time (the owner's
+    /// `appendMessage`), as [`Entry::parse`](crate::Entry::parse) is for records.
+    pub fn parse_json(text: &str) -> Result<AgentMessage, serde_json::Error> {
+        if let Some(m) = crate::decode::message(text) {
+            return Ok(m);
+        }
+        if let Ok(typed) = serde_json::from_str::<TypedAgentMessage>(text) {
+            return Ok(typed.into());
+        }
+        serde_json::from_str(text)
+    }
+
     /// The `role` string of this message (`None` if an unknown message has no string role).
     pub fn role(&self) -> Option<&str> {
         Some(match self {

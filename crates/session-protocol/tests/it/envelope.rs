@@ -130,3 +130,33 @@ fn error_lines_carry_a_null_id_when_unknown() {
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: x","data":{"kind":"parse","detail":"x"}}}"#
     );
 }
+
+#[test]
+fn the_appended_answer_is_the_generic_encoders_line() {
+    let strings = [
+        "",
+        "a1b2c3d4",
+        "q\"uote",
+        "back\\slash",
+        "ctl\u{1}\u{8}\t\n\r\u{c}\u{1f}\u{7f}",
+        "é Ω 🦀",
+        "\u{2028}\u{2029}/",
+    ];
+    let mut ids: Vec<RequestId> = [0, 1, -1, 12345, i64::MIN, i64::MAX]
+        .into_iter()
+        .map(RequestId::Number)
+        .collect();
+    ids.extend(strings.iter().map(|s| RequestId::String((*s).to_owned())));
+    for id in &ids {
+        for entry in strings {
+            let entry_id = session_types::EntryId::new(entry);
+            let generic = encode_result(
+                id,
+                &Appended {
+                    entry_id: entry_id.clone(),
+                },
+            );
+            assert_eq!(encode_appended(id, &entry_id), generic, "{id:?} {entry:?}");
+        }
+    }
+}

@@ -82,3 +82,84 @@ fn the_line_size_limit_is_checked_first() {
     );
     assert_eq!(r.error.code(), code::LINE_TOO_LONG);
 }
+
+/// The depth check one byte at a time (what `check_line` answers, however it skips
+/// through strings).
+fn oracle(line: &[u8], max_depth: usize) -> Result<(), usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (offset, &b) in line.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max_depth {
+                    return Err(offset);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn the_depth_check_agrees_with_a_byte_at_a_time_scan() {
+    // Generated lines of brackets, quotes, backslashes and text (a fixed xorshift),
+    // and every fixture line, at several bounds.
+    let alphabet = br#"[]{}"\\\ax:,"#;
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut lines: Vec<Vec<u8>> = (0..4000)
+        .map(|i| {
+            (0..(i % 200))
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    alphabet[(x % alphabet.len() as u64) as usize]
+                })
+                .collect()
+        })
+        .collect();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures");
+    for dir in ["legacy", "edge", "leniency"] {
+        for e in std::fs::read_dir(fixtures.join(dir)).expect("fixtures") {
+            let p = e.expect("entry").path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                let text = std::fs::read(&p).expect("fixture");
+                lines.extend(text.split(|b| *b == b'\n').map(<[u8]>::to_vec));
+            }
+        }
+    }
+    let mut refused = 0;
+    for line in &lines {
+        for max_depth in [0, 1, 2, 3, 5, 64] {
+            let limits = LineLimits {
+                max_depth,
+                ..LineLimits::default()
+            };
+            let got = check_line(line, limits).map_err(|e| match e {
+                LineError::TooDeep { offset, .. } => offset,
+                other => panic!("{other:?}"),
+            });
+            assert_eq!(
+                got,
+                oracle(line, max_depth),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+            refused += usize::from(got.is_err());
+        }
+    }
+    assert!(refused > 1000, "only {refused} refusals compared");
+}

@@ -6,6 +6,7 @@ mod entry_type;
 mod errors;
 mod forward;
 mod js;
+mod message_json;
 mod write;
 
 use std::path::PathBuf;
