@@ -234,14 +234,10 @@ mod tests {
         assert_eq!(parse_js_date("2025-01-01T00:00:00.000Zjunk"), None);
     }
 
-    #[test]
-    fn iso_formatting_by_hand_matches_chrono() {
-        let chrono_iso = |ms: i64| {
-            chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
-                .unwrap_or_default()
-                .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-                .to_string()
-        };
+    /// Milliseconds to probe the formatting with: the edges (a leap day, the last
+    /// 4-digit year's last millisecond and the next, the extremes of `i64`) and 20,000
+    /// pseudo-random instants across ±10,000 years (xorshift from `seed`).
+    fn ms_probes(seed: u64) -> Vec<i64> {
         let mut probes = vec![
             0,
             -1,
@@ -255,14 +251,25 @@ mod tests {
             i64::MIN,
             i64::MAX,
         ];
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut x = seed;
         for _ in 0..20_000 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             probes.push((x % 320_000_000_000_000) as i64 - 64_000_000_000_000);
         }
-        for ms in probes {
+        probes
+    }
+
+    #[test]
+    fn iso_formatting_by_hand_matches_chrono() {
+        let chrono_iso = |ms: i64| {
+            chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
+                .unwrap_or_default()
+                .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                .to_string()
+        };
+        for ms in ms_probes(0x9E37_79B9_7F4A_7C15) {
             assert_eq!(Timestamp::from_unix_ms(ms).0, chrono_iso(ms), "{ms}");
         }
     }
@@ -271,25 +278,7 @@ mod tests {
     /// back, wherever it says anything (and it says it for every 4-digit year).
     #[test]
     fn read_back_is_what_date_parse_reads() {
-        let mut probes = vec![
-            0,
-            -1,
-            951_782_400_000,
-            -62_167_219_200_000,
-            -62_167_219_200_001,
-            253_402_300_799_999,
-            253_402_300_800_000,
-            i64::MIN,
-            i64::MAX,
-        ];
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            probes.push((x % 320_000_000_000_000) as i64 - 64_000_000_000_000);
-        }
-        for ms in probes {
+        for ms in ms_probes(0x2545_F491_4F6C_DD1D) {
             let (ts, back) = Timestamp::from_unix_ms_read_back(ms);
             assert_eq!(ts, Timestamp::from_unix_ms(ms), "{ms}");
             let four_digits = (-62_167_219_200_000..=253_402_300_799_999).contains(&ms);
