@@ -89,7 +89,7 @@ impl OwnedSession {
             new.append_raw_batch(&payloads)?;
         }
         for (time, target, label) in labels {
-            new.append_with_retimed(|b| recreated_label(b, &target, &label, time))?;
+            new.append_with(|b| recreated_label(b, &target, &label, time))?;
         }
         new.sync()?;
         Ok(new)

@@ -116,37 +116,30 @@ impl OwnedSession {
         &mut self,
         build: impl FnOnce(EntryBase) -> Entry,
     ) -> Result<EntryId, AppendError> {
-        self.append_built(build, true)
-    }
-
-    /// [`append_with`](Self::append_with) for a builder that may replace the base's
-    /// timestamp (the index then reads the entry's own).
-    pub(crate) fn append_with_retimed(
-        &mut self,
-        build: impl FnOnce(EntryBase) -> Entry,
-    ) -> Result<EntryId, AppendError> {
-        self.append_built(build, false)
-    }
-
-    fn append_built(
-        &mut self,
-        build: impl FnOnce(EntryBase) -> Entry,
-        keeps_time: bool,
-    ) -> Result<EntryId, AppendError> {
         let id = fresh_id(&self.store.sources, |c| self.index.find(c).is_some());
         // One clock reading stamps the entry and its frame (a test clock keeps its
-        // two), and the index is handed the milliseconds the timestamp was
-        // formatted from instead of parsing them back.
+        // two).
         let (ms, frame_ms) = self.store.sources.clock.stamp_ms();
         let (timestamp, read_back) = Timestamp::from_unix_ms_read_back(ms);
-        let stamp = Stamp {
-            frame: UnixMillis(u64::try_from(frame_ms).unwrap_or(0)),
-            timestamp_ms: read_back.filter(|_| keeps_time),
-        };
+        // The text the index may skip parsing (`read_back` is known for the 24-byte
+        // shape only), kept to check that the built entry still carries it: a
+        // builder may set a time of its own (a re-created label keeps its label's).
+        let formatted: Option<([u8; 24], i64)> =
+            read_back.and_then(|ms| Some((timestamp.as_str().as_bytes().try_into().ok()?, ms)));
         // The leaf becomes the new entry's parent and the new id the entry's (both
         // moved, not copied: the append replaces the leaf, and a failed one puts it
         // back).
         let mut entry = build(base(id, self.leaf.take(), timestamp));
+        let carries = |text: &[u8; 24]| {
+            entry
+                .base()
+                .and_then(|b| b.timestamp.as_ref())
+                .is_some_and(|t| t.as_str().as_bytes() == text)
+        };
+        let stamp = Stamp {
+            frame: UnixMillis(u64::try_from(frame_ms).unwrap_or(0)),
+            timestamp_ms: formatted.and_then(|(text, ms)| carries(&text).then_some(ms)),
+        };
         let written = self.write_entry(&entry, stamp);
         let base = entry.base_mut();
         match written {

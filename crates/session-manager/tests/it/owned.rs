@@ -1225,3 +1225,41 @@ fn an_append_stamps_its_entry_and_its_frame_from_one_stamp() {
             .expect("rebuild");
     assert_eq!(rebuilt.summary(), summary);
 }
+
+/// A re-created label keeps its label's time, not the append's: the index takes the
+/// time the entry carries (the one it would read back from the journal), as a
+/// rebuild does.
+#[test]
+fn a_recreated_label_is_indexed_at_its_own_time() {
+    let (_d, store) = store();
+    let mut s = store.create("/w").expect("create");
+    let a = s.append_message(user("q1")).expect("a");
+    s.append_label_change(a.as_str(), Some("first"))
+        .expect("label");
+    let b = s.append_message(assistant("r1")).expect("b");
+    let n = s.create_branched_session(b.as_str()).expect("branched");
+    let entries = n.read_entries(ReadLimits::default()).expect("entries");
+    let label = entries.last().expect("the re-created label");
+    let kept = label.timestamp().expect("a time").to_owned();
+    let times = |idx: &session_index::Index| -> Vec<Option<i64>> {
+        (0..idx.len() as u32)
+            .map(|i| {
+                idx.info(session_index::EntryIndex(i))
+                    .and_then(|x| x.timestamp_ms)
+            })
+            .collect()
+    };
+    let indexed = times(n.index());
+    let path = n.session_file().expect("file").to_path_buf();
+    n.close().expect("close");
+    std::fs::remove_file(session_index::sidecar_path(&path)).expect("remove sidecar");
+    let (rebuilt, _) =
+        session_index::Index::open_or_rebuild(&path, session_index::OpenIndexOptions::default())
+            .expect("rebuild");
+    assert_eq!(indexed, times(&rebuilt));
+    assert_eq!(
+        indexed.last().copied().flatten(),
+        session_types::Timestamp::new(kept).unix_ms(),
+        "the label's own time"
+    );
+}
