@@ -16,24 +16,33 @@ pub(crate) fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
 }
 
-/// Every `*.jsonl` file of the corpus, sorted, with its lines.
-pub(crate) fn corpus_files() -> Vec<(String, Vec<String>)> {
+/// The `*.jsonl` files of these fixture directories, directory by directory, each
+/// sorted, with the directory's name.
+pub(crate) fn fixture_files(dirs: &[&'static str]) -> Vec<(&'static str, PathBuf)> {
     let mut out = Vec::new();
-    for dir in ["legacy", "edge"] {
+    for &dir in dirs {
         let mut paths: Vec<_> = std::fs::read_dir(fixtures_dir().join(dir))
-            .expect("corpus directory exists")
+            .expect("fixture directory exists")
             .map(|e| e.expect("readable dir entry").path())
             .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
             .collect();
         paths.sort();
-        for p in paths {
+        out.extend(paths.into_iter().map(|p| (dir, p)));
+    }
+    out
+}
+
+/// Every `*.jsonl` file of the corpus, sorted, with its lines.
+pub(crate) fn corpus_files() -> Vec<(String, Vec<String>)> {
+    fixture_files(&["legacy", "edge"])
+        .into_iter()
+        .map(|(dir, p)| {
             let text = std::fs::read_to_string(&p).expect("corpus files are UTF-8");
             let name = format!(
                 "{dir}/{}",
                 p.file_name().expect("file name").to_string_lossy()
             );
-            out.push((name, text.split('\n').map(str::to_owned).collect()));
-        }
-    }
-    out
+            (name, text.split('\n').map(str::to_owned).collect())
+        })
+        .collect()
 }

@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use session_types::AgentMessage;
 
-use crate::fixtures_dir;
+use crate::fixture_files;
 
 /// Checks one text: both readings agree. Returns whether it read as a message.
 fn check(text: &str) -> bool {
@@ -29,18 +29,8 @@ fn fixture_messages() -> Vec<String> {
         #[serde(borrow)]
         message: &'a RawValue,
     }
-    let mut files = Vec::new();
-    for dir in ["legacy", "edge", "leniency", "generated"] {
-        for e in std::fs::read_dir(fixtures_dir().join(dir)).expect("fixture directory") {
-            let p = e.expect("directory entry").path();
-            if p.extension().is_some_and(|x| x == "jsonl") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
     let mut out = Vec::new();
-    for p in files {
+    for (_, p) in fixture_files(&["legacy", "edge", "leniency", "generated"]) {
         let text = String::from_utf8_lossy(&std::fs::read(&p).expect("fixture")).into_owned();
         for line in text.lines().filter(|l| l.contains(r#""type":"message""#)) {
             if let Ok(r) = serde_json::from_str::<Record<'_>>(line) {
