@@ -282,6 +282,14 @@ impl Cols {
             // sidecar's head): one page read.
             Cols::Paged(b) => b.hash_range(h),
         };
+        // One slice searched (a page at most): no page lookup per probe.
+        let slice = match self {
+            Cols::Mem { hashes, .. } => hashes.get(lo as usize..hi as usize),
+            Cols::Paged(b) => b.hash_slice(lo, hi),
+        };
+        if let Some(s) = slice {
+            return lo + s.partition_point(|x| *x < h) as u32;
+        }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.hash(mid).is_some_and(|x| x < h) {

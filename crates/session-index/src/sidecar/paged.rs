@@ -512,6 +512,26 @@ impl Base {
         Ok(page)
     }
 
+    /// The id hashes at table positions `lo..hi`, which lie in one page (as
+    /// [`hash_range`](Self::hash_range) gives them): a slice of that page, read and
+    /// checked now if it was not. `None` when they do not lie in one page or the page
+    /// cannot be read (position by position, [`hash`](Self::hash) then answers).
+    pub(crate) fn hash_slice(&self, lo: u32, hi: u32) -> Option<&[u64]> {
+        let (lo, hi) = (lo as usize, hi.min(self.l.ids_count) as usize);
+        if lo >= hi {
+            return Some(&[]);
+        }
+        if let Some(r) = self.fallback.get() {
+            return r.hashes.get(lo..hi);
+        }
+        let p = lo / HASH_PAGE;
+        if (hi - 1) / HASH_PAGE != p {
+            return None;
+        }
+        let page = self.page(self.hash_pages.get(p)?, || self.load_hash_page(p))?;
+        page.get(lo % HASH_PAGE..lo % HASH_PAGE + (hi - lo))
+    }
+
     /// The table positions among which the first hash not below `h` is (or its
     /// end): within one page, by the pages' first hashes.
     pub(crate) fn hash_range(&self, h: u64) -> (u32, u32) {
