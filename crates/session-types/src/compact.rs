@@ -200,27 +200,64 @@ const ESCAPES: [[u8; 8]; 0x5d] = {
     table
 };
 
-const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// `b` in every byte of a word.
 const fn splat(b: u8) -> u64 {
-    0x0101_0101_0101_0101 * b as u64
+    ONES * b as u64
 }
 
-/// The high bit of byte `j` set exactly when byte `j` of the little-endian word `x`
-/// must be escaped. No sum below crosses a byte (at most `0x7f + 0x7f`), so every
-/// byte's answer is its own, not a borrow from its neighbour.
+/// The high bit set of the lowest byte of the little-endian word `x` that must be
+/// escaped, and of none below it; zero exactly when no byte must be escaped. Bytes
+/// above the lowest may be marked too, so only the lowest mark is an answer.
+///
+/// Three zero-byte tests, each exact up to its first true byte: `b - 0x20` borrows
+/// exactly when `b < 0x20` (the `& !x` drops the bytes of `0x80` and above), and
+/// `b ^ '"'` (`b ^ '\\'`) is zero exactly on the character, where `- 1` borrows. A
+/// borrow into the next byte starts only at a marked byte, so below the lowest mark
+/// of the three every byte reads true.
 #[inline(always)]
-fn escape_bits(x: u64) -> u64 {
-    // High bit set iff the byte is 0x20 or above (0x80 and above by its own high bit).
-    let printable = x | ((x & LOW7) + splat(0x60));
-    // High bit set iff the byte differs from `"` (from `\`): a non-zero XOR.
+fn first_escape(x: u64) -> u64 {
+    let control = x.wrapping_sub(splat(0x20)) & !x;
     let q = x ^ splat(b'"');
-    let not_quote = q | ((q & LOW7) + LOW7);
     let s = x ^ splat(b'\\');
-    let not_backslash = s | ((s & LOW7) + LOW7);
-    !(printable & not_quote & not_backslash) & HIGH
+    (control | (q.wrapping_sub(ONES) & !q) | (s.wrapping_sub(ONES) & !s)) & HIGH
+}
+
+/// The little-endian word at `b[at..at + 8]` (zero past the end: never, where used).
+#[inline(always)]
+fn word(b: &[u8], at: usize) -> u64 {
+    b.get(at..at + 8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// Whether any byte of `b`, shorter than 16 bytes, must be escaped: read as two
+/// overlapping words (halves, or three single bytes for the shortest) straight from
+/// the text, the missing bytes of a half filled with `a`.
+#[inline(always)]
+fn short_needs_escape(b: &[u8]) -> bool {
+    let n = b.len();
+    let (x, y) = if n >= 8 {
+        (word(b, 0), word(b, n - 8))
+    } else if n >= 4 {
+        let half = |at: usize| {
+            b.get(at..at + 4)
+                .and_then(|h| <[u8; 4]>::try_from(h).ok())
+                .map_or(0, |h| u64::from(u32::from_le_bytes(h)))
+                | (splat(b'a') << 32)
+        };
+        (half(0), half(n - 4))
+    } else if let (Some(&first), Some(&last)) = (b.first(), b.last()) {
+        let mid = b.get(n / 2).copied().unwrap_or(first);
+        let x = u64::from(first) | (u64::from(mid) << 8) | (u64::from(last) << 16);
+        let x = x | (splat(b'a') << 24);
+        (x, x)
+    } else {
+        return false;
+    };
+    first_escape(x) | first_escape(y) != 0
 }
 
 /// Writes the escape of `b` (a byte [`must_escape`] holds) at `out[o..]`, which has
@@ -247,7 +284,7 @@ const GATHER: usize = 512;
 /// run before it.
 pub(crate) fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> {
     let bytes = s.as_bytes();
-    if bytes.len() < 16 && !bytes.iter().any(|&b| must_escape(b)) {
+    if bytes.len() < 16 && !short_needs_escape(bytes) {
         // Keys and short values, most of an entry's strings: one write.
         let mut quoted = [b'"'; 17];
         quoted[1..=bytes.len()].copy_from_slice(bytes);
@@ -264,9 +301,8 @@ pub(crate) fn write_escaped<W: io::Write>(w: &mut W, s: &str) -> io::Result<()> 
             o = 0;
         }
         out[o..o + 16].copy_from_slice(block);
-        let (a, b) = block.split_at(8);
-        let a = escape_bits(u64::from_le_bytes(a.try_into().map_err(io::Error::other)?));
-        let b = escape_bits(u64::from_le_bytes(b.try_into().map_err(io::Error::other)?));
+        let a = first_escape(word(block, 0));
+        let b = first_escape(word(block, 8));
         let run = if a != 0 {
             a.trailing_zeros() as usize / 8
         } else if b != 0 {
@@ -728,7 +764,9 @@ mod tests {
     use serde::Serialize;
     use serde_json::{Value, json};
 
-    use super::{escape_bits, must_escape, serializes_to, to_string, to_writer};
+    use super::{
+        first_escape, must_escape, serializes_to, short_needs_escape, to_string, to_writer,
+    };
 
     /// Ours and serde_json's bytes for `value`, which must be equal.
     fn same<T: Serialize + ?Sized>(value: &T) {
@@ -737,26 +775,51 @@ mod tests {
         assert_eq!(ours, theirs);
     }
 
-    /// The word test agrees with the byte test for every byte value at every position
-    /// of a word, beside neighbours at every edge of the three tests (a borrow or
-    /// carry between bytes would show here).
+    /// The word test's lowest mark is the byte test's first escape, for every byte
+    /// value at every position of a word, beside neighbours at every edge of the
+    /// three tests (a borrow between bytes would show here), and the word reads zero
+    /// exactly when no byte is an escape.
     #[test]
-    fn the_word_test_is_the_byte_test_in_every_byte() {
+    fn the_word_test_marks_the_first_escape_of_every_word() {
         let edges = [
-            0x00, 0x01, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0xa2, 0xdc,
-            0xff,
+            0x00, 0x01, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7f, 0x80, 0xa0, 0xa2,
+            0xdc, 0xff,
         ];
         for b in 0..=255u8 {
             for fill in edges {
                 for pos in 0..8 {
-                    let mut word = [fill; 8];
-                    word[pos] = b;
-                    let want = word.iter().enumerate().fold(0u64, |m, (j, &x)| {
-                        m | (u64::from(must_escape(x)) << (8 * j + 7))
-                    });
-                    assert_eq!(escape_bits(u64::from_le_bytes(word)), want, "{word:02x?}");
+                    for second in [None, Some(0x00), Some(0x22), Some(0x5c), Some(0x1f)] {
+                        let mut word = [fill; 8];
+                        word[pos] = b;
+                        if let Some(c) = second {
+                            word[(pos + 3) % 8] = c;
+                        }
+                        let first = word.iter().position(|&x| must_escape(x));
+                        let marks = first_escape(u64::from_le_bytes(word));
+                        let lowest = (marks != 0).then(|| marks.trailing_zeros() as usize / 8);
+                        assert_eq!(lowest, first, "{word:02x?}");
+                    }
                 }
             }
+        }
+    }
+
+    /// The short strings' test is the byte test, for every length below 16 with
+    /// every byte value at every position among plain bytes and among escapes.
+    #[test]
+    fn the_short_test_is_the_byte_test_at_every_length() {
+        for n in 0..16 {
+            for fill in [b'a', b' ', 0x7f, 0xc3, b'"'] {
+                for pos in 0..n {
+                    for b in 0..=255u8 {
+                        let mut s = vec![fill; n];
+                        s[pos] = b;
+                        let want = s.iter().any(|&x| must_escape(x));
+                        assert_eq!(short_needs_escape(&s), want, "{s:02x?}");
+                    }
+                }
+            }
+            assert!(!short_needs_escape(&vec![b'x'; n]));
         }
     }
 
