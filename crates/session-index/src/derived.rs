@@ -165,7 +165,7 @@ impl Derived {
     /// where the text could read differently from the types.
     pub fn push_entry(&mut self, entry: &Entry) {
         let info = self.next_frame(crate::kinds::ENTRY, 0);
-        self.state.observe_entry(&info, entry, None, || {
+        self.state.observe_entry(&info, entry.into(), None, || {
             Cow::Owned(entry.to_json().into_bytes())
         });
     }

@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
-use session_types::{AgentMessage, ContentBlock, Entry, Extra, UserContent};
+use session_types::{AgentMessage, ContentBlock, Entry, EntryBase, EntryRef, Extra, UserContent};
 
 use crate::probe::{self, Excerpt, MessageProbe, Probe, Text};
 
@@ -219,7 +219,16 @@ impl<'a> Fields<'a> {
     /// The fields the entry's JSON text has, read from the typed entry it was
     /// serialized from; `None` where only parsing the text gives them exactly (see the
     /// module comment).
-    pub(crate) fn from_entry(entry: &'a Entry) -> Option<Self> {
+    pub(crate) fn from_entry(entry: EntryRef<'a>) -> Option<Self> {
+        let entry = match entry {
+            EntryRef::Whole(e) => e,
+            // A message entry in parts has no unmodelled fields to repeat a key.
+            EntryRef::Message { base, message } => {
+                let mut f = Self::of_base(Some("message"), base);
+                f.message = Message::Object(message_fields(message)?);
+                return Some(f);
+            }
+        };
         let (base, extra) = match entry {
             Entry::Message(e) => (&e.base, &e.extra),
             Entry::ThinkingLevelChange(e) => (&e.base, &e.extra),
@@ -244,18 +253,7 @@ impl<'a> Fields<'a> {
             return None;
         }
         let s = |s: &'a str| Some(Cow::Borrowed(s));
-        let mut f = Fields {
-            entry_type: entry.entry_type().and_then(s),
-            id: base.id.as_ref().and_then(|i| s(i.as_str())),
-            parent_id: base.parent_id.as_ref().and_then(|i| s(i.as_str())),
-            // `EntryBase` writes `parentId` whenever there is an id or a parent.
-            parent_absent: base.id.is_none() && base.parent_id.is_none(),
-            timestamp: base.timestamp.as_ref().and_then(|t| s(t.as_str())),
-            ..Fields::default()
-        };
-        if f.parent_id.as_deref() == Some("") {
-            f.parent_json = Some("\"\"".to_owned());
-        }
+        let mut f = Self::of_base(entry.entry_type(), base);
         match entry {
             Entry::Message(e) => f.message = Message::Object(message_fields(&e.message)?),
             Entry::Label(e) => {
@@ -268,6 +266,24 @@ impl<'a> Fields<'a> {
             _ => {}
         }
         Some(f)
+    }
+
+    /// The fields of an entry of this type and base, before its own.
+    fn of_base(entry_type: Option<&'a str>, base: &'a EntryBase) -> Self {
+        let s = |s: &'a str| Some(Cow::Borrowed(s));
+        let mut f = Fields {
+            entry_type: entry_type.and_then(s),
+            id: base.id.as_ref().and_then(|i| s(i.as_str())),
+            parent_id: base.parent_id.as_ref().and_then(|i| s(i.as_str())),
+            // `EntryBase` writes `parentId` whenever there is an id or a parent.
+            parent_absent: base.id.is_none() && base.parent_id.is_none(),
+            timestamp: base.timestamp.as_ref().and_then(|t| s(t.as_str())),
+            ..Fields::default()
+        };
+        if f.parent_id.as_deref() == Some("") {
+            f.parent_json = Some("\"\"".to_owned());
+        }
+        f
     }
 }
 

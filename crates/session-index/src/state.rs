@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use session_journal::{FrameInfo, Offset};
-use session_types::{Entry, EntryType, EntryTypeMap, parse_js_date};
+use session_types::{EntryRef, EntryType, EntryTypeMap, parse_js_date};
 
 use crate::fields::{Fields, Message};
 use crate::ids::Ids;
@@ -912,7 +912,7 @@ impl State {
     pub(crate) fn observe_entry<'p>(
         &mut self,
         info: &FrameInfo,
-        entry: &Entry,
+        entry: EntryRef<'_>,
         timestamp_ms: Option<i64>,
         payload: impl FnOnce() -> Cow<'p, [u8]>,
     ) {

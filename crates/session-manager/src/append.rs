@@ -116,16 +116,21 @@ pub(crate) fn base(id: EntryId, parent: Option<EntryId>, now: Timestamp) -> Entr
 }
 
 /// Expands to the seed's append methods on a type that has
-/// `fn append_with(&mut self, build: impl FnOnce(EntryBase) -> Entry) -> Result<EntryId, AppendError>`
+/// `fn append_with(&mut self, build: impl FnOnce(EntryBase) -> Entry) -> Result<EntryId, AppendError>`,
+/// `fn append_message_cow(&mut self, message: Cow<'_, AgentMessage>) -> Result<EntryId, AppendError>`
 /// and `fn has_entry(&self, id: &str) -> bool`.
 macro_rules! append_methods {
     () => {
         /// `appendMessage(message)`: stores the message verbatim; returns the new id.
-        pub fn append_message(
+        ///
+        /// Takes the message, or a reference to it: a caller that keeps its message
+        /// (as the seed's callers keep theirs) passes `&message`, and nothing is
+        /// cloned.
+        pub fn append_message<'m>(
             &mut self,
-            message: session_types::AgentMessage,
+            message: impl Into<std::borrow::Cow<'m, session_types::AgentMessage>>,
         ) -> Result<session_types::EntryId, crate::error::AppendError> {
-            self.append_with(|b| session_types::Entry::message(b, message))
+            self.append_message_cow(message.into())
         }
 
         /// `appendThinkingLevelChange(level)` (not validated, as in the reference).

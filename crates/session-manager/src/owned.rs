@@ -1,6 +1,7 @@
 //! Owned sessions: persisted, locked, index-backed; history is read only through
 //! bounded, captured reads.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
@@ -11,7 +12,7 @@ use session_index::{EntryIndex, Index, kinds};
 use session_journal::{
     Capture, Durability, NewFrame, PendingSync, Reader, SyncDone, UnixMillis, Writer,
 };
-use session_types::{Entry, EntryBase, EntryId, SessionHeader, Timestamp};
+use session_types::{AgentMessage, Entry, EntryBase, EntryId, EntryRef, SessionHeader, Timestamp};
 
 use crate::append::{append_methods, base, complete_entry, fresh_id};
 use crate::error::{AppendError, ReadError};
@@ -155,6 +156,40 @@ impl OwnedSession {
         }
     }
 
+    /// [`append_with`](Self::append_with) for a message entry: written and indexed
+    /// from the base and the message in place ([`EntryRef::Message`]), so a borrowed
+    /// message is never cloned.
+    fn append_message_cow(
+        &mut self,
+        message: Cow<'_, AgentMessage>,
+    ) -> Result<EntryId, AppendError> {
+        let id = fresh_id(&self.store.sources, |c| self.index.find(c).is_some());
+        let tag = kinds::id_tag(id.as_str());
+        let (ms, frame_ms) = self.store.sources.clock.stamp_ms();
+        // The text is the 24-byte shape exactly when its milliseconds read back.
+        let (timestamp, read_back) = Timestamp::from_unix_ms_read_back(ms);
+        let base = base(id, self.leaf.take(), timestamp);
+        let stamp = Stamp {
+            frame: UnixMillis(u64::try_from(frame_ms).unwrap_or(0)),
+            timestamp_ms: read_back,
+        };
+        let entry = EntryRef::Message {
+            base: &base,
+            message: &message,
+        };
+        match self.write_tagged(entry, tag, stamp) {
+            Ok(()) => {
+                let id = base.id.ok_or_else(no_id)?;
+                self.leaf = Some(id.clone());
+                Ok(id)
+            }
+            Err(e) => {
+                self.leaf = base.parent_id;
+                Err(e)
+            }
+        }
+    }
+
     fn has_entry(&self, id: &str) -> bool {
         self.index.find(id).is_some()
     }
@@ -203,7 +238,7 @@ impl OwnedSession {
         let id = entry.id().ok_or_else(no_id)?;
         // The id is borrowed from the entry while `self` is written: its tag first.
         let tag = kinds::id_tag(id);
-        self.write_tagged(entry, tag, stamp)
+        self.write_tagged(entry.into(), tag, stamp)
     }
 
     fn write_entry_as(
@@ -212,12 +247,12 @@ impl OwnedSession {
         id: &EntryId,
         stamp: Stamp,
     ) -> Result<(), AppendError> {
-        self.write_tagged(entry, kinds::id_tag(id.as_str()), stamp)
+        self.write_tagged(entry.into(), kinds::id_tag(id.as_str()), stamp)
     }
 
     fn write_tagged(
         &mut self,
-        entry: &Entry,
+        entry: EntryRef<'_>,
         tag: session_journal::Tag,
         stamp: Stamp,
     ) -> Result<(), AppendError> {

@@ -186,6 +186,14 @@ impl ResidentSession {
         Ok(id)
     }
 
+    /// A message entry holds its message: a borrowed one is cloned into it.
+    fn append_message_cow(
+        &mut self,
+        message: std::borrow::Cow<'_, session_types::AgentMessage>,
+    ) -> Result<EntryId, AppendError> {
+        self.append_with(|b| Entry::message(b, message.into_owned()))
+    }
+
     fn writable(&self) -> Result<(), AppendError> {
         match &self.file {
             Some(path) => Err(AppendError::ReadOnly { path: path.clone() }),

@@ -64,4 +64,4 @@ pub use envelope::{Envelope, MessageEnvelope};
 pub use header::{CURRENT_VERSION, SessionHeader};
 pub use ids::{EntryId, SessionId, Timestamp, parse_js_date};
 pub use message::*;
-pub use record::{ParseError, ParseErrorKind, Record};
+pub use record::{EntryRef, ParseError, ParseErrorKind, Record};

@@ -4,8 +4,9 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::entry::{Entry, EntryType};
+use crate::entry::{Entry, EntryBase, EntryType};
 use crate::header::SessionHeader;
+use crate::ids::EntryId;
 use crate::json::find_lone_surrogates;
 use crate::message::AgentMessage;
 
@@ -263,6 +264,80 @@ impl Entry {
     /// ```
     pub fn write_json<W: std::io::Write>(&self, mut out: W) -> std::io::Result<()> {
         crate::write::entry(&mut out, self)
+    }
+}
+
+/// An entry to write, borrowed: a whole [`Entry`], or a `message` entry whose message
+/// its caller keeps (the seed's `appendMessage(message)` leaves the object with its
+/// caller, so an append need not take it). Both write the bytes and give the index
+/// the fields the owned entry would: [`EntryRef::Message`] is the [`MessageEntry`] of
+/// that base and message with no unmodelled fields.
+#[derive(Debug, Clone, Copy)]
+pub enum EntryRef<'a> {
+    /// A whole entry.
+    Whole(&'a Entry),
+    /// A `message` entry, in parts.
+    Message {
+        /// id, parentId, timestamp.
+        base: &'a EntryBase,
+        /// The stored message.
+        message: &'a AgentMessage,
+    },
+}
+
+impl<'a> From<&'a Entry> for EntryRef<'a> {
+    fn from(entry: &'a Entry) -> Self {
+        EntryRef::Whole(entry)
+    }
+}
+
+impl EntryRef<'_> {
+    /// The entry's id.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            EntryRef::Whole(e) => e.id(),
+            EntryRef::Message { base, .. } => base.id.as_ref().map(EntryId::as_str),
+        }
+    }
+
+    /// Writes what the owned entry's [`Entry::write_json`] writes.
+    ///
+    /// ```
+    /// use session_types::{AgentMessage, Entry, EntryBase, EntryId, EntryRef, Timestamp};
+    /// let base = EntryBase::new(EntryId::new("a1"), None, Timestamp::new("2025-01-01T00:00:00.000Z"));
+    /// let message: AgentMessage = serde_json::from_str(r#"{"role":"user","content":"hi","timestamp":1}"#).unwrap();
+    /// let mut parts = Vec::new();
+    /// EntryRef::Message { base: &base, message: &message }.write_json(&mut parts).unwrap();
+    /// assert_eq!(parts, Entry::message(base, message).to_json().into_bytes());
+    /// ```
+    pub fn write_json<W: std::io::Write>(&self, mut out: W) -> std::io::Result<()> {
+        match self {
+            EntryRef::Whole(e) => crate::write::entry(&mut out, e),
+            EntryRef::Message { base, message } => {
+                crate::write::message_entry_parts(&mut out, base, message, None)
+            }
+        }
+    }
+
+    /// The [`write_json`](Self::write_json) text.
+    pub fn to_json(&self) -> String {
+        let mut out = Vec::with_capacity(256);
+        match self.write_json(&mut out) {
+            Ok(()) => String::from_utf8(out).unwrap_or_default(),
+            Err(_) => String::new(),
+        }
+    }
+}
+
+impl From<AgentMessage> for std::borrow::Cow<'_, AgentMessage> {
+    fn from(message: AgentMessage) -> Self {
+        std::borrow::Cow::Owned(message)
+    }
+}
+
+impl<'a> From<&'a AgentMessage> for std::borrow::Cow<'a, AgentMessage> {
+    fn from(message: &'a AgentMessage) -> Self {
+        std::borrow::Cow::Borrowed(message)
     }
 }
 

@@ -132,11 +132,23 @@ fn base<W: io::Write>(out: &mut W, b: &EntryBase) -> io::Result<()> {
 }
 
 fn message_entry<W: io::Write>(out: &mut W, m: &MessageEntry) -> io::Result<()> {
+    message_entry_parts(out, &m.base, &m.message, Some(&m.extra))
+}
+
+/// A `message` entry of these parts (`extra`: its unmodelled fields, if any).
+pub(crate) fn message_entry_parts<W: io::Write>(
+    out: &mut W,
+    b: &EntryBase,
+    m: &AgentMessage,
+    more: Option<&Extra>,
+) -> io::Result<()> {
     out.write_all(b"{\"type\":\"message\"")?;
-    base(out, &m.base)?;
+    base(out, b)?;
     key!(out, "message");
-    message(out, &m.message)?;
-    extra(out, &m.extra)?;
+    message(out, m)?;
+    if let Some(more) = more {
+        extra(out, more)?;
+    }
     out.write_all(b"}")?;
     Ok(())
 }

@@ -407,7 +407,7 @@ fn append_durable(b: &mut Bench<'_>) -> Result<()> {
         let buf = framed(m.clone());
         let mut durable = || -> Result<f64> {
             let t = Instant::now();
-            s.append_message(m.clone())?;
+            s.append_message(&m)?;
             Ok(ms_since(t) * 1e3)
         };
         let mut baseline = || -> Result<f64> {
@@ -958,7 +958,7 @@ struct AppendRun {
 fn append_run_cpu(
     tmp: &Path,
     durability: Durability,
-    mut batch: Vec<AgentMessage>,
+    batch: Vec<AgentMessage>,
 ) -> Result<AppendRun> {
     let _ = fs::remove_dir_all(tmp);
     let st = Store::new(Layout::with_root(tmp).expect("absolute root"));
@@ -967,11 +967,13 @@ fn append_run_cpu(
     let n = batch.len() as f64;
     let saving = session_manager::INDEX_SAVE_EVERY as usize - 1;
     let mut save_ms = 0.0;
-    // The messages are moved into the appends; the batch's own buffer is freed after
-    // the timing (it is no part of an append).
+    // Each append borrows its message: the caller keeps it, as an agent keeps its
+    // conversation (and as the seed's callers keep the objects they pass to
+    // `appendMessage`). The batch is freed after the timing (it is no part of an
+    // append).
     let cpu0 = thread_cpu_ns();
     let t = Instant::now();
-    for (k, m) in batch.drain(..).enumerate() {
+    for (k, m) in batch.iter().enumerate() {
         if k == saving {
             let t = Instant::now();
             s.append_message(m)?;
@@ -1002,11 +1004,12 @@ fn append_to_copy(tmp: &Path, journal: &Path, batch: Vec<AgentMessage>) -> Resul
     s.set_durability(Durability::Buffered);
     let n = batch.len() as f64;
     let t = Instant::now();
-    for m in batch {
+    for m in &batch {
         s.append_message(m)?;
     }
     let us = ms_since(t) * 1e3 / n;
     s.close()?;
+    drop(batch);
     Ok(us)
 }
 

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use session_journal::{Appended, FrameInfo, FrameKind, Offset, Seq, Tag, UnixMillis};
-use session_types::Entry;
+use session_types::{Entry, EntryRef};
 
 use super::Index;
 use crate::error::ObserveError;
@@ -68,18 +68,20 @@ impl Index {
     /// [`observe_entry`](Self::observe_entry) of an entry whose timestamp the
     /// caller formatted from `timestamp_ms`, known to read back as exactly that
     /// (`Timestamp::from_unix_ms_read_back`): the index takes those milliseconds
-    /// instead of parsing the text back. `None` is `observe_entry`.
-    pub fn observe_entry_timed(
+    /// instead of parsing the text back. `None` is `observe_entry`. The entry may be
+    /// a whole one (`&Entry`) or a message entry in parts ([`EntryRef::Message`]: a
+    /// message its appender keeps).
+    pub fn observe_entry_timed<'e>(
         &mut self,
         appended: &Appended,
         payload: &[u8],
-        entry: &Entry,
+        entry: impl Into<EntryRef<'e>>,
         timestamp_ms: Option<i64>,
     ) -> Result<(), ObserveError> {
         let info = self.appended_info(crate::kinds::ENTRY, appended, payload)?;
         self.derived
             .state
-            .observe_entry(&info, entry, timestamp_ms, || Cow::Borrowed(payload));
+            .observe_entry(&info, entry.into(), timestamp_ms, || Cow::Borrowed(payload));
         Ok(())
     }
 

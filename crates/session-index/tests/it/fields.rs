@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use session_index::{Index, kinds, sidecar_path};
 use session_journal::Durability;
 use session_journal::vfs::Vfs;
-use session_types::{AgentMessage, ContentBlock, Entry, UserContent};
+use session_types::{AgentMessage, ContentBlock, Entry, EntryRef, UserContent};
 
 use crate::support::{fingerprint, open, sim, write, writer};
 
@@ -182,7 +182,11 @@ fn observe_both(
     write(fs.clone(), path, HEAD);
     let (mut parsed, _) = open(fs.clone(), path);
     let mut typed = parsed.clone();
+    // A third index fed the message entries in parts (a message its appender keeps),
+    // as the manager's `append_message` feeds it.
+    let mut parts = parsed.clone();
     let mut w = writer(fs.clone(), path);
+    let mut in_parts = 0;
     for e in entries {
         let tag = kinds::id_tag(e.id().unwrap_or(""));
         let (a, payload) = w
@@ -193,8 +197,22 @@ fn observe_both(
         assert_eq!(payload, e.to_json().as_bytes());
         parsed.observe(kinds::ENTRY, &a, payload).unwrap();
         typed.observe_entry(&a, payload, e).unwrap();
+        match e {
+            Entry::Message(m) if m.extra.is_empty() => {
+                let split = EntryRef::Message {
+                    base: &m.base,
+                    message: &m.message,
+                };
+                assert_eq!(split.to_json().as_bytes(), payload);
+                parts.observe_entry_timed(&a, payload, split, None).unwrap();
+                in_parts += 1;
+            }
+            e => parts.observe_entry(&a, payload, e).unwrap(),
+        }
     }
     w.sync().unwrap();
+    assert!(in_parts > 0, "no message entry in parts");
+    assert_eq!(fingerprint(&parts), fingerprint(&typed));
     (parsed, typed, fs)
 }
 

@@ -11,7 +11,7 @@ use session_journal::{Reader, ReaderOptions};
 use session_manager::{Durability, ReadLimits};
 use session_types::{Entry, Record};
 
-use crate::support::{store, user};
+use crate::support::{store, store_at, user};
 
 /// Every entry of the edge fixtures (escapes, lone surrogates, big and odd numbers,
 /// unknown types and fields) and the first 400 of the reference generator's 1k
@@ -98,4 +98,58 @@ fn appended_frames_hold_serde_json_text_and_the_journal_bytes_are_pinned() {
         bytes.len()
     );
     drop(dir);
+}
+
+/// A message appended by reference (its caller keeps it, as the seed's callers keep
+/// theirs) is written and indexed exactly as the same message appended by value: two
+/// stores with the same deterministic sources, fed every message of the fixtures
+/// (edge shapes and the reference generator's 1k session) one way each, hold the same
+/// journal bytes and give the same answers; the borrowed messages are untouched.
+#[test]
+fn a_message_appended_by_reference_is_the_message_appended_by_value() {
+    let messages: Vec<_> = fixture_entries()
+        .into_iter()
+        .filter_map(|e| match e {
+            Entry::Message(m) => Some(m.message),
+            _ => None,
+        })
+        .collect();
+    assert!(messages.len() > 300, "{} messages", messages.len());
+    let kept = messages.clone();
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (store_at(a_dir.path(), 7), store_at(b_dir.path(), 7));
+    let (mut by_ref, mut by_value) = (a.create("/same").unwrap(), b.create("/same").unwrap());
+    for s in [&mut by_ref, &mut by_value] {
+        s.set_durability(Durability::Buffered);
+    }
+    for m in &messages {
+        let x = by_ref.append_message(m).expect("by reference");
+        let y = by_value.append_message(m.clone()).expect("by value");
+        assert_eq!(x, y);
+    }
+    assert_eq!(
+        messages, kept,
+        "the borrowed messages are the caller's, unchanged"
+    );
+    let answers = |s: &session_manager::OwnedSession| {
+        let context = s.build_session_context().expect("context");
+        let tree = s.read_tree(ReadLimits::default()).expect("tree");
+        (
+            serde_json::to_string(&context.to_reference_json()).unwrap(),
+            format!("{tree:?}"),
+            s.get_leaf_id().map(|id| id.to_string()),
+        )
+    };
+    assert_eq!(answers(&by_ref), answers(&by_value));
+    let files = [by_ref.session_file(), by_value.session_file()]
+        .map(|p| p.expect("a journal").to_path_buf());
+    by_ref.close().expect("close");
+    by_value.close().expect("close");
+    let [x, y] = files.map(|p| std::fs::read(p).expect("journal bytes"));
+    assert!(
+        x == y,
+        "the journals differ ({} and {} bytes)",
+        x.len(),
+        y.len()
+    );
 }
