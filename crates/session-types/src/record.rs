@@ -270,7 +270,7 @@ impl Entry {
 /// An entry to write, borrowed: a whole [`Entry`], or a `message` entry whose message
 /// its caller keeps (the seed's `appendMessage(message)` leaves the object with its
 /// caller, so an append need not take it). Both write the bytes and give the index
-/// the fields the owned entry would: [`EntryRef::Message`] is the [`MessageEntry`] of
+/// the fields the owned entry would: [`EntryRef::Message`] is the [`MessageEntry`](crate::MessageEntry) of
 /// that base and message with no unmodelled fields.
 #[derive(Debug, Clone, Copy)]
 pub enum EntryRef<'a> {
