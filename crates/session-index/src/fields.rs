@@ -12,7 +12,9 @@
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
-use session_types::{AgentMessage, ContentBlock, Entry, EntryBase, EntryRef, Extra, UserContent};
+use session_types::{
+    AgentMessage, ContentBlock, Entry, EntryBase, EntryRef, EntryType, Extra, UserContent,
+};
 
 use crate::probe::{self, Excerpt, MessageProbe, Probe, Text};
 
@@ -224,7 +226,7 @@ impl<'a> Fields<'a> {
             EntryRef::Whole(e) => e,
             // A message entry in parts has no unmodelled fields to repeat a key.
             EntryRef::Message { base, message } => {
-                let mut f = Self::of_base(Some("message"), base);
+                let mut f = Self::of_base(Some(EntryType::Message.as_str()), base);
                 f.message = Message::Object(message_fields(message)?);
                 return Some(f);
             }
