@@ -289,7 +289,10 @@ fn each_entry<'s, S: ContextSource>(
             continue;
         }
         let entry = load(source, p.handle, p.kind)?;
-        if p.kind == ContextKind::BranchSummary && !branch_summary_counts(&entry) {
+        if p.kind == ContextKind::BranchSummary
+            && !branch_summary_counts(&entry)
+            && source.summary_truthy(p.handle) != Some(true)
+        {
             continue;
         }
         f(entry, source.time_ms(p.handle));

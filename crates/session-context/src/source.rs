@@ -91,6 +91,17 @@ pub trait ContextSource {
         None
     }
 
+    /// Whether a branch summary's `summary` is truthy, when the source reads it better
+    /// than the loaded entry can: a `summary` of `1e400` is `Infinity` to the
+    /// reference (truthy: the summary adds a message, printed `"summary":null`) but
+    /// `null` in the loaded entry (D11); a source that keeps the record's text knows.
+    /// Asked only where the loaded entry's `summary` is falsy. `None` (the default):
+    /// the loaded entry's reading stands.
+    fn summary_truthy(&self, entry: Self::Handle) -> Option<bool> {
+        let _ = entry;
+        None
+    }
+
     /// Whether the entry's `id` is JSON `null` (as the last entry's id, the
     /// reference's leaf "before the first entry"). By default the entry is loaded and
     /// read; a `1e400` id reads as `null` there (D11) but is `Infinity` to the

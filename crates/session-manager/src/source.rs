@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde_json::value::RawValue;
 use session_context::{ContextKind, ContextSource, Node, Parent, PathMarks, UsageAttribution};
 use session_index::{Derived, EntryIndex, Index, kinds};
 use session_journal::{Capture, FrameRun, Offset, Reader};
@@ -302,6 +303,11 @@ pub(crate) trait Records {
     }
     /// How errors name the session.
     fn session(&self) -> String;
+    /// The record's own text, where the source keeps it (`None`: typed entries only).
+    fn raw(&self, i: EntryIndex) -> Option<Vec<u8>> {
+        let _ = i;
+        None
+    }
 }
 
 impl Records for SnapshotReader<'_> {
@@ -319,6 +325,10 @@ impl Records for SnapshotReader<'_> {
 
     fn payload_len(&self, i: EntryIndex) -> u64 {
         SnapshotReader::payload_len(self, i)
+    }
+
+    fn raw(&self, i: EntryIndex) -> Option<Vec<u8>> {
+        self.load_raw(i).ok()
     }
 
     fn entry(&self, i: EntryIndex) -> Result<Cow<'_, Entry>, ReadError> {
@@ -495,6 +505,19 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
     fn time_ms(&self, entry: EntryIndex) -> Option<Option<i64>> {
         let info = self.records.derived().info(entry)?;
         info.timestamp_ms.is_none().then_some(None)
+    }
+
+    /// The record's own text, where a `summary` of `1e400` is `Infinity` (truthy)
+    /// though the loaded entry reads `null` (asked only for such a falsy one).
+    fn summary_truthy(&self, entry: EntryIndex) -> Option<bool> {
+        let raw = self.records.raw(entry)?;
+        let fields: HashMap<String, &RawValue> = serde_json::from_slice(&raw).ok()?;
+        let summary = fields.get("summary")?.get();
+        Some(match serde_json::from_str::<serde_json::Value>(summary) {
+            Ok(v) => session_types::js::truthy(Some(&v)),
+            // A number beyond a double's range: `±Infinity`.
+            Err(_) => summary.parse::<f64>().is_ok_and(|x| x != 0.0),
+        })
     }
 
     fn entry_count(&self) -> usize {
