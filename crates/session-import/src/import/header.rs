@@ -32,15 +32,133 @@ impl Header {
         if id == self.id {
             return;
         }
-        // The header record was read as an object before (`take_header`), so it reads
-        // as one again; should it not, the original bytes stay as the record.
-        let Some(mut map) = parse_map(&self.payload) else {
-            return;
+        let rewritten = match splice_id(&self.payload, id) {
+            Some(spliced) => spliced,
+            None => {
+                // The header record was read as an object before (`take_header`), so
+                // it reads as one again; should it not, the original bytes stay as
+                // the record.
+                let Some(mut map) = parse_map(&self.payload) else {
+                    return;
+                };
+                map.insert("id".to_owned(), serde_json::Value::from(id));
+                to_js_json(map).into_bytes()
+            }
         };
-        map.insert("id".to_owned(), serde_json::Value::from(id));
-        let rewritten = to_js_json(map).into_bytes();
         self.original = Some(std::mem::replace(&mut self.payload, rewritten));
         self.changed = true;
+    }
+}
+
+/// `payload` (a JSON object's text) with the value of its one top-level `id` key
+/// replaced by `id` as a JSON string, every other byte as it was: a number beyond a
+/// double's range stays one (a re-serialisation writes `null`, and the listing would
+/// read the header's `timestamp` as 1970 where the reference reads an Invalid Date).
+/// `None` where that is not plain (the caller then re-serialises the record): no such
+/// key, or more than one (repeated, or `id` spelled with escapes), or text this scan
+/// does not follow.
+fn splice_id(payload: &[u8], id: &str) -> Option<Vec<u8>> {
+    let skip_ws = |mut i: usize| {
+        while payload
+            .get(i)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip_ws(0);
+    if payload.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    let mut found = None;
+    loop {
+        i = skip_ws(i);
+        match payload.get(i)? {
+            b'}' => break,
+            b'"' => {}
+            _ => return None,
+        }
+        let after_key = string_end(payload, i)?;
+        let key = payload.get(i..after_key)?;
+        let is_id = if key.contains(&b'\\') {
+            let key: String = serde_json::from_slice(key).ok()?;
+            if key == "id" {
+                return None;
+            }
+            false
+        } else {
+            key == b"\"id\""
+        };
+        i = skip_ws(after_key);
+        if payload.get(i) != Some(&b':') {
+            return None;
+        }
+        let start = skip_ws(i + 1);
+        i = value_end(payload, start)?;
+        if is_id {
+            if found.is_some() {
+                return None;
+            }
+            found = Some((start, i));
+        }
+        i = skip_ws(i);
+        match payload.get(i)? {
+            b',' => i += 1,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    let (start, end) = found?;
+    let mut out = Vec::with_capacity(payload.len() + id.len());
+    out.extend_from_slice(payload.get(..start)?);
+    out.extend_from_slice(serde_json::to_string(id).ok()?.as_bytes());
+    out.extend_from_slice(payload.get(end..)?);
+    Some(out)
+}
+
+/// Where the JSON string starting at `b[start]` (a quote) ends: just past its closing
+/// quote.
+fn string_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    loop {
+        match b.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// Where the JSON value starting at `b[start]` ends (exclusive): past a string or a
+/// closing bracket, or at the delimiter after a scalar. `None` for an empty value or
+/// text that ends first. Nesting is counted, not recursed into.
+fn value_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = start;
+    loop {
+        match b.get(i)? {
+            b'"' => {
+                i = string_end(b, i)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => {
+                return (i > start).then_some(i);
+            }
+            _ => {}
+        }
+        i += 1;
     }
 }
 
@@ -158,5 +276,57 @@ impl Run<'_> {
             trail,
             original: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::splice_id;
+
+    fn spliced(text: &str) -> Option<String> {
+        splice_id(text.as_bytes(), "legacy-1").map(|b| String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn the_id_is_replaced_and_every_other_byte_kept() {
+        let cases = [
+            (
+                r#"{"type":"session","version":3,"id":"","timestamp":1e400,"cwd":"/x"}"#,
+                r#"{"type":"session","version":3,"id":"legacy-1","timestamp":1e400,"cwd":"/x"}"#,
+            ),
+            (
+                r#" { "id" : "../a" , "n" : [ {"id":"inner"} , "}\"" ] , "v":3.0 } "#,
+                r#" { "id" : "legacy-1" , "n" : [ {"id":"inner"} , "}\"" ] , "v":3.0 } "#,
+            ),
+            (
+                r#"{"a":{"id":{"id":[1,2]}},"id":null}"#,
+                r#"{"a":{"id":{"id":[1,2]}},"id":"legacy-1"}"#,
+            ),
+            (r#"{"id":12,"x":-1e999}"#, r#"{"id":"legacy-1","x":-1e999}"#),
+            (
+                r#"{"s":"a\\","id":"a b"}"#,
+                r#"{"s":"a\\","id":"legacy-1"}"#,
+            ),
+        ];
+        for (from, to) in cases {
+            assert_eq!(spliced(from).as_deref(), Some(to), "{from}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_plain_is_left_to_the_rewrite() {
+        for text in [
+            r#"{"type":"session"}"#,
+            r#"{"id":"a","id":"b"}"#,
+            r#"{"\u0069d":"a"}"#,
+            r#"{"id":"a","\u0069d":"b"}"#,
+            r#"["id"]"#,
+            r#"{"id":}"#,
+            r#"{"id":"a""#,
+            r#"{"id" "a"}"#,
+            "",
+        ] {
+            assert_eq!(spliced(text), None, "{text}");
+        }
     }
 }
