@@ -313,6 +313,78 @@ mod tests {
         }
     }
 
+    /// Random objects (nested values, strings with quotes, backslashes, braces and
+    /// controls, odd spacing between every token), with and without an `id` key: a
+    /// splice reads back as the object with only `id` replaced, and declines only
+    /// an object without one.
+    #[test]
+    fn random_objects_read_back_with_only_the_id_replaced() {
+        use serde_json::{Map, Value, json};
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        fn value(next: &mut dyn FnMut(u64) -> u64, depth: u32) -> Value {
+            let strings = ["", "id", "a\"b", "}{][", "\\", "line\nbreak", "é🎉", ":,"];
+            match next(if depth > 3 { 5 } else { 7 }) {
+                0 => Value::Null,
+                1 => json!(next(2) == 0),
+                2 => json!(next(1000) as f64 / 7.0),
+                3 => json!(-(next(1_000_000) as i64)),
+                4 => json!(strings[next(strings.len() as u64) as usize]),
+                5 => Value::Array((0..next(4)).map(|_| value(next, depth + 1)).collect()),
+                _ => {
+                    let mut m = Map::new();
+                    for _ in 0..next(4) {
+                        let k = strings[next(strings.len() as u64) as usize];
+                        m.insert(k.to_owned(), value(next, depth + 1));
+                    }
+                    Value::Object(m)
+                }
+            }
+        }
+        for round in 0..2000 {
+            let mut m = Map::new();
+            for k in ["type", "version", "id", "timestamp", "cwd", "extra"] {
+                if next(3) != 0 {
+                    m.insert(k.to_owned(), value(&mut next, 0));
+                }
+            }
+            // Spacing between tokens: re-spaced copies of serde's text.
+            let compact = Value::Object(m.clone()).to_string();
+            let mut text = String::new();
+            let mut in_string = false;
+            let mut escaped = false;
+            for c in compact.chars() {
+                text.push(c);
+                if in_string {
+                    match (escaped, c) {
+                        (true, _) => escaped = false,
+                        (false, '\\') => escaped = true,
+                        (false, '"') => in_string = false,
+                        _ => {}
+                    }
+                } else if c == '"' {
+                    in_string = true;
+                } else if matches!(c, '{' | '}' | '[' | ']' | ',' | ':') && next(3) == 0 {
+                    text.push_str([" ", "\n", "\t ", "\r\n"][next(4) as usize]);
+                }
+            }
+            match splice_id(text.as_bytes(), "legacy-1") {
+                Some(out) => {
+                    let read: Map<String, Value> = serde_json::from_slice(&out).unwrap();
+                    let mut want = m.clone();
+                    want.insert("id".to_owned(), json!("legacy-1"));
+                    assert_eq!(read, want, "round {round}: {text}");
+                }
+                None => assert!(!m.contains_key("id"), "round {round}: {text}"),
+            }
+        }
+    }
+
     #[test]
     fn what_is_not_plain_is_left_to_the_rewrite() {
         for text in [
