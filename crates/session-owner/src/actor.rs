@@ -229,8 +229,9 @@ impl Shared {
 
     /// Submits a write. When no other write is being performed and the write lock
     /// is free, `command` is performed at once on the caller's task; a durable one
-    /// that no other batch waits ahead of is also synced there (on the caller's
-    /// worker, when no other batch syncs on a worker). Otherwise it is queued and
+    /// that no other batch waits ahead of is also synced there when `lifo_empty`
+    /// (see [`WorkerSync`]: on the caller's worker, when no other batch syncs on a
+    /// worker; else the flusher syncs it). Otherwise it is queued and
     /// the drain task performs it. A written batch that must wait — for its sync,
     /// or behind batches waiting for theirs — goes to the session's flusher. Its
     /// answer goes to its reply either way (`Done`: sent already); a refused command
@@ -238,7 +239,7 @@ impl Shared {
     /// is answered as done, a branched session refused). `Unfollow` and
     /// `Close` are never refused for a full queue (a connection sends at most one of
     /// each per session).
-    pub(crate) fn submit(self: &Arc<Self>, command: Command) -> Submitted {
+    pub(crate) fn submit(self: &Arc<Self>, command: Command, lifo_empty: bool) -> Submitted {
         let mut gate = self.gate();
         if gate.closed {
             drop(gate);
@@ -265,7 +266,7 @@ impl Shared {
         let weight = weight(&command);
         let idle = gate.waiting.is_empty() && !gate.flushing;
         // Syncing here makes this task the flusher until its batch is answered.
-        let claim = (weight == Weight::Sync && idle)
+        let claim = (weight == Weight::Sync && idle && lifo_empty)
             .then(|| WorkerSync::claim(&self.worker_syncs))
             .flatten();
         gate.flushing |= claim.is_some();
@@ -302,7 +303,18 @@ impl Shared {
             };
         };
         // The next writes may be performed while this one syncs.
-        self.release();
+        if self.release() {
+            // The drain task just spawned waits in this worker's LIFO slot, where a
+            // sync here would hold it: the flusher (a task of its own, polled with
+            // the slot empty) starts a sync covering this batch instead.
+            drop((claim, started));
+            let mut gate = self.gate();
+            gate.waiting_calls += performed.answers.len();
+            gate.waiting.push(performed);
+            drop(gate);
+            tokio::spawn(self.clone().flush());
+            return Submitted::Queued;
+        }
         self.complete(vec![performed], started.unwrap_or(Ok(None)));
         drop(claim);
         let mut gate = self.gate();
@@ -318,14 +330,16 @@ impl Shared {
     }
 
     /// Ends a turn of performing writes: hands what was queued meanwhile to a drain
-    /// task, or frees the gate.
-    fn release(self: &Arc<Self>) {
+    /// task (`true`: spawned), or frees the gate.
+    fn release(self: &Arc<Self>) -> bool {
         let mut gate = self.gate();
         if gate.queue.is_empty() {
             gate.running = false;
+            false
         } else {
             drop(gate);
             tokio::spawn(self.clone().drain());
+            true
         }
     }
 
@@ -405,7 +419,16 @@ impl Shared {
     /// before the sync starts; the batches written while it runs wait for the next)
     /// and answers them in order.
     async fn flush(self: Arc<Self>) {
+        // This task answered batches (and so woke their connections' writers and
+        // followers) since the runtime last polled it.
+        let mut answered = false;
         loop {
+            if std::mem::take(&mut answered) {
+                // Let the answers go out before the next sync: the tasks they woke
+                // wait in this worker's LIFO slot, which a sync on this worker would
+                // hold (see `WorkerSync`). Polled again, the slot is empty.
+                tokio::task::yield_now().await;
+            }
             let batches = {
                 let mut gate = self.gate();
                 if gate.waiting.is_empty() {
@@ -417,6 +440,7 @@ impl Shared {
                 gate.waiting_calls = 0;
                 std::mem::take(&mut gate.waiting)
             };
+            answered = true;
             if !batches.iter().any(|p| p.sync) {
                 for p in batches {
                     deliver(&self, p);
@@ -468,8 +492,6 @@ impl Shared {
                         }
                         deliver(&self, p);
                     }
-                    // Let the answers go out before the next sync.
-                    tokio::task::yield_now().await;
                     continue;
                 }
                 other => other,
@@ -591,6 +613,16 @@ fn multi_thread() -> bool {
 
 /// The right to sync on a runtime worker itself: one sync at a time per owner, so
 /// the other workers keep serving while it syncs.
+///
+/// Only a task that woke no other task since the runtime polled it syncs on its
+/// worker. A task woken (or spawned) by a task running on a worker goes to that
+/// worker's LIFO slot, which the other workers cannot take (tokio-rs/tokio#4941):
+/// a sync blocking the worker would hold it — an answer, a follower's notification,
+/// a drain task — for up to one `fdatasync` although another worker is idle. When
+/// a task starts a poll its worker's slot is empty (the runtime runs it, or moves
+/// it to the stealable queue, after each poll), so the connection's task syncs its
+/// durable append only when it is the first line the task handles in this poll, and
+/// the flusher yields (running what it woke) before a sync after answering.
 struct WorkerSync(Arc<AtomicUsize>);
 
 impl WorkerSync {

@@ -128,7 +128,7 @@ impl Registry {
             return Ok(());
         };
         let (done, closed) = oneshot::channel();
-        if slot.shared.submit(Command::Close { done }) == Submitted::Closed {
+        if slot.shared.submit(Command::Close { done }, false) == Submitted::Closed {
             return Ok(()); // closed already (the library panicked), the lock with it
         }
         closed.await.unwrap_or(Ok(()))
