@@ -396,7 +396,7 @@ impl Shared {
             Ok(None) => Ok(()),
             Err(e) => Err(append_error(e)),
             Ok(Some(pending)) => {
-                let done = pending.run();
+                let done = sync_on_worker(pending);
                 self.finish_sync(done)
             }
         };
@@ -464,7 +464,7 @@ impl Shared {
                     // pool: the flusher waits, the worker serves on (measured cheaper
                     // than `block_in_place` with 64 sessions syncing at once).
                     let done = if let Some(claim) = WorkerSync::claim(&self.worker_syncs) {
-                        let done = pending.run();
+                        let done = sync_on_worker(pending);
                         drop(claim);
                         done
                     } else {
@@ -576,6 +576,7 @@ impl Shared {
             if let Some(claim) = WorkerSync::claim(&self.worker_syncs)
                 && let Some(guard) = self.try_write()
             {
+                wake_a_parked_worker();
                 let open = self.perform_locked(guard, batch);
                 drop(claim);
                 return open;
@@ -623,6 +624,11 @@ fn multi_thread() -> bool {
 /// it to the stealable queue, after each poll), so the connection's task syncs its
 /// durable append only when it is the first line the task handles in this poll, and
 /// the flusher yields (running what it woke) before a sync after answering.
+///
+/// And the sync wakes a parked worker first ([`sync_on_worker`]): the worker that
+/// syncs is often the one that polled the I/O driver and found the request, while
+/// the other sleeps off the driver; nobody would read the sockets (another
+/// connection's request) until the sync ends.
 struct WorkerSync(Arc<AtomicUsize>);
 
 impl WorkerSync {
@@ -639,6 +645,25 @@ impl WorkerSync {
             None
         }
     }
+}
+
+/// Runs a sync on this worker (the caller holds the [`WorkerSync`] claim), a parked
+/// worker woken first to serve (and poll the I/O driver) meanwhile.
+fn sync_on_worker(pending: PendingSync) -> SyncDone {
+    wake_a_parked_worker();
+    pending.run()
+}
+
+/// Wakes a parked runtime worker, if any (none is searching for work already), so
+/// that it polls the I/O driver and runs what this worker's queue holds while this
+/// worker blocks. Tokio offers no call for it: a task spawned on a worker goes to
+/// its LIFO slot, and the one it displaces goes to the worker's stealable queue,
+/// which notifies a parked worker. So two empty tasks: the second displaces the
+/// first. (Each is a few hundred nanoseconds; the woken worker steals the first,
+/// finds nothing else and parks on the driver, which is free.)
+fn wake_a_parked_worker() {
+    drop(tokio::spawn(async {}));
+    drop(tokio::spawn(async {}));
 }
 
 impl Drop for WorkerSync {

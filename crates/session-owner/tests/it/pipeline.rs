@@ -455,3 +455,61 @@ async fn a_follower_is_notified_while_the_next_append_syncs() {
     );
     turnstile.open();
 }
+
+/// A client on a socket pair (its readiness comes through the runtime's I/O driver,
+/// as the owner's Unix socket's does).
+fn socket_client(owner: &Arc<Owner>) -> Client {
+    let (client, server) = tokio::net::UnixStream::pair().expect("a socket pair");
+    let owner = owner.clone();
+    tokio::spawn(async move {
+        let (r, w) = server.into_split();
+        owner.serve(r, w).await
+    });
+    let (r, w) = client.into_split();
+    Client::over(r, w)
+}
+
+/// Another connection's request is read and answered while a durable append syncs
+/// on a worker, over sockets: the worker that polled the I/O driver and found the
+/// append runs it and syncs; the idle worker, asleep off the driver, must still
+/// learn of the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_on_another_socket_is_answered_during_a_sync() {
+    let turnstile = Arc::new(Turnstile::default());
+    let fs = SimFs::new();
+    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let mut a = socket_client(&owner);
+    a.initialize().await;
+    let sid = a.create().await.session_id;
+    let mut b = socket_client(&owner);
+    b.initialize().await;
+    b.open(&sid).await;
+    turnstile.close();
+    let held = a
+        .send::<call::AppendMessage>(append(&sid, "held", None))
+        .await;
+    let t = turnstile.clone();
+    tokio::task::spawn_blocking(move || t.wait_waiting(1))
+        .await
+        .expect("the held sync");
+    let passed = turnstile.passed();
+    let leaf = within(
+        "another connection's read during the held sync",
+        b.call::<call::ReadLeafEntry>(ReadParams {
+            session_id: sid.clone(),
+            limits: None,
+        }),
+    )
+    .await
+    .expect("a read");
+    assert!(leaf.entry.is_some(), "the held append is written");
+    assert_eq!(
+        turnstile.passed(),
+        passed,
+        "answered while the sync is held"
+    );
+    turnstile.permit();
+    let answer = within("the held append", a.recv()).await;
+    assert_eq!(id_of(&answer), json(&held), "{answer}");
+    turnstile.open();
+}
