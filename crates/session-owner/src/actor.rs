@@ -99,6 +99,8 @@ pub(crate) struct Shared {
     /// Syncs running on a runtime worker itself now, the owner's sessions together
     /// (see [`WorkerSync`]).
     worker_syncs: Arc<AtomicUsize>,
+    /// The owner's connections now (see [`sync_on_worker`]).
+    connections: Arc<AtomicUsize>,
 }
 
 /// The writes waiting for a session, and who performs them.
@@ -396,7 +398,7 @@ impl Shared {
             Ok(None) => Ok(()),
             Err(e) => Err(append_error(e)),
             Ok(Some(pending)) => {
-                let done = sync_on_worker(pending);
+                let done = self.sync_on_worker(pending);
                 self.finish_sync(done)
             }
         };
@@ -405,6 +407,31 @@ impl Shared {
                 p.fail_durable(e);
             }
             deliver(self, p);
+        }
+    }
+
+    /// Runs a sync on this worker (the caller holds the [`WorkerSync`] claim); when
+    /// the owner serves other connections, a parked worker is woken first to serve
+    /// them (and poll the I/O driver) meanwhile.
+    fn sync_on_worker(&self, pending: PendingSync) -> SyncDone {
+        self.wake_a_parked_worker();
+        pending.run()
+    }
+
+    /// Wakes a parked runtime worker, if any (none is searching for work already)
+    /// and if another connection than the syncing one may need serving, so that it
+    /// polls the I/O driver and runs what this worker's queue holds while this
+    /// worker blocks. Tokio offers no call for it: a task spawned on a worker goes
+    /// to its LIFO slot, and the one it displaces goes to the worker's stealable
+    /// queue, which notifies a parked worker. So two empty tasks: the second
+    /// displaces the first. (The woken worker steals the first, finds nothing else
+    /// and parks on the driver, free meanwhile.) Waking an idle vCPU costs the
+    /// waker tens of microseconds on a VM: one client's durable append, alone on
+    /// the owner, is not charged with it.
+    fn wake_a_parked_worker(&self) {
+        if self.connections.load(Ordering::Relaxed) > 1 {
+            drop(tokio::spawn(async {}));
+            drop(tokio::spawn(async {}));
         }
     }
 
@@ -464,7 +491,7 @@ impl Shared {
                     // pool: the flusher waits, the worker serves on (measured cheaper
                     // than `block_in_place` with 64 sessions syncing at once).
                     let done = if let Some(claim) = WorkerSync::claim(&self.worker_syncs) {
-                        let done = sync_on_worker(pending);
+                        let done = self.sync_on_worker(pending);
                         drop(claim);
                         done
                     } else {
@@ -576,7 +603,7 @@ impl Shared {
             if let Some(claim) = WorkerSync::claim(&self.worker_syncs)
                 && let Some(guard) = self.try_write()
             {
-                wake_a_parked_worker();
+                self.wake_a_parked_worker();
                 let open = self.perform_locked(guard, batch);
                 drop(claim);
                 return open;
@@ -625,10 +652,11 @@ fn multi_thread() -> bool {
 /// durable append only when it is the first line the task handles in this poll, and
 /// the flusher yields (running what it woke) before a sync after answering.
 ///
-/// And the sync wakes a parked worker first ([`sync_on_worker`]): the worker that
-/// syncs is often the one that polled the I/O driver and found the request, while
-/// the other sleeps off the driver; nobody would read the sockets (another
-/// connection's request) until the sync ends.
+/// And the sync wakes a parked worker first ([`Shared::sync_on_worker`]) when the
+/// owner serves other connections: the worker that syncs is often the one that
+/// polled the I/O driver and found the request, while the other sleeps off the
+/// driver; nobody would read the sockets (another connection's request) until the
+/// sync ends.
 struct WorkerSync(Arc<AtomicUsize>);
 
 impl WorkerSync {
@@ -645,25 +673,6 @@ impl WorkerSync {
             None
         }
     }
-}
-
-/// Runs a sync on this worker (the caller holds the [`WorkerSync`] claim), a parked
-/// worker woken first to serve (and poll the I/O driver) meanwhile.
-fn sync_on_worker(pending: PendingSync) -> SyncDone {
-    wake_a_parked_worker();
-    pending.run()
-}
-
-/// Wakes a parked runtime worker, if any (none is searching for work already), so
-/// that it polls the I/O driver and runs what this worker's queue holds while this
-/// worker blocks. Tokio offers no call for it: a task spawned on a worker goes to
-/// its LIFO slot, and the one it displaces goes to the worker's stealable queue,
-/// which notifies a parked worker. So two empty tasks: the second displaces the
-/// first. (Each is a few hundred nanoseconds; the woken worker steals the first,
-/// finds nothing else and parks on the driver, which is free.)
-fn wake_a_parked_worker() {
-    drop(tokio::spawn(async {}));
-    drop(tokio::spawn(async {}));
 }
 
 impl Drop for WorkerSync {
@@ -829,6 +838,8 @@ pub(crate) struct Setup {
     pub(crate) store: Arc<Followers>,
     /// The owner's count of syncs running on a worker.
     pub(crate) worker_syncs: Arc<AtomicUsize>,
+    /// The owner's count of connections served.
+    pub(crate) connections: Arc<AtomicUsize>,
 }
 
 /// The shared cell of `session`, its gate free.
@@ -844,6 +855,7 @@ pub(crate) fn start(session: OwnedSession, setup: Setup) -> Arc<Shared> {
         max_batch: setup.max_batch.max(1),
         flushed: Notify::new(),
         worker_syncs: setup.worker_syncs,
+        connections: setup.connections,
     })
 }
 
@@ -1494,6 +1506,7 @@ mod tests {
                 max_reads: 1,
                 store: Arc::default(),
                 worker_syncs: Arc::default(),
+                connections: Arc::default(),
             },
         )
     }
