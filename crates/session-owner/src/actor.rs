@@ -99,7 +99,7 @@ pub(crate) struct Shared {
     /// Syncs running on a runtime worker itself now, the owner's sessions together
     /// (see [`WorkerSync`]).
     worker_syncs: Arc<AtomicUsize>,
-    /// The owner's connections now (see [`sync_on_worker`]).
+    /// The owner's connections now (see [`Shared::wake_a_parked_worker`]).
     connections: Arc<AtomicUsize>,
 }
 

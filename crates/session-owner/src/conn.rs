@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::value::RawValue;
@@ -88,10 +88,10 @@ where
 }
 
 /// Counts a connection in the owner's connections while it is served.
-struct Served(Arc<std::sync::atomic::AtomicUsize>);
+struct Served(Arc<AtomicUsize>);
 
 impl Served {
-    fn count(connections: &Arc<std::sync::atomic::AtomicUsize>) -> Served {
+    fn count(connections: &Arc<AtomicUsize>) -> Served {
         connections.fetch_add(1, Ordering::Relaxed);
         Served(connections.clone())
     }
