@@ -99,6 +99,8 @@ pub(crate) struct Shared {
     /// Syncs running on a runtime worker itself now, the owner's sessions together
     /// (see [`WorkerSync`]).
     worker_syncs: Arc<AtomicUsize>,
+    /// The owner's connections now (see [`Shared::wake_a_parked_worker`]).
+    connections: Arc<AtomicUsize>,
 }
 
 /// The writes waiting for a session, and who performs them.
@@ -229,8 +231,9 @@ impl Shared {
 
     /// Submits a write. When no other write is being performed and the write lock
     /// is free, `command` is performed at once on the caller's task; a durable one
-    /// that no other batch waits ahead of is also synced there (on the caller's
-    /// worker, when no other batch syncs on a worker). Otherwise it is queued and
+    /// that no other batch waits ahead of is also synced there when `lifo_empty`
+    /// (see [`WorkerSync`]: on the caller's worker, when no other batch syncs on a
+    /// worker; else the flusher syncs it). Otherwise it is queued and
     /// the drain task performs it. A written batch that must wait — for its sync,
     /// or behind batches waiting for theirs — goes to the session's flusher. Its
     /// answer goes to its reply either way (`Done`: sent already); a refused command
@@ -238,7 +241,7 @@ impl Shared {
     /// is answered as done, a branched session refused). `Unfollow` and
     /// `Close` are never refused for a full queue (a connection sends at most one of
     /// each per session).
-    pub(crate) fn submit(self: &Arc<Self>, command: Command) -> Submitted {
+    pub(crate) fn submit(self: &Arc<Self>, command: Command, lifo_empty: bool) -> Submitted {
         let mut gate = self.gate();
         if gate.closed {
             drop(gate);
@@ -265,7 +268,7 @@ impl Shared {
         let weight = weight(&command);
         let idle = gate.waiting.is_empty() && !gate.flushing;
         // Syncing here makes this task the flusher until its batch is answered.
-        let claim = (weight == Weight::Sync && idle)
+        let claim = (weight == Weight::Sync && idle && lifo_empty)
             .then(|| WorkerSync::claim(&self.worker_syncs))
             .flatten();
         gate.flushing |= claim.is_some();
@@ -302,7 +305,18 @@ impl Shared {
             };
         };
         // The next writes may be performed while this one syncs.
-        self.release();
+        if self.release() {
+            // The drain task just spawned waits in this worker's LIFO slot, where a
+            // sync here would hold it: the flusher (a task of its own, polled with
+            // the slot empty) starts a sync covering this batch instead.
+            drop((claim, started));
+            let mut gate = self.gate();
+            gate.waiting_calls += performed.answers.len();
+            gate.waiting.push(performed);
+            drop(gate);
+            tokio::spawn(self.clone().flush());
+            return Submitted::Queued;
+        }
         self.complete(vec![performed], started.unwrap_or(Ok(None)));
         drop(claim);
         let mut gate = self.gate();
@@ -318,14 +332,16 @@ impl Shared {
     }
 
     /// Ends a turn of performing writes: hands what was queued meanwhile to a drain
-    /// task, or frees the gate.
-    fn release(self: &Arc<Self>) {
+    /// task (`true`: spawned), or frees the gate.
+    fn release(self: &Arc<Self>) -> bool {
         let mut gate = self.gate();
         if gate.queue.is_empty() {
             gate.running = false;
+            false
         } else {
             drop(gate);
             tokio::spawn(self.clone().drain());
+            true
         }
     }
 
@@ -382,7 +398,7 @@ impl Shared {
             Ok(None) => Ok(()),
             Err(e) => Err(append_error(e)),
             Ok(Some(pending)) => {
-                let done = pending.run();
+                let done = self.sync_on_worker(pending);
                 self.finish_sync(done)
             }
         };
@@ -391,6 +407,31 @@ impl Shared {
                 p.fail_durable(e);
             }
             deliver(self, p);
+        }
+    }
+
+    /// Runs a sync on this worker (the caller holds the [`WorkerSync`] claim); when
+    /// the owner serves other connections, a parked worker is woken first to serve
+    /// them (and poll the I/O driver) meanwhile.
+    fn sync_on_worker(&self, pending: PendingSync) -> SyncDone {
+        self.wake_a_parked_worker();
+        pending.run()
+    }
+
+    /// Wakes a parked runtime worker, if any (none is searching for work already)
+    /// and if another connection than the syncing one may need serving, so that it
+    /// polls the I/O driver and runs what this worker's queue holds while this
+    /// worker blocks. Tokio offers no call for it: a task spawned on a worker goes
+    /// to its LIFO slot, and the one it displaces goes to the worker's stealable
+    /// queue, which notifies a parked worker. So two empty tasks: the second
+    /// displaces the first. (The woken worker steals the first, finds nothing else
+    /// and parks on the driver, free meanwhile.) Waking an idle vCPU costs the
+    /// waker tens of microseconds on a VM: one client's durable append, alone on
+    /// the owner, is not charged with it.
+    fn wake_a_parked_worker(&self) {
+        if self.connections.load(Ordering::Relaxed) > 1 {
+            drop(tokio::spawn(async {}));
+            drop(tokio::spawn(async {}));
         }
     }
 
@@ -405,7 +446,16 @@ impl Shared {
     /// before the sync starts; the batches written while it runs wait for the next)
     /// and answers them in order.
     async fn flush(self: Arc<Self>) {
+        // This task answered batches (and so woke their connections' writers and
+        // followers) since the runtime last polled it.
+        let mut answered = false;
         loop {
+            if std::mem::take(&mut answered) {
+                // Let the answers go out before the next sync: the tasks they woke
+                // wait in this worker's LIFO slot, which a sync on this worker would
+                // hold (see `WorkerSync`). Polled again, the slot is empty.
+                tokio::task::yield_now().await;
+            }
             let batches = {
                 let mut gate = self.gate();
                 if gate.waiting.is_empty() {
@@ -417,6 +467,7 @@ impl Shared {
                 gate.waiting_calls = 0;
                 std::mem::take(&mut gate.waiting)
             };
+            answered = true;
             if !batches.iter().any(|p| p.sync) {
                 for p in batches {
                     deliver(&self, p);
@@ -440,7 +491,7 @@ impl Shared {
                     // pool: the flusher waits, the worker serves on (measured cheaper
                     // than `block_in_place` with 64 sessions syncing at once).
                     let done = if let Some(claim) = WorkerSync::claim(&self.worker_syncs) {
-                        let done = pending.run();
+                        let done = self.sync_on_worker(pending);
                         drop(claim);
                         done
                     } else {
@@ -468,8 +519,6 @@ impl Shared {
                         }
                         deliver(&self, p);
                     }
-                    // Let the answers go out before the next sync.
-                    tokio::task::yield_now().await;
                     continue;
                 }
                 other => other,
@@ -554,6 +603,7 @@ impl Shared {
             if let Some(claim) = WorkerSync::claim(&self.worker_syncs)
                 && let Some(guard) = self.try_write()
             {
+                self.wake_a_parked_worker();
                 let open = self.perform_locked(guard, batch);
                 drop(claim);
                 return open;
@@ -591,6 +641,22 @@ fn multi_thread() -> bool {
 
 /// The right to sync on a runtime worker itself: one sync at a time per owner, so
 /// the other workers keep serving while it syncs.
+///
+/// Only a task that woke no other task since the runtime polled it syncs on its
+/// worker. A task woken (or spawned) by a task running on a worker goes to that
+/// worker's LIFO slot, which the other workers cannot take (tokio-rs/tokio#4941):
+/// a sync blocking the worker would hold it — an answer, a follower's notification,
+/// a drain task — for up to one `fdatasync` although another worker is idle. When
+/// a task starts a poll its worker's slot is empty (the runtime runs it, or moves
+/// it to the stealable queue, after each poll), so the connection's task syncs its
+/// durable append only when it is the first line the task handles in this poll, and
+/// the flusher yields (running what it woke) before a sync after answering.
+///
+/// And the sync wakes a parked worker first ([`Shared::sync_on_worker`]) when the
+/// owner serves other connections: the worker that syncs is often the one that
+/// polled the I/O driver and found the request, while the other sleeps off the
+/// driver; nobody would read the sockets (another connection's request) until the
+/// sync ends.
 struct WorkerSync(Arc<AtomicUsize>);
 
 impl WorkerSync {
@@ -772,6 +838,8 @@ pub(crate) struct Setup {
     pub(crate) store: Arc<Followers>,
     /// The owner's count of syncs running on a worker.
     pub(crate) worker_syncs: Arc<AtomicUsize>,
+    /// The owner's count of connections served.
+    pub(crate) connections: Arc<AtomicUsize>,
 }
 
 /// The shared cell of `session`, its gate free.
@@ -787,6 +855,7 @@ pub(crate) fn start(session: OwnedSession, setup: Setup) -> Arc<Shared> {
         max_batch: setup.max_batch.max(1),
         flushed: Notify::new(),
         worker_syncs: setup.worker_syncs,
+        connections: setup.connections,
     })
 }
 
@@ -1437,6 +1506,7 @@ mod tests {
                 max_reads: 1,
                 store: Arc::default(),
                 worker_syncs: Arc::default(),
+                connections: Arc::default(),
             },
         )
     }

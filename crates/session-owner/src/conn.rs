@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::value::RawValue;
@@ -39,6 +40,11 @@ struct Conn {
     out: Arc<Outbox>,
     state: Mutex<State>,
     permits: Arc<Semaphore>,
+    /// This connection's task handled a line since the runtime last polled it, and
+    /// so may have woken other tasks (its writer, followers, spawned ones): its
+    /// worker's LIFO slot may hold one, and a sync there would hold it (see
+    /// `actor::WorkerSync`).
+    handled: AtomicBool,
 }
 
 /// Serves one connection until the client closes its side; then lets go of every
@@ -48,6 +54,7 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let _served = Served::count(&owner.registry.connections);
     let (tx, rx) = mpsc::channel(owner.options.outgoing_queue.max(1));
     let out = Arc::new(Outbox::new(tx));
     let writing = tokio::spawn(write_lines(writer, rx, out.lag()));
@@ -56,8 +63,20 @@ where
         owner,
         out,
         state: Mutex::new(State::default()),
+        // This poll spawned the writer.
+        handled: AtomicBool::new(true),
     });
-    let read = conn.clone().read_loop(reader).await;
+    let read = {
+        let mut reading = std::pin::pin!(conn.clone().read_loop(reader));
+        let mut first = true;
+        std::future::poll_fn(|cx| {
+            if !std::mem::take(&mut first) {
+                conn.handled.store(false, Ordering::Relaxed);
+            }
+            reading.as_mut().poll(cx)
+        })
+        .await
+    };
     conn.owner.registry.store_followers.remove(conn.out.id);
     let handles: Vec<Handle> = conn.state().sessions.drain().map(|(_, h)| h).collect();
     for h in handles {
@@ -66,6 +85,22 @@ where
     drop(conn);
     let written = writing.await.unwrap_or(Ok(()));
     read.and(written)
+}
+
+/// Counts a connection in the owner's connections while it is served.
+struct Served(Arc<AtomicUsize>);
+
+impl Served {
+    fn count(connections: &Arc<AtomicUsize>) -> Served {
+        connections.fetch_add(1, Ordering::Relaxed);
+        Served(connections.clone())
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Writes the queued lines; when the queue is empty, first the `lagged` notices of
@@ -160,6 +195,7 @@ impl Conn {
                 Line::Full if buf.iter().all(u8::is_ascii_whitespace) => true,
                 Line::Full => self.clone().handle(&buf).await,
             };
+            self.handled.store(true, Ordering::Relaxed);
             if !sent {
                 return Ok(()); // the writer is gone: nobody reads our answers
             }
@@ -172,7 +208,7 @@ impl Conn {
             outbox: self.out.id,
             reply: None,
         };
-        let _ = h.shared.submit(unfollow); // a closed session has no followers
+        let _ = h.shared.submit(unfollow, false); // a closed session has no followers
         self.owner.registry.release(h).await
     }
 
@@ -369,7 +405,10 @@ impl Conn {
         // Performed or queued, its answer goes straight to the outbox, in order
         // with the session's other answers.
         // (a refused one is answered too: `overloaded`, or no longer served).
-        let _ = handle.shared.submit(command);
+        // A durable append may sync on this task when it is the first line handled
+        // in this poll.
+        let lifo_empty = !self.handled.load(Ordering::Relaxed);
+        let _ = handle.shared.submit(command, lifo_empty);
         true
     }
 
@@ -483,7 +522,7 @@ impl Conn {
                     leaf: q.leaf_id,
                     reply,
                 };
-                if from.shared.submit(branched) == Submitted::Closed {
+                if from.shared.submit(branched, false) == Submitted::Closed {
                     return Err(gone(&q.session_id));
                 }
                 let branched = answer.await.unwrap_or_else(|_| Err(gone(&q.session_id)))?;

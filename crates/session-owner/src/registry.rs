@@ -41,6 +41,9 @@ pub(crate) struct Registry {
     pub(crate) store_followers: Arc<Followers>,
     /// Syncs running on a runtime worker itself now (at most one: `actor`).
     worker_syncs: Arc<std::sync::atomic::AtomicUsize>,
+    /// The connections served now (`conn::serve`): a sync on a worker wakes
+    /// another only when there are others to serve meanwhile (`actor`).
+    pub(crate) connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Registry {
@@ -98,6 +101,7 @@ impl Registry {
                 max_reads: options.session_queue,
                 store: self.store_followers.clone(),
                 worker_syncs: self.worker_syncs.clone(),
+                connections: self.connections.clone(),
             },
         );
         slots.insert(
@@ -128,7 +132,7 @@ impl Registry {
             return Ok(());
         };
         let (done, closed) = oneshot::channel();
-        if slot.shared.submit(Command::Close { done }) == Submitted::Closed {
+        if slot.shared.submit(Command::Close { done }, false) == Submitted::Closed {
             return Ok(()); // closed already (the library panicked), the lock with it
         }
         closed.await.unwrap_or(Ok(()))

@@ -339,3 +339,177 @@ async fn a_failed_sync_fails_what_it_covers_and_poisons_the_rest() {
     assert!(later.is_err(), "the poisoned writer refuses: {later:?}");
     turnstile.open();
 }
+
+/// Request lines written to the owner at once (one write: its connection reads them
+/// in one poll of its task), numbered from 1001.
+async fn pipelined(c: &mut Client, requests: Vec<Request>) -> Vec<RequestId> {
+    let mut bytes = String::new();
+    let mut ids = Vec::new();
+    for (n, request) in (1001..).zip(requests) {
+        let id = RequestId::Number(n);
+        bytes.push_str(&encode_request(&id, &request));
+        bytes.push('\n');
+        ids.push(id);
+    }
+    c.send_raw(bytes.as_bytes()).await;
+    ids
+}
+
+/// A connection that pipelines a buffered append and a durable one (read in one
+/// poll of its task) gets the buffered one's answer while the durable one's sync is
+/// held. The buffered answer woke the connection's writer task just before the
+/// durable append was performed: a sync blocking that worker would hold the writer
+/// in the worker's LIFO slot, which the idle worker cannot take
+/// (tokio-rs/tokio#4941), until the sync ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_woken_just_before_a_sync_leaves_during_it() {
+    let turnstile = Arc::new(Turnstile::default());
+    let fs = SimFs::new();
+    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let mut a = Client::connect(&owner);
+    a.initialize().await;
+    let sid = a.create().await.session_id;
+    turnstile.close();
+    let ids = pipelined(
+        &mut a,
+        vec![
+            call::AppendMessage::request(append(&sid, "b1", Some(Durability::Buffered))),
+            call::AppendMessage::request(append(&sid, "d2", None)),
+        ],
+    )
+    .await;
+    let t = turnstile.clone();
+    tokio::task::spawn_blocking(move || t.wait_waiting(1))
+        .await
+        .expect("the held sync");
+    let passed = turnstile.passed();
+    let answer = within("the buffered answer during the held sync", a.recv()).await;
+    assert_eq!(id_of(&answer), json(&ids[0]), "{answer}");
+    assert!(answer["result"]["entryId"].is_string(), "{answer}");
+    assert_eq!(
+        turnstile.passed(),
+        passed,
+        "answered while the sync is held"
+    );
+    turnstile.permit();
+    let answer = within("the durable append", a.recv()).await;
+    assert_eq!(id_of(&answer), json(&ids[1]), "{answer}");
+    assert!(answer["result"]["entryId"].is_string(), "{answer}");
+    turnstile.open();
+}
+
+/// Another connection's notification of an acknowledged append is not held behind
+/// the next append's sync: the appender (following its session too, so its own
+/// writer is already woken) pipelines a buffered append and a durable one; the
+/// follower gets the buffered entry while the durable one's sync is held. Delivering
+/// the buffered append woke the follower's writer last, into the LIFO slot of the
+/// worker that then performs the durable append.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_is_notified_while_the_next_append_syncs() {
+    let turnstile = Arc::new(Turnstile::default());
+    let fs = SimFs::new();
+    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let mut a = Client::connect(&owner);
+    a.initialize().await;
+    let sid = a.create().await.session_id;
+    let mut f = Client::connect(&owner);
+    f.initialize().await;
+    f.open(&sid).await;
+    let session = || SessionParams {
+        session_id: sid.clone(),
+    };
+    f.call::<call::SessionFollow>(session())
+        .await
+        .expect("follow");
+    turnstile.close();
+    pipelined(
+        &mut a,
+        vec![
+            call::SessionFollow::request(session()),
+            call::AppendMessage::request(append(&sid, "b1", Some(Durability::Buffered))),
+            call::AppendMessage::request(append(&sid, "d2", None)),
+        ],
+    )
+    .await;
+    let t = turnstile.clone();
+    tokio::task::spawn_blocking(move || t.wait_waiting(1))
+        .await
+        .expect("the held sync");
+    let passed = turnstile.passed();
+    let note = within("the follower's notification during the held sync", f.recv()).await;
+    assert_eq!(note["method"], "session/appended", "{note}");
+    assert_eq!(
+        note["params"]["entry"]["message"]["content"], "b1",
+        "{note}"
+    );
+    assert_eq!(
+        turnstile.passed(),
+        passed,
+        "notified while the sync is held"
+    );
+    turnstile.permit();
+    let note = within("the durable append's notification", f.recv()).await;
+    assert_eq!(
+        note["params"]["entry"]["message"]["content"], "d2",
+        "{note}"
+    );
+    turnstile.open();
+}
+
+/// A client on a socket pair (its readiness comes through the runtime's I/O driver,
+/// as the owner's Unix socket's does).
+fn socket_client(owner: &Arc<Owner>) -> Client {
+    let (client, server) = tokio::net::UnixStream::pair().expect("a socket pair");
+    let owner = owner.clone();
+    tokio::spawn(async move {
+        let (r, w) = server.into_split();
+        owner.serve(r, w).await
+    });
+    let (r, w) = client.into_split();
+    Client::over(r, w)
+}
+
+/// Another connection's request is read and answered while a durable append syncs
+/// on a worker, over sockets: the worker that polled the I/O driver and found the
+/// append runs it and syncs; the idle worker, asleep off the driver, must still
+/// learn of the next request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_on_another_socket_is_answered_during_a_sync() {
+    let turnstile = Arc::new(Turnstile::default());
+    let fs = SimFs::new();
+    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let mut a = socket_client(&owner);
+    a.initialize().await;
+    let sid = a.create().await.session_id;
+    let mut b = socket_client(&owner);
+    b.initialize().await;
+    b.open(&sid).await;
+    turnstile.close();
+    let held = a
+        .send::<call::AppendMessage>(append(&sid, "held", None))
+        .await;
+    let t = turnstile.clone();
+    tokio::task::spawn_blocking(move || t.wait_waiting(1))
+        .await
+        .expect("the held sync");
+    let passed = turnstile.passed();
+    let leaf = within(
+        "another connection's read during the held sync",
+        b.call::<call::ReadLeafEntry>(ReadParams {
+            session_id: sid.clone(),
+            limits: None,
+        }),
+    )
+    .await
+    .expect("a read");
+    assert!(leaf.entry.is_some(), "the held append is written");
+    assert_eq!(
+        turnstile.passed(),
+        passed,
+        "answered while the sync is held"
+    );
+    turnstile.permit();
+    let answer = within("the held append", a.recv()).await;
+    assert_eq!(id_of(&answer), json(&held), "{answer}");
+    turnstile.open();
+}
