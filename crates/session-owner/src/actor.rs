@@ -590,26 +590,10 @@ impl Shared {
         refuse_all(rest.into(), &self.session_id);
     }
 
-    /// Performs one batch with its sync where its weight says (a close, a branched
-    /// session: on the blocking pool); returns whether the session is still open.
+    /// Performs one batch that holds a close or a branched session (the drain's only
+    /// call, once every batch before it is synced and answered) whole on the
+    /// blocking pool, its sync included; returns whether the session is still open.
     async fn perform(self: &Arc<Self>, batch: Vec<Command>) -> bool {
-        let weight = batch.iter().map(weight).max().unwrap_or(Weight::Light);
-        if weight == Weight::Light
-            && let Some(guard) = self.try_write()
-        {
-            return self.perform_locked(guard, batch);
-        }
-        if multi_thread() && weight != Weight::Blocking {
-            if let Some(claim) = WorkerSync::claim(&self.worker_syncs)
-                && let Some(guard) = self.try_write()
-            {
-                self.wake_a_parked_worker();
-                let open = self.perform_locked(guard, batch);
-                drop(claim);
-                return open;
-            }
-            return tokio::task::block_in_place(|| self.perform_locked(self.write(), batch));
-        }
         let cell = self.clone();
         tokio::task::spawn_blocking(move || cell.perform_locked(cell.write(), batch))
             .await
