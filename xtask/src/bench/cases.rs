@@ -386,6 +386,13 @@ fn huge_cases(c: &mut Vec<Case>) {
         local("cold/1m"),
         Figure::None,
     ));
+    c.push(Case::new(
+        "cold `bcs --version` (process start: the floor of the cold rows)",
+        "—",
+        Ms,
+        local("cold/start"),
+        Figure::None,
+    ));
     c.push(
         Case::new(
             "cold `bcs context --json` scaling (1m / 1k)",
@@ -538,6 +545,7 @@ mod tests {
             ("resume-bytes/1m", 0.75),
             ("resume-bytes-excess/1m", 4.0),
             ("cold/1m", 3.5),
+            ("cold/start", 1.2),
         ] {
             local.put(key, s(x));
         }
@@ -602,6 +610,7 @@ mod tests {
 | bytes read by resume (open + context, every file; MiB) | 1m | 1.50 MiB | — | — | — |  |
 | bytes read by resume, 1m beyond 1k, in units of 64 KiB | 1m − 1k | 8.00× | — | — | ≤ 1.00× | **no** |
 | cold `bcs context --json` | 1m | 7.00 ms | — | — | — |  |
+| cold `bcs --version` (process start: the floor of the cold rows) | — | 2.40 ms | — | — | — |  |
 | cold `bcs context --json` scaling (1m / 1k) | 1m/1k | 1.17× | — | — | ≤ 1.20× | yes |
 ";
         assert_eq!(table, want);

@@ -7,7 +7,7 @@
 //! buffered-save,floor,floor-cpu,serialize,serialize-serde,buffered-100k,bare-write,batch}` (µs per entry; `append/floor-ratio{,-cpu}` ratios); `list/{2000,10000}` (in-process)
 //! and `cold-list/{2000,10000,100000}` (whole process `bcs list --all --json`),
 //! `cold-list-cpu/{2000,10000}`, `cold-list-rss/100000` (MiB); `import/100k`
-//! and `import/bytes`; `cold/{1k,100k,1m}` and `cold-reference/1k`;
+//! and `import/bytes`; `cold/{1k,100k,1m}`, `cold/start` (`bcs --version`) and `cold-reference/1k`;
 //! `resume-bytes/{size}` (MiB) and `resume-bytes-excess/1m` (64 KiB units). The resume rows also
 //! read the 1M-entry session (`resume/1m`, `rss/1m`, …) when it is prepared. Times
 //! are in ms unless the key says otherwise.
@@ -912,6 +912,15 @@ fn cold_bcs(b: &mut Bench<'_>) -> Result<()> {
         b.samples.put(&key, samples);
         eprintln!("ours: cold bcs context {size} {:.1} ms", b.median(&key));
     }
+    // The floor of every cold row on this machine now: the same binary started and
+    // waited for, doing nothing (a slow host shows here first).
+    let start = cold_runs(reps, || {
+        let mut c = Command::new(&bcs);
+        c.arg("--version");
+        c
+    })?;
+    b.samples.put("cold/start", start);
+    eprintln!("ours: cold bcs --version {:.1} ms", b.median("cold/start"));
     Ok(())
 }
 
