@@ -443,6 +443,19 @@ fn owner_cases(c: &mut Vec<Case>) {
             .target(Target::Better(better)),
         );
     }
+    for (size, key) in [
+        ("1 client", "owner/cpu-1c"),
+        ("32 clients, 1 session", "owner/cpu-32c"),
+        ("64 sessions, 1 client each", "owner/cpu-64s"),
+    ] {
+        c.push(Case::new(
+            "owner: its CPU time (user + system) per acknowledged durable append",
+            size,
+            Us,
+            local(key),
+            Figure::None,
+        ));
+    }
     c.push(
         Case::new(
             "owner: buildSessionContext round trip (reference column: in-process rebuild + moving its bytes through a socket)",
@@ -535,6 +548,9 @@ mod tests {
             ("owner/rate-1c", 500.0),
             ("owner/rate-32c", 6000.0),
             ("owner/rate-64s", 2000.0),
+            ("owner/cpu-1c", 20.0),
+            ("owner/cpu-32c", 15.0),
+            ("owner/cpu-64s", 30.0),
             ("owner/context-100k", 10.0),
             ("owner/context-100k-base", 8.0),
             ("owner/rss-1000", 100.0),
@@ -601,6 +617,9 @@ mod tests {
 | owner: buffered appendMessage round trip | 1 client | 20.0 µs | — | — | ≤ 25.0 µs | yes |
 | owner: durable appends/s (reference column: one client) | 32 clients, 1 session | 12000 /s | 1000 /s | 12× | ≥ 10× better | yes |
 | owner: durable appends/s (reference column: one client) | 64 sessions, 1 client each | 4000 /s | 1000 /s | 4.00× | ≥ 5× better | **no** |
+| owner: its CPU time (user + system) per acknowledged durable append | 1 client | 40.0 µs | — | — | — |  |
+| owner: its CPU time (user + system) per acknowledged durable append | 32 clients, 1 session | 30.0 µs | — | — | — |  |
+| owner: its CPU time (user + system) per acknowledged durable append | 64 sessions, 1 client each | 60.0 µs | — | — | — |  |
 | owner: buildSessionContext round trip (reference column: in-process rebuild + moving its bytes through a socket) | 100k | 20.0 ms | 16.0 ms | 0.80× | ≤ 1.5× baseline | yes |
 | owner: peak RSS holding 1,000 open sessions of 1k entries | 1,000 × 1k | 200 MiB | — | — | ≤ 256 MiB | yes |
 | resume (open + context) | 1m | 8.00 ms | — | — | ≤ 5.00 ms | **no** |

@@ -6,7 +6,8 @@
 //! trip, one client, one request in flight; the durable one interleaved with
 //! `owner/append-durable-base`, the in-process durable append), `owner/rate-1c`, `owner/rate-32c` (32
 //! clients on one session) and `owner/rate-64s` (64 sessions, a client each) in durable
-//! appends per second, `owner/context-100k` (a `session/buildSessionContext` round trip
+//! appends per second (and `owner/cpu-*`: the owner's CPU time per acknowledged append
+//! in those runs), `owner/context-100k` (a `session/buildSessionContext` round trip
 //! of the 100k session) beside `owner/context-100k-base` (the in-process rebuild plus
 //! pushing the answer's bytes through a socket pair), and `owner/rss-1000` (the
 //! owner's peak RSS holding 1,000 sessions of the 1k file open). `BCS_BENCH_OWNER_BCS=PATH`
@@ -113,14 +114,28 @@ pub(super) fn owner(b: &mut Bench<'_>) -> Result<()> {
         ("owner/rate-64s", 64, false),
     ];
     let mut rates = vec![Vec::new(); runs.len()];
+    // The owner's CPU time (user + system, all its threads) per acknowledged append,
+    // summed over the reps (its clock ticks are 10 ms: a rep alone is too short).
+    let mut cpu = vec![(0.0, 0); runs.len()];
     for _ in 0..reps {
-        for ((_, clients, shared), rates) in runs.iter().zip(&mut rates) {
+        for (((_, clients, shared), rates), cpu) in runs.iter().zip(&mut rates).zip(&mut cpu) {
+            // Whatever the owner still does for the previous run (closing its
+            // sessions) is no part of this one.
+            let before = settled_cpu_ms(server.child.id());
             rates.push(rate(&server, &message, *clients, shared.then_some(&sid))?);
+            cpu.0 += process_cpu_ms(server.child.id()) - before;
+            cpu.1 += clients * RATE_APPENDS;
         }
     }
-    for ((key, _, _), rates) in runs.iter().zip(rates) {
+    for (((key, _, _), rates), (ms, appends)) in runs.iter().zip(rates).zip(cpu) {
         b.samples.put(*key, rates);
-        eprintln!("ours: {key} {:.0} durable appends/s", b.median(key));
+        let cpu_key = key.replace("rate", "cpu");
+        b.samples.put(&cpu_key, vec![ms * 1e3 / appends as f64]);
+        eprintln!(
+            "ours: {key} {:.0} durable appends/s, owner CPU {:.1} µs per append",
+            b.median(key),
+            b.median(&cpu_key)
+        );
     }
     drop(c);
 
@@ -131,6 +146,35 @@ pub(super) fn owner(b: &mut Bench<'_>) -> Result<()> {
     drop(server);
     let _ = fs::remove_dir_all(&home);
     Ok(())
+}
+
+/// The CPU time (user + system, ms) process `pid` has used so far, from
+/// `/proc/PID/stat` (clock ticks of 10 ms).
+fn process_cpu_ms(pid: u32) -> f64 {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces) in parentheses: utime
+    // and stime are fields 14 and 15 of the line (1-based), 12 and 13 here.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) * 10.0
+}
+
+/// [`process_cpu_ms`] once it stops growing (two readings 50 ms apart agree; at most
+/// 3 s): the process is idle.
+fn settled_cpu_ms(pid: u32) -> f64 {
+    let mut last = process_cpu_ms(pid);
+    for _ in 0..60 {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = process_cpu_ms(pid);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
 }
 
 /// Durable appends per second of `clients` connections, each appending
