@@ -99,6 +99,24 @@ impl Turnstile {
     }
 }
 
+/// An owner over `fs` whose journal syncs each pass `turnstile` (open until closed).
+fn gated_owner() -> (Arc<Turnstile>, SimFs, Arc<Owner>) {
+    let turnstile = Arc::new(Turnstile::default());
+    let fs = SimFs::new();
+    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    (turnstile, fs, owner)
+}
+
+/// Waits (on the blocking pool) until a sync is held at `turnstile`; returns how
+/// many syncs have passed it.
+async fn sync_held(turnstile: &Arc<Turnstile>, what: &str) -> u64 {
+    let t = turnstile.clone();
+    tokio::task::spawn_blocking(move || t.wait_waiting(1))
+        .await
+        .expect(what);
+    turnstile.passed()
+}
+
 fn turnstile_store(t: &Arc<Turnstile>, fs: &SimFs) -> Store {
     let vfs = Interposed::wrap(Arc::new(fs.clone()), Gated(t.clone()));
     Store::new(Layout::with_root("/sim").expect("absolute"))
@@ -138,9 +156,7 @@ struct Held {
 }
 
 async fn held() -> Held {
-    let turnstile = Arc::new(Turnstile::default());
-    let fs = SimFs::new();
-    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let (turnstile, fs, owner) = gated_owner();
     let mut a = Client::connect(&owner);
     a.initialize().await;
     let sid = a.create().await.session_id;
@@ -154,10 +170,7 @@ async fn held() -> Held {
     let held = a
         .send::<call::AppendMessage>(append(&sid, "held", None))
         .await;
-    let t = turnstile.clone();
-    tokio::task::spawn_blocking(move || t.wait_waiting(1))
-        .await
-        .expect("the held sync");
+    sync_held(&turnstile, "the held sync").await;
     Held {
         turnstile,
         fs,
@@ -220,10 +233,7 @@ async fn a_batch_written_during_a_sync_waits_for_its_own_sync() {
     assert_eq!(id_of(&answer), json(&held), "{answer}");
     // The second sync (for "during") now waits: its append is not answered yet, so
     // a read sent after it is answered first.
-    let t = turnstile.clone();
-    tokio::task::spawn_blocking(move || t.wait_waiting(1))
-        .await
-        .expect("the second sync");
+    sync_held(&turnstile, "the second sync").await;
     assert_eq!(turnstile.passed(), passed + 1);
     let read = b
         .send::<call::ReadLeafEntry>(ReadParams {
@@ -363,9 +373,7 @@ async fn pipelined(c: &mut Client, requests: Vec<Request>) -> Vec<RequestId> {
 /// (tokio-rs/tokio#4941), until the sync ends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_woken_just_before_a_sync_leaves_during_it() {
-    let turnstile = Arc::new(Turnstile::default());
-    let fs = SimFs::new();
-    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let (turnstile, _, owner) = gated_owner();
     let mut a = Client::connect(&owner);
     a.initialize().await;
     let sid = a.create().await.session_id;
@@ -378,11 +386,7 @@ async fn an_answer_woken_just_before_a_sync_leaves_during_it() {
         ],
     )
     .await;
-    let t = turnstile.clone();
-    tokio::task::spawn_blocking(move || t.wait_waiting(1))
-        .await
-        .expect("the held sync");
-    let passed = turnstile.passed();
+    let passed = sync_held(&turnstile, "the held sync").await;
     let answer = within("the buffered answer during the held sync", a.recv()).await;
     assert_eq!(id_of(&answer), json(&ids[0]), "{answer}");
     assert!(answer["result"]["entryId"].is_string(), "{answer}");
@@ -406,9 +410,7 @@ async fn an_answer_woken_just_before_a_sync_leaves_during_it() {
 /// worker that then performs the durable append.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_is_notified_while_the_next_append_syncs() {
-    let turnstile = Arc::new(Turnstile::default());
-    let fs = SimFs::new();
-    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let (turnstile, _, owner) = gated_owner();
     let mut a = Client::connect(&owner);
     a.initialize().await;
     let sid = a.create().await.session_id;
@@ -431,11 +433,7 @@ async fn a_follower_is_notified_while_the_next_append_syncs() {
         ],
     )
     .await;
-    let t = turnstile.clone();
-    tokio::task::spawn_blocking(move || t.wait_waiting(1))
-        .await
-        .expect("the held sync");
-    let passed = turnstile.passed();
+    let passed = sync_held(&turnstile, "the held sync").await;
     let note = within("the follower's notification during the held sync", f.recv()).await;
     assert_eq!(note["method"], "session/appended", "{note}");
     assert_eq!(
@@ -475,9 +473,7 @@ fn socket_client(owner: &Arc<Owner>) -> Client {
 /// learn of the next request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_on_another_socket_is_answered_during_a_sync() {
-    let turnstile = Arc::new(Turnstile::default());
-    let fs = SimFs::new();
-    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let (turnstile, _, owner) = gated_owner();
     let mut a = socket_client(&owner);
     a.initialize().await;
     let sid = a.create().await.session_id;
@@ -488,11 +484,7 @@ async fn a_request_on_another_socket_is_answered_during_a_sync() {
     let held = a
         .send::<call::AppendMessage>(append(&sid, "held", None))
         .await;
-    let t = turnstile.clone();
-    tokio::task::spawn_blocking(move || t.wait_waiting(1))
-        .await
-        .expect("the held sync");
-    let passed = turnstile.passed();
+    let passed = sync_held(&turnstile, "the held sync").await;
     let leaf = within(
         "another connection's read during the held sync",
         b.call::<call::ReadLeafEntry>(ReadParams {
