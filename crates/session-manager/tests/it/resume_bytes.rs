@@ -11,13 +11,19 @@ use session_testkit::CountingVfs;
 
 use crate::support::{T0, assistant, user};
 
-/// A closed session of `n` messages and a store over a counting file system.
-fn session(n: usize) -> (tempfile::TempDir, Store, CountingVfs, PathBuf) {
+/// A deterministic store in a fresh directory over a counting file system.
+fn counting_store() -> (tempfile::TempDir, Store, CountingVfs) {
     let d = tempfile::tempdir().expect("dir");
     let counting = CountingVfs::new(Arc::new(StdVfs));
     let store = Store::new(Layout::with_root(d.path()).expect("root"))
         .with_sources(Sources::deterministic(T0, 3))
         .with_vfs(Arc::new(counting.clone()));
+    (d, store, counting)
+}
+
+/// A closed session of `n` messages and a store over a counting file system.
+fn session(n: usize) -> (tempfile::TempDir, Store, CountingVfs, PathBuf) {
+    let (d, store, counting) = counting_store();
     let mut s = store.create("/w").expect("create");
     s.set_durability(Durability::Buffered);
     for i in 0..n {
@@ -80,11 +86,7 @@ fn the_context_reads_neighbouring_frames_in_one_read() {
 /// entry.
 #[test]
 fn the_context_reads_frames_a_few_bytes_apart_in_one_read() {
-    let d = tempfile::tempdir().expect("dir");
-    let counting = CountingVfs::new(Arc::new(StdVfs));
-    let store = Store::new(Layout::with_root(d.path()).expect("root"))
-        .with_sources(Sources::deterministic(T0, 3))
-        .with_vfs(Arc::new(counting.clone()));
+    let (_dir, store, counting) = counting_store();
     let mut s = store.create("/w").expect("create");
     s.set_durability(Durability::Buffered);
     for i in 0..200 {
@@ -204,11 +206,7 @@ fn the_first_appends_after_a_resume_skip_ids_of_the_prefix_and_the_tail() {
 /// keeping the last 100 before it, the last one 100 entries before the end (so the
 /// context is the same size at any `n`).
 fn compacted(n: usize) -> (tempfile::TempDir, Store, CountingVfs, PathBuf) {
-    let d = tempfile::tempdir().expect("dir");
-    let counting = CountingVfs::new(Arc::new(StdVfs));
-    let store = Store::new(Layout::with_root(d.path()).expect("root"))
-        .with_sources(Sources::deterministic(T0, 3))
-        .with_vfs(Arc::new(counting.clone()));
+    let (d, store, counting) = counting_store();
     let mut s = store.create("/w").expect("create");
     s.set_durability(Durability::Buffered);
     s.append_thinking_level_change("high").expect("thinking");
