@@ -190,9 +190,14 @@ mod tests {
         out
     }
 
-    fn check_message(text: &str) -> bool {
-        let derived = serde_json::from_str::<AppendMessageParams>(text);
-        let direct = append_message(text);
+    /// Whether `direct` read `text`; where it did, it read what serde's derived
+    /// reading reads (which must not fail there).
+    fn check<T>(text: &str, direct: impl Fn(&str) -> Option<T>) -> bool
+    where
+        T: serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let derived = serde_json::from_str::<T>(text);
+        let direct = direct(text);
         if let Some(d) = &direct {
             match &derived {
                 Ok(p) => assert_eq!(d, p, "the readings differ: {text}"),
@@ -202,16 +207,12 @@ mod tests {
         direct.is_some()
     }
 
+    fn check_message(text: &str) -> bool {
+        check::<AppendMessageParams>(text, append_message)
+    }
+
     fn check_entry(text: &str) -> bool {
-        let derived = serde_json::from_str::<AppendEntryParams>(text);
-        let direct = append_entry(text);
-        if let Some(d) = &direct {
-            match &derived {
-                Ok(p) => assert_eq!(d, p, "the readings differ: {text}"),
-                Err(e) => panic!("read directly where the derived reading fails ({e}): {text}"),
-            }
-        }
-        direct.is_some()
+        check::<AppendEntryParams>(text, append_entry)
     }
 
     #[test]
