@@ -54,63 +54,22 @@ impl Header {
 /// replaced by `id` as a JSON string, every other byte as it was: a number beyond a
 /// double's range stays one (a re-serialisation writes `null`, and the listing would
 /// read the header's `timestamp` as 1970 where the reference reads an Invalid Date).
+/// The value is found as the index's scan finds a field: serde_json reads the object
+/// with each value borrowed raw from the text, whose place in it is the span.
 /// `None` where that is not plain (the caller then re-serialises the record): no such
-/// key, or more than one (repeated, or `id` spelled with escapes), or text this scan
-/// does not follow.
+/// key, or more than one (repeated, or `id` spelled with escapes), or text serde_json
+/// does not read as one object.
 fn splice_id(payload: &[u8], id: &str) -> Option<Vec<u8>> {
-    let skip_ws = |mut i: usize| {
-        while payload
-            .get(i)
-            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-        {
-            i += 1;
-        }
-        i
-    };
-    let mut i = skip_ws(0);
-    if payload.get(i) != Some(&b'{') {
+    let text = std::str::from_utf8(payload).ok()?;
+    let TopKeys(keys) = serde_json::from_str(text).ok()?;
+    let mut ids = keys.iter().filter(|(key, _)| key.is_id);
+    let (key, raw) = ids.next()?;
+    if ids.next().is_some() || !key.plain {
         return None;
     }
-    i += 1;
-    let mut found = None;
-    loop {
-        i = skip_ws(i);
-        match payload.get(i)? {
-            b'}' => break,
-            b'"' => {}
-            _ => return None,
-        }
-        let after_key = string_end(payload, i)?;
-        let key = payload.get(i..after_key)?;
-        let is_id = if key.contains(&b'\\') {
-            let key: String = serde_json::from_slice(key).ok()?;
-            if key == "id" {
-                return None;
-            }
-            false
-        } else {
-            key == b"\"id\""
-        };
-        i = skip_ws(after_key);
-        if payload.get(i) != Some(&b':') {
-            return None;
-        }
-        let start = skip_ws(i + 1);
-        i = value_end(payload, start)?;
-        if is_id {
-            if found.is_some() {
-                return None;
-            }
-            found = Some((start, i));
-        }
-        i = skip_ws(i);
-        match payload.get(i)? {
-            b',' => i += 1,
-            b'}' => break,
-            _ => return None,
-        }
-    }
-    let (start, end) = found?;
+    let raw = raw.get();
+    let start = (raw.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = start.checked_add(raw.len())?;
     let mut out = Vec::with_capacity(payload.len() + id.len());
     out.extend_from_slice(payload.get(..start)?);
     out.extend_from_slice(serde_json::to_string(id).ok()?.as_bytes());
@@ -118,47 +77,62 @@ fn splice_id(payload: &[u8], id: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Where the JSON string starting at `b[start]` (a quote) ends: just past its closing
-/// quote.
-fn string_end(b: &[u8], start: usize) -> Option<usize> {
-    let mut i = start + 1;
-    loop {
-        match b.get(i)? {
-            b'"' => return Some(i + 1),
-            b'\\' => i += 2,
-            _ => i += 1,
+/// A JSON object's top-level keys in order, repeats kept, each with its value raw
+/// (borrowed from the text).
+struct TopKeys<'a>(Vec<(Key, &'a serde_json::value::RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for TopKeys<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = TopKeys<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut keys = Vec::new();
+                while let Some(key) = map.next_key()? {
+                    keys.push((key, map.next_value()?));
+                }
+                Ok(TopKeys(keys))
+            }
         }
+        d.deserialize_map(Visit)
     }
 }
 
-/// Where the JSON value starting at `b[start]` ends (exclusive): past a string or a
-/// closing bracket, or at the delimiter after a scalar. `None` for an empty value or
-/// text that ends first. Nesting is counted, not recursed into.
-fn value_end(b: &[u8], start: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = start;
-    loop {
-        match b.get(i)? {
-            b'"' => {
-                i = string_end(b, i)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-                continue;
+/// Whether a key is `id`, and whether it is spelled without escapes.
+struct Key {
+    is_id: bool,
+    plain: bool,
+}
+
+impl<'de> serde::Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
             }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' if depth > 0 => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
+            // serde_json lends the text's own bytes only for a key without escapes.
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key, E> {
+                Ok(Key {
+                    is_id: key == "id",
+                    plain: true,
+                })
             }
-            b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' if depth == 0 => {
-                return (i > start).then_some(i);
+            fn visit_str<E>(self, key: &str) -> Result<Key, E> {
+                Ok(Key {
+                    is_id: key == "id",
+                    plain: false,
+                })
             }
-            _ => {}
         }
-        i += 1;
+        d.deserialize_str(Visit)
     }
 }
 
@@ -303,6 +277,10 @@ mod tests {
                 r#"{"a":{"id":{"id":[1,2]}},"id":"legacy-1"}"#,
             ),
             (r#"{"id":12,"x":-1e999}"#, r#"{"id":"legacy-1","x":-1e999}"#),
+            (
+                r#"{"\u0074ype":"session","id":"x"}"#,
+                r#"{"\u0074ype":"session","id":"legacy-1"}"#,
+            ),
             (
                 r#"{"s":"a\\","id":"a b"}"#,
                 r#"{"s":"a\\","id":"legacy-1"}"#,
