@@ -96,6 +96,23 @@ pub use index::{
     sidecar_path,
 };
 pub use probe::FIRST_MESSAGE_MAX_BYTES;
+
+/// Whether a raw JSON value is JavaScript-falsy as the reference reads it after
+/// `JSON.parse` (`null`, `false`, `0`, `-0`, `""`; absent too): a number beyond a
+/// double's range (`1e400`) is `±Infinity`, truthy. What the index reads a record's
+/// fields with, for a reader that holds the record's text.
+///
+/// ```
+/// use serde_json::value::RawValue;
+/// let raw = |t: &str| RawValue::from_string(t.to_owned()).unwrap();
+/// assert!(session_index::raw_is_falsy(Some(&raw("-0"))));
+/// assert!(session_index::raw_is_falsy(None));
+/// assert!(!session_index::raw_is_falsy(Some(&raw("1e400"))));
+/// assert!(!session_index::raw_is_falsy(Some(&raw("\"0\""))));
+/// ```
+pub fn raw_is_falsy(v: Option<&serde_json::value::RawValue>) -> bool {
+    probe::is_falsy(v)
+}
 pub use scan::Scanned;
 
 /// The derived files' constants as the `text` block `docs/format.md` §3 reproduces

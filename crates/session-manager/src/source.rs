@@ -512,12 +512,8 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
     fn summary_truthy(&self, entry: EntryIndex) -> Option<bool> {
         let raw = self.records.raw(entry)?;
         let fields: HashMap<String, &RawValue> = serde_json::from_slice(&raw).ok()?;
-        let summary = fields.get("summary")?.get();
-        Some(match serde_json::from_str::<serde_json::Value>(summary) {
-            Ok(v) => session_types::js::truthy(Some(&v)),
-            // A number beyond a double's range: `±Infinity`.
-            Err(_) => summary.parse::<f64>().is_ok_and(|x| x != 0.0),
-        })
+        let summary = fields.get("summary")?;
+        Some(!session_index::raw_is_falsy(Some(summary)))
     }
 
     fn entry_count(&self) -> usize {
