@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::value::RawValue;
@@ -54,7 +54,6 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let _served = Served::count(&owner.registry.connections);
     let (tx, rx) = mpsc::channel(owner.options.outgoing_queue.max(1));
     let out = Arc::new(Outbox::new(tx));
     let writing = tokio::spawn(write_lines(writer, rx, out.lag()));
@@ -85,22 +84,6 @@ where
     drop(conn);
     let written = writing.await.unwrap_or(Ok(()));
     read.and(written)
-}
-
-/// Counts a connection in the owner's connections while it is served.
-struct Served(Arc<AtomicUsize>);
-
-impl Served {
-    fn count(connections: &Arc<AtomicUsize>) -> Served {
-        connections.fetch_add(1, Ordering::Relaxed);
-        Served(connections.clone())
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// Writes the queued lines; when the queue is empty, first the `lagged` notices of

@@ -47,7 +47,7 @@ pub mod socket;
 
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use session_manager::Store;
@@ -121,9 +121,9 @@ impl OwnerOptions {
 pub struct Owner {
     store: Store,
     options: OwnerOptions,
+    /// Its sessions, and the count of connections being served (from `accept` on,
+    /// once each: the idle check reads it, and a sync on a worker).
     registry: registry::Registry,
-    /// Connections being served.
-    connections: AtomicUsize,
     /// Woken when a connection ends (the idle clock may start).
     activity: tokio::sync::Notify,
     /// `accept` errors met so far (each retried after a pause).
@@ -135,7 +135,7 @@ struct Connection(Arc<Owner>);
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+        self.0.registry.connections.fetch_sub(1, Ordering::AcqRel);
         self.0.activity.notify_waiters();
     }
 }
@@ -156,20 +156,19 @@ impl Owner {
             store,
             options,
             registry: registry::Registry::default(),
-            connections: AtomicUsize::new(0),
             activity: tokio::sync::Notify::new(),
             accept_errors: AtomicU64::new(0),
         })
     }
 
     fn connection(self: &Arc<Self>) -> Connection {
-        self.connections.fetch_add(1, Ordering::AcqRel);
+        self.registry.connections.fetch_add(1, Ordering::AcqRel);
         Connection(self.clone())
     }
 
     /// No connection is served and no session is open.
     async fn is_idle(&self) -> bool {
-        self.connections.load(Ordering::Acquire) == 0 && self.registry.len().await == 0
+        self.registry.connections.load(Ordering::Acquire) == 0 && self.registry.len().await == 0
     }
 
     /// How many `accept` errors the socket met (each was retried after a pause).
@@ -189,8 +188,24 @@ impl Owner {
         R: AsyncRead + Unpin,
         W: AsyncWrite + Unpin + Send + 'static,
     {
-        let _connection = self.connection();
-        conn::serve(self.clone(), reader, writer).await
+        self.serve_counted(self.connection(), reader, writer).await
+    }
+
+    /// [`serve`](Self::serve) of a connection counted already (the socket counts
+    /// it when it accepts it, before its task runs).
+    async fn serve_counted<R, W>(
+        self: &Arc<Self>,
+        connection: Connection,
+        reader: R,
+        writer: W,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let served = conn::serve(self.clone(), reader, writer).await;
+        drop(connection);
+        served
     }
 
     /// How many sessions the owner holds open now.

@@ -41,7 +41,8 @@ pub(crate) struct Registry {
     pub(crate) store_followers: Arc<Followers>,
     /// Syncs running on a runtime worker itself now (at most one: `actor`).
     worker_syncs: Arc<std::sync::atomic::AtomicUsize>,
-    /// The connections served now (`conn::serve`): a sync on a worker wakes
+    /// The connections served now, each counted once from its `accept` (the
+    /// owner's `Connection`): the idle check reads it, and a sync on a worker wakes
     /// another only when there are others to serve meanwhile (`actor`).
     pub(crate) connections: Arc<std::sync::atomic::AtomicUsize>,
 }

@@ -223,8 +223,7 @@ pub async fn serve(owner: Arc<Owner>, bound: Bound) -> io::Result<()> {
                     let owner = owner.clone();
                     tokio::spawn(async move {
                         let (r, w) = stream.into_split();
-                        let _ = owner.serve(r, w).await;
-                        drop(connection);
+                        let _ = owner.serve_counted(connection, r, w).await;
                     });
                 }
                 Err(_) => {
