@@ -1025,16 +1025,28 @@ fn append_to_copy(tmp: &Path, journal: &Path, batch: Vec<AgentMessage>) -> Resul
 /// CPU time (user + system, ms) of this process's waited-for children so far, from
 /// `/proc/self/stat` (clock ticks of 10 ms: average it over many children).
 fn children_cpu_ms() -> f64 {
-    let stat = fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which may hold spaces) in parentheses.
+    // cutime and cstime: fields 16 and 17 of the line (1-based).
+    stat_ms("/proc/self/stat", 16, 17)
+}
+
+/// The sum of two clock-tick fields (1-based numbers, as `proc(5)` gives them) of the
+/// `/proc/.../stat` line at `path`, in ms (ticks of 10 ms); 0 where it cannot be read.
+pub(super) fn stat_ms(path: &str, a: usize, b: usize) -> f64 {
+    let stat = fs::read_to_string(path).unwrap_or_default();
+    // Fields after the command name (field 2, which may hold spaces) in parentheses:
+    // the state (field 3) is the first.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let f: Vec<f64> = rest
         .split_whitespace()
         .map(|x| x.parse().unwrap_or(0.0))
         .collect();
-    // cutime and cstime are fields 16 and 17 of the whole line (1-based), 14 and 15
-    // here (after the state, field 3).
-    (f.get(13).copied().unwrap_or(0.0) + f.get(14).copied().unwrap_or(0.0)) * 10.0
+    let field = |n: usize| {
+        n.checked_sub(3)
+            .and_then(|i| f.get(i))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    (field(a) + field(b)) * 10.0
 }
 
 /// This thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`), exact to the call:

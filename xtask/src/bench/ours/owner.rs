@@ -151,15 +151,8 @@ pub(super) fn owner(b: &mut Bench<'_>) -> Result<()> {
 /// The CPU time (user + system, ms) process `pid` has used so far, from
 /// `/proc/PID/stat` (clock ticks of 10 ms).
 fn process_cpu_ms(pid: u32) -> f64 {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the command name (which may hold spaces) in parentheses: utime
-    // and stime are fields 14 and 15 of the line (1-based), 12 and 13 here.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0.0))
-        .collect();
-    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) * 10.0
+    // utime and stime: fields 14 and 15 of the line (1-based).
+    super::stat_ms(&format!("/proc/{pid}/stat"), 14, 15)
 }
 
 /// [`process_cpu_ms`] once it stops growing (two readings 50 ms apart agree; at most
