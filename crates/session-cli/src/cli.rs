@@ -76,6 +76,11 @@ pub(crate) struct ServeArgs {
     /// (`ms`, `s`, `m`; plain seconds without one); 0 never exits.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub(crate) idle_timeout: std::time::Duration,
+    /// Sync each session's journal on its own (`fdatasync`), never several sessions'
+    /// journals with one file-system sync (`syncfs`), which also writes back every
+    /// other file's pending bytes on that file system.
+    #[arg(long)]
+    pub(crate) separate_syncs: bool,
 }
 
 /// `250ms`, `30s`, `5m`, or plain seconds.

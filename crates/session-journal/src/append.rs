@@ -191,7 +191,7 @@ impl std::io::Write for PayloadBuf<'_> {
 /// writer's lock, until dropped.
 #[derive(Debug)]
 pub struct PendingSync {
-    file: Arc<dyn VfsFile>,
+    pub(crate) file: Arc<dyn VfsFile>,
     end: u64,
     seq: u64,
 }
@@ -216,8 +216,8 @@ impl PendingSync {
 /// What a [`PendingSync`] did, for [`Writer::finish_sync`].
 #[derive(Debug)]
 pub struct SyncDone {
-    sync: PendingSync,
-    outcome: std::io::Result<()>,
+    pub(crate) sync: PendingSync,
+    pub(crate) outcome: std::io::Result<()>,
 }
 
 impl SyncDone {

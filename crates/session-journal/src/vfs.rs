@@ -181,6 +181,26 @@ pub trait VfsFile: Send + Sync + fmt::Debug {
     }
 }
 
+/// The file system a store lives on, as one handle: what syncs many journals with one
+/// call ([`SharedSync`](crate::SharedSync)). Opened before any journal it will cover
+/// is written, so that it hears of every write-back failure on them.
+pub trait VfsFileSystem: Send + Sync + fmt::Debug {
+    /// The file system's device (`st_dev`): a journal on another device is synced on
+    /// its own.
+    fn device(&self) -> u64;
+    /// `syncfs(2)`: everything written to any file of the file system before the call
+    /// is written back, and the device's cache flushed, when it returns `Ok`. An error
+    /// reports a write-back failure somewhere on the file system since this handle was
+    /// opened (or since the last call that reported one): which file lost data is not
+    /// said, so the caller syncs each of its files on its own to find out.
+    fn sync(&self) -> io::Result<()>;
+    /// Bytes the system still has to write back (dirty or being written), when known:
+    /// a file-system sync writes them all first, whoever wrote them.
+    fn backlog(&self) -> Option<u64> {
+        None
+    }
+}
+
 /// The file-system operations the journal needs.
 pub trait Vfs: Send + Sync + fmt::Debug {
     /// Opens a file.
@@ -221,6 +241,16 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     /// (a link is removed, never what it points to). A link or a file at `path` itself
     /// is removed as such.
     fn remove_dir_all(&self, path: &Path) -> io::Result<()>;
+
+    /// A handle on the file system holding the directory `dir`, for syncing many
+    /// journals at once ([`SharedSync`](crate::SharedSync)). `None` (the default)
+    /// where one file system cannot be synced alone, or its write-back failures would
+    /// go unreported: there each journal syncs on its own. A link at `dir` is not
+    /// followed (`None`).
+    fn file_system(&self, dir: &Path) -> io::Result<Option<std::sync::Arc<dyn VfsFileSystem>>> {
+        let _ = dir;
+        Ok(None)
+    }
 }
 
 /// A [`VfsFile`] read from its start as a stream ([`std::io::Read`]).
@@ -665,6 +695,79 @@ impl Vfs for StdVfs {
             _ => fs::remove_file(path),
         }
     }
+
+    #[cfg(target_os = "linux")]
+    fn file_system(&self, dir: &Path) -> io::Result<Option<std::sync::Arc<dyn VfsFileSystem>>> {
+        use rustix::fs::{Mode, OFlags};
+        // Before 5.8, syncfs(2) did not report write-back failures (Linux commit
+        // 735e4ae5ba28): a journal's lost pages would pass for durable.
+        if !reports_syncfs_errors(&rustix::system::uname().release().to_string_lossy()) {
+            return Ok(None);
+        }
+        let fd = match rustix::fs::open(
+            dir,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let device = rustix::fs::fstat(&fd)?.st_dev;
+        Ok(Some(std::sync::Arc::new(StdFileSystem { fd, device })))
+    }
+}
+
+/// A directory of the file system, held open (`O_RDONLY`) for `syncfs`.
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+struct StdFileSystem {
+    fd: rustix::fd::OwnedFd,
+    device: u64,
+}
+
+#[cfg(target_os = "linux")]
+impl VfsFileSystem for StdFileSystem {
+    fn device(&self) -> u64 {
+        self.device
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        Ok(rustix::fs::syncfs(&self.fd)?)
+    }
+
+    fn backlog(&self) -> Option<u64> {
+        let meminfo = fs::read_to_string("/proc/meminfo").ok()?;
+        write_back_backlog(&meminfo)
+    }
+}
+
+/// Whether a Linux release (`uname -r`) reports write-back failures to `syncfs`
+/// (5.8 and later).
+#[cfg(any(target_os = "linux", test))]
+fn reports_syncfs_errors(release: &str) -> bool {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next().and_then(|p| p.parse::<u32>().ok());
+    let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
+    matches!((major, minor), (Some(major), Some(minor)) if (major, minor) >= (5, 8))
+}
+
+/// The bytes `/proc/meminfo` counts as `Dirty` plus `Writeback` (`None` when it
+/// names neither).
+#[cfg(any(target_os = "linux", test))]
+fn write_back_backlog(meminfo: &str) -> Option<u64> {
+    let mut total = None;
+    for line in meminfo.lines() {
+        let Some((name, rest)) = line.split_once(':') else {
+            continue;
+        };
+        if name != "Dirty" && name != "Writeback" {
+            continue;
+        }
+        let kib = rest.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
+        total = Some(total.unwrap_or(0) + kib * 1024);
+    }
+    total
 }
 
 /// The directory containing `path` (`.` for a bare file name).
@@ -672,5 +775,34 @@ pub(crate) fn parent_dir(path: &Path) -> PathBuf {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{reports_syncfs_errors, write_back_backlog};
+
+    #[test]
+    fn syncfs_reports_write_back_failures_from_linux_5_8() {
+        for (release, reports) in [
+            ("6.18.44-fc-v857", true),
+            ("5.8.0", true),
+            ("5.10.0-28-amd64", true),
+            ("5.7.19", false),
+            ("4.19.0", false),
+            ("", false),
+            ("garbage", false),
+            ("5", false),
+        ] {
+            assert_eq!(reports_syncfs_errors(release), reports, "{release}");
+        }
+    }
+
+    #[test]
+    fn the_backlog_is_dirty_plus_writeback() {
+        let meminfo = "MemTotal:       24000000 kB\nDirty:              92 kB\nWriteback:           8 kB\nWritebackTmp:        0 kB\n";
+        assert_eq!(write_back_backlog(meminfo), Some(100 * 1024));
+        assert_eq!(write_back_backlog("MemTotal: 1 kB\n"), None);
+        assert_eq!(write_back_backlog("Dirty: lots\n"), None);
     }
 }

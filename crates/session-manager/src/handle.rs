@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use session_journal::SharedSync;
 use session_journal::vfs::{StdVfs, Vfs};
 
 use crate::clock::Sources;
@@ -140,6 +141,18 @@ impl Store {
     /// The sources.
     pub fn sources(&self) -> &Sources {
         &self.sources
+    }
+
+    /// A [`SharedSync`] on the file system of the sessions directory (created when
+    /// missing, `0700`, as the first session would create it), for making many
+    /// sessions' journals durable with one file-system sync: what an owner holding
+    /// many sessions does. `None` where the platform offers none (each journal then
+    /// syncs on its own). Open it before the journals it will cover are written: it
+    /// hears only of write-back failures after it was opened.
+    pub fn open_shared_sync(&self) -> std::io::Result<Option<SharedSync>> {
+        let dir = self.layout.sessions_dir();
+        self.vfs.create_dir_all(dir)?;
+        Ok(self.vfs.file_system(dir)?.map(SharedSync::new))
     }
 
     /// The artifact directory of the journal at `journal`: the one of the session id

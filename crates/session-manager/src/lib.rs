@@ -83,7 +83,7 @@ pub use session_import::{
     BulkOptions, ExportError, ExportOutcome, ImportError, ImportOutcome, Retention,
 };
 pub use session_index::SessionInfo;
-pub use session_journal::{Durability, PendingSync, SyncDone};
+pub use session_journal::{Durability, PendingSync, SharedSync, SyncDone, Together};
 /// The logical model (entries, messages, content blocks, usage), re-exported so an
 /// agent depends on this crate alone.
 pub use session_types as types;

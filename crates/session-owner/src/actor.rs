@@ -43,7 +43,7 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use session_manager::{
     ContextOptions, DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_SOURCE_ENTRIES, Durability, EntryId,
-    NodeEntry, OwnedSession, PendingSync, SyncDone,
+    NodeEntry, OwnedSession, PendingSync, SyncDone, Together,
 };
 use session_protocol::{self as p, Error, Request, RequestId};
 use session_types::Entry;
@@ -52,6 +52,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, oneshot};
 
 use crate::errors::{append_error, open_error, read_error};
 use crate::outbox::{Follower, Followers, Outbox, Topic};
+use crate::syncs::Syncs;
 
 /// What a call answers: the result's JSON, or an error.
 pub(crate) type Reply = Result<Box<RawValue>, Error>;
@@ -101,6 +102,8 @@ pub(crate) struct Shared {
     worker_syncs: Arc<AtomicUsize>,
     /// The owner's connections now (see [`Shared::wake_a_parked_worker`]).
     connections: Arc<AtomicUsize>,
+    /// The owner's shared syncs (`None`: each sync is the journal's own).
+    syncs: Option<Arc<Syncs>>,
 }
 
 /// The writes waiting for a session, and who performs them.
@@ -269,7 +272,7 @@ impl Shared {
         let idle = gate.waiting.is_empty() && !gate.flushing;
         // Syncing here makes this task the flusher until its batch is answered.
         let claim = (weight == Weight::Sync && idle && lifo_empty)
-            .then(|| WorkerSync::claim(&self.worker_syncs))
+            .then(|| self.claim_worker_sync())
             .flatten();
         gate.flushing |= claim.is_some();
         drop(gate);
@@ -410,6 +413,21 @@ impl Shared {
         }
     }
 
+    /// The right to sync on this worker ([`WorkerSync`]), unless the owner's shared
+    /// syncs run a round now: a sync joins the next round then (one file-system sync
+    /// for all that meet there) rather than run alone beside it.
+    fn claim_worker_sync(&self) -> Option<WorkerSync> {
+        if self.sharing().is_some_and(|s| s.is_running()) {
+            return None;
+        }
+        WorkerSync::claim(&self.worker_syncs)
+    }
+
+    /// The owner's shared syncs, while they share.
+    fn sharing(&self) -> Option<&Arc<Syncs>> {
+        self.syncs.as_ref().filter(|s| s.is_sharing())
+    }
+
     /// Runs a sync on this worker (the caller holds the [`WorkerSync`] claim); when
     /// the owner serves other connections, a parked worker is woken first to serve
     /// them (and poll the I/O driver) meanwhile.
@@ -487,30 +505,38 @@ impl Shared {
             };
             let started = match started {
                 Ok(Some(pending)) => {
-                    // On its worker when no other sync holds one, else on the blocking
-                    // pool: the flusher waits, the worker serves on (measured cheaper
-                    // than `block_in_place` with 64 sessions syncing at once).
-                    let done = if let Some(claim) = WorkerSync::claim(&self.worker_syncs) {
+                    // On its worker when no other sync holds one, else with the other
+                    // sessions' syncs that meet it (`syncs`), else alone on the
+                    // blocking pool: the flusher waits, the worker serves on
+                    // (measured cheaper than `block_in_place` with 64 sessions
+                    // syncing at once).
+                    let done = if let Some(claim) = self.claim_worker_sync() {
                         let done = self.sync_on_worker(pending);
                         drop(claim);
-                        done
-                    } else {
-                        match tokio::task::spawn_blocking(|| pending.run()).await {
-                            Ok(done) => done,
-                            Err(e) => {
-                                let e = Error::Internal {
-                                    detail: format!(
-                                        "session {}: the sync's thread failed: {e}",
-                                        self.session_id
-                                    ),
-                                };
-                                for mut p in batches {
-                                    p.fail_durable(&e);
-                                    deliver(&self, p);
-                                }
-                                continue;
+                        Some(done)
+                    } else if let Some(syncs) = self.sharing() {
+                        match syncs.run(pending).await {
+                            Some(Together::Synced(done)) => Some(done),
+                            Some(Together::Alone(pending)) => {
+                                tokio::task::spawn_blocking(|| pending.run()).await.ok()
                             }
+                            None => None,
                         }
+                    } else {
+                        tokio::task::spawn_blocking(|| pending.run()).await.ok()
+                    };
+                    let Some(done) = done else {
+                        let e = Error::Internal {
+                            detail: format!(
+                                "session {}: the sync's thread failed",
+                                self.session_id
+                            ),
+                        };
+                        for mut p in batches {
+                            p.fail_durable(&e);
+                            deliver(&self, p);
+                        }
+                        continue;
                     };
                     let finished = self.finish_sync(done);
                     for mut p in batches {
@@ -824,6 +850,8 @@ pub(crate) struct Setup {
     pub(crate) worker_syncs: Arc<AtomicUsize>,
     /// The owner's count of connections served.
     pub(crate) connections: Arc<AtomicUsize>,
+    /// The owner's shared syncs, if any.
+    pub(crate) syncs: Option<Arc<Syncs>>,
 }
 
 /// The shared cell of `session`, its gate free.
@@ -840,6 +868,7 @@ pub(crate) fn start(session: OwnedSession, setup: Setup) -> Arc<Shared> {
         flushed: Notify::new(),
         worker_syncs: setup.worker_syncs,
         connections: setup.connections,
+        syncs: setup.syncs,
     })
 }
 
@@ -1491,6 +1520,7 @@ mod tests {
                 store: Arc::default(),
                 worker_syncs: Arc::default(),
                 connections: Arc::default(),
+                syncs: None,
             },
         )
     }

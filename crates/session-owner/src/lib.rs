@@ -44,6 +44,7 @@ mod lines;
 mod outbox;
 mod registry;
 pub mod socket;
+mod syncs;
 
 use std::io;
 use std::sync::Arc;
@@ -76,6 +77,11 @@ pub struct OwnerOptions {
     /// before it removes the socket and returns (`None`: never). Default `None`;
     /// `bcs serve` sets 5 minutes unless told otherwise.
     pub idle_timeout: Option<Duration>,
+    /// Whether the syncs of different sessions that meet are run as one file-system
+    /// sync (`syncfs`, where the platform reports its failures: Linux 5.8 and later),
+    /// instead of one `fdatasync` each. Default `true`; `docs/owner.md`, "Syncs of
+    /// many sessions".
+    pub shared_syncs: bool,
 }
 
 impl Default for OwnerOptions {
@@ -87,6 +93,7 @@ impl Default for OwnerOptions {
             outgoing_queue: 64,
             line_limits: LineLimits::default(),
             idle_timeout: None,
+            shared_syncs: true,
         }
     }
 }
@@ -107,6 +114,12 @@ impl OwnerOptions {
     /// These options with an outgoing queue of `n` lines per connection.
     pub fn with_outgoing_queue(mut self, n: usize) -> Self {
         self.outgoing_queue = n;
+        self
+    }
+
+    /// These options with shared syncs on or off.
+    pub fn with_shared_syncs(mut self, shared: bool) -> Self {
+        self.shared_syncs = shared;
         self
     }
 
@@ -150,12 +163,20 @@ impl std::fmt::Debug for Owner {
 }
 
 impl Owner {
-    /// An owner of `store`'s sessions.
+    /// An owner of `store`'s sessions. With [`OwnerOptions::shared_syncs`], it opens
+    /// its handle on the sessions directory's file system here, before any session
+    /// is written (creating the directory when missing); where that fails, each
+    /// journal syncs on its own.
     pub fn new(store: Store, options: OwnerOptions) -> Arc<Owner> {
+        let syncs = options
+            .shared_syncs
+            .then(|| store.open_shared_sync().ok().flatten())
+            .flatten()
+            .map(|shared| Arc::new(syncs::Syncs::new(shared)));
         Arc::new(Owner {
             store,
             options,
-            registry: registry::Registry::default(),
+            registry: registry::Registry::new(syncs),
             activity: tokio::sync::Notify::new(),
             accept_errors: AtomicU64::new(0),
         })
@@ -206,6 +227,12 @@ impl Owner {
         let served = conn::serve(self.clone(), reader, writer).await;
         drop(connection);
         served
+    }
+
+    /// The syncs of different sessions handed in to run together that no round has
+    /// taken yet (`0` when syncs are not shared): for diagnostics and tests.
+    pub fn syncs_waiting(&self) -> usize {
+        self.registry.syncs_waiting()
     }
 
     /// How many sessions the owner holds open now.

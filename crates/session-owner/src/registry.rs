@@ -45,9 +45,19 @@ pub(crate) struct Registry {
     /// owner's `Connection`): the idle check reads it, and a sync on a worker wakes
     /// another only when there are others to serve meanwhile (`actor`).
     pub(crate) connections: Arc<std::sync::atomic::AtomicUsize>,
+    /// The owner's shared syncs (`None`: each journal syncs on its own).
+    syncs: Option<Arc<crate::syncs::Syncs>>,
 }
 
 impl Registry {
+    /// No session open yet; `syncs`: the owner's shared syncs, if any.
+    pub(crate) fn new(syncs: Option<Arc<crate::syncs::Syncs>>) -> Self {
+        Self {
+            syncs,
+            ..Self::default()
+        }
+    }
+
     /// A handle on the session at `key`: the open one (one more reference), or one
     /// `open` opens (run on the blocking pool).
     pub(crate) async fn acquire<F>(
@@ -103,6 +113,7 @@ impl Registry {
                 store: self.store_followers.clone(),
                 worker_syncs: self.worker_syncs.clone(),
                 connections: self.connections.clone(),
+                syncs: self.syncs.clone(),
             },
         );
         slots.insert(
@@ -137,6 +148,11 @@ impl Registry {
             return Ok(()); // closed already (the library panicked), the lock with it
         }
         closed.await.unwrap_or(Ok(()))
+    }
+
+    /// The syncs handed in to the shared syncs and not yet taken.
+    pub(crate) fn syncs_waiting(&self) -> usize {
+        self.syncs.as_ref().map_or(0, |s| s.waiting())
     }
 
     /// How many sessions are open.

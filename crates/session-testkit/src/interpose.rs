@@ -8,7 +8,9 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use session_journal::vfs::{DirEntry, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile};
+use session_journal::vfs::{
+    DirEntry, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile, VfsFileSystem,
+};
 
 /// What a test puts between the store and its file system: each file opened or
 /// created through [`Interposed`] is handed to it, to be wrapped or returned as is.
@@ -87,6 +89,9 @@ impl<I: Interpose> Vfs for Interposed<I> {
     }
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
         self.inner.remove_dir_all(path)
+    }
+    fn file_system(&self, dir: &Path) -> io::Result<Option<Arc<dyn VfsFileSystem>>> {
+        self.inner.file_system(dir)
     }
 }
 

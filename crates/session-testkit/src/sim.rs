@@ -54,6 +54,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use session_journal::vfs::{
     ChangeTime, DirEntry, EntryKind, FileId, FileStatus, OpenMode, PathStatus, Vfs, VfsFile,
+    VfsFileSystem,
 };
 
 /// A small deterministic PRNG (SplitMix64), for crash decisions and for tests.
@@ -105,6 +106,8 @@ pub struct SimStats {
     pub syncs: u64,
     /// Successful `sync_dir` calls.
     pub dir_syncs: u64,
+    /// Successful file-system syncs (`syncfs`, through [`SimFs::offer_file_system`]).
+    pub fs_syncs: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -118,6 +121,8 @@ struct Inode {
     current: Vec<u8>,
     durable: Vec<u8>,
     pending: Vec<Pending>,
+    /// A file-system sync lost this file's pending writes: its next sync reports it.
+    write_back_failed: bool,
     /// The status change time (`st_ctime`), in ns of the simulated clock.
     changed: i128,
 }
@@ -194,6 +199,11 @@ struct State {
     /// Whether files take `preallocate` (as ext4 does), and each inode's reserved end.
     preallocates: bool,
     reserved: BTreeMap<u64, u64>,
+    /// Whether [`Vfs::file_system`] offers a handle, the next file-system sync fails,
+    /// and the write-back backlog the handle reports.
+    file_system: Option<u64>,
+    fail_fs_sync: bool,
+    backlog: Option<u64>,
 }
 
 /// The clock of change times: every change of an inode (creation, write, truncation,
@@ -277,6 +287,24 @@ impl SimFs {
         self.lock_state().sync_countdown = Some(n.max(1));
     }
 
+    /// Makes [`Vfs::file_system`] offer a handle whose sync makes every file's written
+    /// bytes durable, as `syncfs` does (directory entries excepted: they stay with
+    /// `sync_dir`). It says it is on `device` (every file here is on device 0: a
+    /// handle on another one covers none of them) and reports `backlog` as the
+    /// write-back backlog.
+    pub fn offer_file_system(&self, device: u64, backlog: Option<u64>) {
+        let mut s = self.lock_state();
+        s.file_system = Some(device);
+        s.backlog = backlog;
+    }
+
+    /// The next file-system sync fails with EIO: every file's pending writes are lost
+    /// for good, and each such file's next `sync_data` reports EIO (as Linux reports a
+    /// write-back failure both to `syncfs` and to the file's own next sync).
+    pub fn fail_next_file_system_sync(&self) {
+        self.lock_state().fail_fs_sync = true;
+    }
+
     /// Writes fail with ENOSPC once `bytes` more bytes have been written; the write that
     /// crosses the budget stores the part that fits.
     pub fn fail_writes_after(&self, bytes: u64) {
@@ -287,6 +315,7 @@ impl SimFs {
     pub fn clear_faults(&self) {
         let mut s = self.lock_state();
         s.sync_countdown = None;
+        s.fail_fs_sync = false;
         s.write_budget = None;
     }
 
@@ -338,6 +367,7 @@ impl SimFs {
                 current: bytes.to_vec(),
                 durable: bytes.to_vec(),
                 pending: Vec::new(),
+                write_back_failed: false,
                 changed: 0,
             },
         );
@@ -407,6 +437,7 @@ impl SimFs {
                     current: image.clone(),
                     durable: image,
                     pending: Vec::new(),
+                    write_back_failed: false,
                     changed: inode.changed,
                 },
             );
@@ -673,6 +704,20 @@ impl Vfs for SimFs {
         Ok(files.chain(dirs).collect())
     }
 
+    fn file_system(&self, dir: &Path) -> io::Result<Option<Arc<dyn VfsFileSystem>>> {
+        let s = self.lock_state();
+        if !s.dirs.contains(dir) {
+            return Err(not_found(dir));
+        }
+        Ok(s.file_system.map(|device| {
+            Arc::new(SimFileSystem {
+                fs: self.clone(),
+                generation: s.generation,
+                device,
+            }) as Arc<dyn VfsFileSystem>
+        }))
+    }
+
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
         let mut s = self.lock_state();
         if s.names.contains_key(path) {
@@ -695,6 +740,50 @@ impl Vfs for SimFs {
         }
         s.dirs.retain(|d| !d.starts_with(path));
         Ok(())
+    }
+}
+
+/// [`SimFs`]'s file-system handle.
+#[derive(Debug)]
+struct SimFileSystem {
+    fs: SimFs,
+    generation: u64,
+    device: u64,
+}
+
+impl VfsFileSystem for SimFileSystem {
+    fn device(&self) -> u64 {
+        self.device
+    }
+
+    fn sync(&self) -> io::Result<()> {
+        let mut s = self.fs.lock_state();
+        if s.generation != self.generation {
+            return Err(stale());
+        }
+        let fail = std::mem::take(&mut s.fail_fs_sync);
+        for node in s.inodes.values_mut() {
+            if node.pending.is_empty() {
+                continue;
+            }
+            let pending = std::mem::take(&mut node.pending);
+            if fail {
+                node.write_back_failed = true;
+            } else {
+                for op in &pending {
+                    apply_op(&mut node.durable, op);
+                }
+            }
+        }
+        if fail {
+            return Err(injected_eio());
+        }
+        s.stats.fs_syncs += 1;
+        Ok(())
+    }
+
+    fn backlog(&self) -> Option<u64> {
+        self.fs.lock_state().backlog
     }
 }
 
@@ -807,7 +896,7 @@ impl VfsFile for SimFile {
             };
             let node = inode(s, self.ino)?;
             let pending = std::mem::take(&mut node.pending);
-            if fail {
+            if std::mem::take(&mut node.write_back_failed) || fail {
                 // fsyncgate: the kernel dropped these pages; they never reach the disk.
                 return Err(injected_eio());
             }

@@ -8,7 +8,7 @@ use crate::cli::ServeArgs;
 use crate::location::Location;
 use crate::out::Out;
 
-/// `bcs serve [--stdio] [--idle-timeout D]`. On the socket: prints the socket's path
+/// `bcs serve [--stdio] [--idle-timeout D] [--separate-syncs]`. On the socket: prints the socket's path
 /// once it accepts, serves until idle for the timeout (never with 0), and exits 3
 /// (`bcs: …another owner (pid N) is serving this home`) when another owner holds
 /// the home's election lock.
@@ -18,7 +18,9 @@ pub(crate) fn run(store: &Location, args: &ServeArgs, out: &mut Out) -> Result<(
     let idle = (!args.idle_timeout.is_zero()).then_some(args.idle_timeout);
     let owner = Owner::new(
         session_manager::Store::new(layout.clone()),
-        OwnerOptions::default().with_idle_timeout(idle),
+        OwnerOptions::default()
+            .with_idle_timeout(idle)
+            .with_shared_syncs(!args.separate_syncs),
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

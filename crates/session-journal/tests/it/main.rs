@@ -17,6 +17,7 @@ mod read;
 mod recover;
 mod relocate;
 mod seal;
+mod shared_sync;
 mod sim;
 mod verify;
 mod versions;

@@ -505,3 +505,75 @@ async fn a_request_on_another_socket_is_answered_during_a_sync() {
     assert_eq!(id_of(&answer), json(&held), "{answer}");
     turnstile.open();
 }
+
+/// The syncs of different sessions that meet run as one file-system sync, and what
+/// it acknowledged survives power loss. Five sessions, a client each: A's append is
+/// synced on its connection's worker and held; B's flusher hands its sync to the
+/// owner's shared syncs, whose round runs it alone (its journal's own sync), held
+/// too; C's, D's and E's are handed in meanwhile, and the next round runs them with
+/// one file-system sync (called twice) and none of their journals' own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn syncs_of_different_sessions_that_meet_share_one_file_system_sync() {
+    let turnstile = Arc::new(Turnstile::default());
+    let fs = SimFs::new();
+    fs.offer_file_system(0, None);
+    let owner = Owner::new(turnstile_store(&turnstile, &fs), OwnerOptions::default());
+    let mut clients = Vec::new();
+    let mut sessions = Vec::new();
+    for _ in 0..5 {
+        let mut c = Client::connect(&owner);
+        c.initialize().await;
+        sessions.push(c.create().await);
+        clients.push(c);
+    }
+    turnstile.close();
+    let mut sent = Vec::new();
+    async fn send(c: &mut Client, s: &SessionOpened, i: usize) -> RequestId {
+        let text = format!("shared-{i}");
+        c.send::<call::AppendMessage>(append(&s.session_id, &text, None))
+            .await
+    }
+    sent.push(send(&mut clients[0], &sessions[0], 0).await);
+    sync_held(&turnstile, "A's sync, on its worker").await;
+    sent.push(send(&mut clients[1], &sessions[1], 1).await);
+    let t = turnstile.clone();
+    within(
+        "B's sync, in a round of its own",
+        tokio::task::spawn_blocking(move || t.wait_waiting(2)),
+    )
+    .await
+    .expect("waited");
+    for i in 2..5 {
+        sent.push(send(&mut clients[i], &sessions[i], i).await);
+    }
+    within("C, D and E handed in", async {
+        while owner.syncs_waiting() < 3 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    })
+    .await;
+    let before = fs.stats();
+    turnstile.open();
+    for (c, id) in clients.iter_mut().zip(&sent) {
+        let answer = within("an append", c.recv()).await;
+        assert_eq!(id_of(&answer), json(id), "{answer}");
+        assert!(answer["result"]["entryId"].is_string(), "{answer}");
+    }
+    assert_eq!(
+        fs.stats().fs_syncs,
+        before.fs_syncs + 2,
+        "one file-system sync (called twice) for C, D and E"
+    );
+    assert_eq!(owner.syncs_waiting(), 0);
+    fs.crash(11);
+    for (i, s) in sessions.iter().enumerate() {
+        let back: Vec<String> = turnstile_store(&turnstile, &fs)
+            .open_read_only(Path::new(&s.session_file))
+            .expect("the journal survives")
+            .get_entries()
+            .iter()
+            .map(text_of)
+            .collect();
+        assert_eq!(back, [format!("shared-{i}")], "session {i}");
+    }
+}

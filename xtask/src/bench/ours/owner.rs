@@ -11,7 +11,8 @@
 //! of the 100k session) beside `owner/context-100k-base` (the in-process rebuild plus
 //! pushing the answer's bytes through a socket pair), and `owner/rss-1000` (the
 //! owner's peak RSS holding 1,000 sessions of the 1k file open). `BCS_BENCH_OWNER_BCS=PATH`
-//! runs these rows against another build's `bcs` instead of this tree's.
+//! runs these rows against another build's `bcs` instead of this tree's, and
+//! `BCS_BENCH_OWNER_SERVE_ARGS="--separate-syncs"` with other `serve` options.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -319,10 +320,13 @@ struct Server {
 
 impl Server {
     fn start(bcs: &Path, home: &Path) -> Result<Self> {
+        // Extra `serve` options for an A/B of one build (`--separate-syncs`).
+        let extra = std::env::var("BCS_BENCH_OWNER_SERVE_ARGS").unwrap_or_default();
         let child = Command::new(bcs)
             .arg("--home")
             .arg(home)
             .arg("serve")
+            .args(extra.split_whitespace())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
