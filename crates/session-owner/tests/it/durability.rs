@@ -1,7 +1,6 @@
 //! Acknowledged durable appends survive power loss (the simulated file system's
 //! crash), and a batch of them shares one sync.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use session_manager::{Layout, Sources, Store};
@@ -34,13 +33,7 @@ async fn append_then_power_loss(seed: u64, durability: Durability) -> (Vec<Strin
             .expect("acknowledged");
     }
     fs.crash(seed);
-    let back = sim_store(&fs)
-        .open_read_only(Path::new(&s.session_file))
-        .expect("the journal survives")
-        .get_entries()
-        .iter()
-        .map(text_of)
-        .collect();
+    let back = texts_in(&sim_store(&fs), &s.session_file);
     (texts, back)
 }
 

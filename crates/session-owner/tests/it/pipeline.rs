@@ -567,13 +567,7 @@ async fn syncs_of_different_sessions_that_meet_share_one_file_system_sync() {
     assert_eq!(owner.syncs_waiting(), 0);
     fs.crash(11);
     for (i, s) in sessions.iter().enumerate() {
-        let back: Vec<String> = turnstile_store(&turnstile, &fs)
-            .open_read_only(Path::new(&s.session_file))
-            .expect("the journal survives")
-            .get_entries()
-            .iter()
-            .map(text_of)
-            .collect();
+        let back = texts_in(&turnstile_store(&turnstile, &fs), &s.session_file);
         assert_eq!(back, [format!("shared-{i}")], "session {i}");
     }
 }

@@ -189,6 +189,18 @@ pub(crate) fn append(
     }
 }
 
+/// The texts of the user messages of the journal at `session_file`, read through
+/// `store` (after a crash, say).
+pub(crate) fn texts_in(store: &Store, session_file: &str) -> Vec<String> {
+    store
+        .open_read_only(Path::new(session_file))
+        .expect("the journal survives")
+        .get_entries()
+        .iter()
+        .map(text_of)
+        .collect()
+}
+
 /// The text of a user message entry.
 pub(crate) fn text_of(e: &session_types::Entry) -> String {
     let v = serde_json::to_value(e).expect("serializes");
