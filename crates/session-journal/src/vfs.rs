@@ -713,6 +713,12 @@ impl Vfs for StdVfs {
             Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
+        // Only where `syncfs` writes back and flushes every file as its own
+        // `fdatasync` would: a FUSE file system's `syncfs` never asks the daemon to
+        // sync a file, and a network file system's commits are its own.
+        if !syncs_whole_files(rustix::fs::fstatfs(&fd)?.f_type as i64) {
+            return Ok(None);
+        }
         let device = rustix::fs::fstat(&fd)?.st_dev;
         Ok(Some(std::sync::Arc::new(StdFileSystem { fd, device })))
     }
@@ -740,6 +746,20 @@ impl VfsFileSystem for StdFileSystem {
         let meminfo = fs::read_to_string("/proc/meminfo").ok()?;
         write_back_backlog(&meminfo)
     }
+}
+
+/// Whether `syncfs` on a file system of this type (`statfs`'s `f_type`) makes every
+/// file's written bytes durable as the file's own `fdatasync` would: the local,
+/// block-device file systems whose `sync_fs` commits or flushes (ext2/3/4, XFS,
+/// Btrfs, F2FS), and tmpfs (nothing to make durable).
+#[cfg(any(target_os = "linux", test))]
+fn syncs_whole_files(f_type: i64) -> bool {
+    const EXT: i64 = 0xef53;
+    const XFS: i64 = 0x5846_5342;
+    const BTRFS: i64 = 0x9123_683e;
+    const F2FS: i64 = 0xf2f5_2010;
+    const TMPFS: i64 = 0x0102_1994;
+    matches!(f_type, EXT | XFS | BTRFS | F2FS | TMPFS)
 }
 
 /// Whether a Linux release (`uname -r`) reports write-back failures to `syncfs`
@@ -780,7 +800,7 @@ pub(crate) fn parent_dir(path: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{reports_syncfs_errors, write_back_backlog};
+    use super::{reports_syncfs_errors, syncs_whole_files, write_back_backlog};
 
     #[test]
     fn syncfs_reports_write_back_failures_from_linux_5_8() {
@@ -796,6 +816,15 @@ mod tests {
         ] {
             assert_eq!(reports_syncfs_errors(release), reports, "{release}");
         }
+    }
+
+    #[test]
+    fn only_local_file_systems_that_sync_whole_files_are_shared() {
+        assert!(syncs_whole_files(0xef53)); // ext4
+        assert!(syncs_whole_files(0x5846_5342)); // XFS
+        assert!(!syncs_whole_files(0x6573_5546)); // FUSE
+        assert!(!syncs_whole_files(0x6969)); // NFS
+        assert!(!syncs_whole_files(0x794c_7630)); // overlayfs
     }
 
     #[test]
