@@ -1351,10 +1351,17 @@ pub(crate) fn read(s: &OwnedSession, request: Request) -> Reply {
                 });
                 ok(&p::RetentionResult { retention })
             }),
+        // In JavaScript's number spelling, as `context_line` answers it.
         R::BuildSessionContext(q) => s
             .build_session_context_with(limits(q.limits), &ContextOptions::default())
             .map_err(read_error)
-            .and_then(|c| ok(&ContextResult(&c))),
+            .and_then(|c| {
+                session_types::js::stringify::to_string(&ContextResult(&c))
+                    .and_then(RawValue::from_string)
+                    .map_err(|e| Error::Internal {
+                        detail: format!("serializing a context: {e}"),
+                    })
+            }),
         R::GetHeader(_) => ok(&p::HeaderResult {
             header: s.header().clone(),
         }),
@@ -1555,5 +1562,41 @@ mod tests {
             matches!(durable.try_recv(), Ok(Err(Error::Store { .. }))),
             "a durable append whose sync failed is not acknowledged"
         );
+    }
+
+    /// A context read among a batch's writes (`read`) is answered as a read on its
+    /// own (`read_line`) is: in JavaScript's number spelling (`0.000001`, not serde's
+    /// `1e-6`), byte for byte.
+    #[test]
+    fn a_context_is_spelled_alike_however_it_is_read() {
+        let fs = SimFs::new();
+        let store = Store::new(Layout::with_root("/sim").expect("absolute"))
+            .with_sources(Sources::deterministic(1, 1))
+            .with_vfs(Arc::new(fs.clone()));
+        let mut s = store.create("/w").expect("create");
+        let message = session_manager::AgentMessage::parse_json(
+            r#"{"role":"user","content":"x","timestamp":1,"w":[1e21,0.000001,1.5e300,123456789012345680000]}"#,
+        )
+        .expect("a message");
+        s.append_message(message).expect("appended");
+        let id = s.session_id().to_owned();
+        let request = || {
+            Request::BuildSessionContext(p::ReadParams {
+                session_id: id.clone(),
+                limits: None,
+            })
+        };
+        let shared = cell(s);
+        let line = shared.read_line(&RequestId::Number(7), request());
+        let guard = shared.read_guard();
+        let raw = read(guard.as_ref().expect("open"), request()).expect("read");
+        assert!(
+            raw.get()
+                .contains("[1e+21,0.000001,1.5e+300,123456789012345680000]"),
+            "{}",
+            raw.get()
+        );
+        let expected = format!(r#"{{"jsonrpc":"2.0","id":7,"result":{}}}"#, raw.get());
+        assert_eq!(line, expected);
     }
 }
