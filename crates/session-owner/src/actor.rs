@@ -15,7 +15,8 @@
 //! - **The flusher.** A written batch that needs a sync, or waits behind one that
 //!   does, joins the waiting batches; the flusher ([`Shared::flush`]) starts one sync
 //!   covering every waiting batch ([`OwnedSession::start_sync`]: an instant under
-//!   the write lock), runs the `fdatasync` with no lock held, records it
+//!   the write lock), runs the `fdatasync` with no lock held (on its worker, or
+//!   with other sessions' syncs that meet it: [`Syncs`]), records it
 //!   (`finish_sync`), answers those batches in order, and goes on while batches
 //!   wait. The writes that arrive while a sync runs are performed during it and
 //!   share the next one: the group commit is pipelined. An `fdatasync` covers what
