@@ -89,7 +89,7 @@ fn written(writers: &mut [Writer], payload: &[u8]) -> Vec<PendingSync> {
 
 #[test]
 fn syncs_of_several_journals_share_one_file_system_sync_and_survive_power_loss() {
-    for seed in 0..16 {
+    for seed in 0..crate::scale(16, "JOURNAL_SHARED_SYNC_SEEDS") {
         let (j, shared, mut writers) = Journals::new(4, Some(0));
         let before = j.fs.stats();
         let pending = written(&mut writers, b"kept");
