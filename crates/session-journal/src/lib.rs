@@ -90,6 +90,6 @@ pub use header::JournalHeader;
 pub use read::{FrameRun, Frames, Known, Reader, ReaderOptions, Stop};
 pub use recover::{RecoveryMode, RecoveryReport, TailState, Witness, WitnessOutcome};
 pub use relocate::{RelocatedError, verify_relocated};
-pub use shared_sync::{DEFAULT_BACKLOG_LIMIT, SharedSync, Together};
+pub use shared_sync::{DEFAULT_BACKLOG_LIMIT, DEFAULT_DRAIN_INTERVAL, SharedSync, Together};
 pub use types::{BodyCheck, Clock, Durability, FrameKind, JournalId, Offset, Seq, Tag, UnixMillis};
 pub use verify::{Gap, SalvageReport, VerifyOptions, VerifyReport, salvage, verify};

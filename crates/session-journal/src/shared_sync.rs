@@ -30,10 +30,12 @@
 //!   everyone's dirty pages: [`DEFAULT_BACKLOG_LIMIT`]) is handed back to sync on
 //!   its own, as before; a large backlog is meanwhile written out by a file-system
 //!   sync on a thread of its own, which answers nobody (and whose failure ends
-//!   sharing as any other's).
+//!   sharing as any other's), started at most once per
+//!   [`DEFAULT_DRAIN_INTERVAL`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use crate::append::{PendingSync, SyncDone};
 use crate::vfs::VfsFileSystem;
@@ -42,11 +44,18 @@ use crate::vfs::VfsFileSystem;
 /// a `syncfs` would first write all of it, whoever wrote it.
 pub const DEFAULT_BACKLOG_LIMIT: u64 = 64 << 20;
 
+/// The least time between two starts of the backlog's own file-system sync: under a
+/// writer that keeps the backlog over the limit, the file system is not made to
+/// write back eagerly without pause (rounds then sync their journals each on its
+/// own, as the kernel writes the backlog back in its own time).
+pub const DEFAULT_DRAIN_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Syncs journals of one file system together: see the module's documentation.
 #[derive(Debug)]
 pub struct SharedSync {
     handle: Arc<Handle>,
     backlog_limit: u64,
+    drain_interval: Duration,
 }
 
 /// The file-system handle and what its syncs found, shared with a backlog's thread.
@@ -58,11 +67,22 @@ struct Handle {
     syncing: Mutex<()>,
     /// A file-system sync failed: every journal syncs on its own from then on.
     failed: AtomicBool,
-    /// A file-system sync of its own runs on a thread now, writing a backlog out.
-    draining: AtomicBool,
+    /// The backlog's own file-system sync: whether one runs now, and when the last
+    /// one started.
+    drain: Mutex<Drain>,
+}
+
+#[derive(Debug, Default)]
+struct Drain {
+    running: bool,
+    started: Option<Instant>,
 }
 
 impl Handle {
+    fn drain(&self) -> std::sync::MutexGuard<'_, Drain> {
+        self.drain.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Two file-system syncs, one caller at a time; a failure ends sharing.
     fn sync(&self, times: usize) -> bool {
         let _one = self.syncing.lock().unwrap_or_else(PoisonError::into_inner);
@@ -97,15 +117,22 @@ impl SharedSync {
                 fs,
                 syncing: Mutex::new(()),
                 failed: AtomicBool::new(false),
-                draining: AtomicBool::new(false),
+                drain: Mutex::new(Drain::default()),
             }),
             backlog_limit: DEFAULT_BACKLOG_LIMIT,
+            drain_interval: DEFAULT_DRAIN_INTERVAL,
         }
     }
 
     /// This, with another backlog limit (bytes).
     pub fn with_backlog_limit(mut self, bytes: u64) -> Self {
         self.backlog_limit = bytes;
+        self
+    }
+
+    /// This, with another least time between two starts of the backlog's own sync.
+    pub fn with_drain_interval(mut self, interval: Duration) -> Self {
+        self.drain_interval = interval;
         self
     }
 
@@ -163,26 +190,45 @@ impl SharedSync {
     }
 
     /// Whether the write-back backlog is under the limit (or unknown); when it is
-    /// not, starts writing it out with a file-system sync on a thread of its own
-    /// (one at a time): a shared sync would wait for all of it.
+    /// not, starts writing it out with a file-system sync on a thread of its own (one
+    /// at a time, at most one start per drain interval): a shared sync would wait
+    /// for all of it.
     fn backlog_is_small(&self) -> bool {
         let small = self
             .handle
             .fs
             .backlog()
             .is_none_or(|bytes| bytes <= self.backlog_limit);
-        if !small && !self.handle.draining.swap(true, Ordering::AcqRel) {
-            let handle = self.handle.clone();
-            let spawned = std::thread::Builder::new()
-                .name("backlog-sync".into())
-                .spawn(move || {
-                    handle.sync(1);
-                    handle.draining.store(false, Ordering::Release);
-                });
-            if spawned.is_err() {
-                self.handle.draining.store(false, Ordering::Release);
-            }
+        if !small {
+            self.drain();
         }
         small
+    }
+
+    /// Starts the backlog's own file-system sync, unless one runs or one started
+    /// less than the drain interval ago.
+    fn drain(&self) {
+        let mut drain = self.handle.drain();
+        let now = Instant::now();
+        if drain.running
+            || drain
+                .started
+                .is_some_and(|t| now.saturating_duration_since(t) < self.drain_interval)
+        {
+            return;
+        }
+        let handle = self.handle.clone();
+        let spawned = std::thread::Builder::new()
+            .name("backlog-sync".into())
+            .spawn(move || {
+                handle.sync(1);
+                handle.drain().running = false;
+            });
+        if spawned.is_ok() {
+            *drain = Drain {
+                running: true,
+                started: Some(now),
+            };
+        }
     }
 }

@@ -135,6 +135,7 @@ fn a_single_sync_is_the_journals_own() {
 fn a_large_write_back_backlog_keeps_syncs_apart_and_is_written_out() {
     let limit = session_journal::DEFAULT_BACKLOG_LIMIT;
     let (j, shared, mut writers) = Journals::new(3, Some(limit + 1));
+    let shared = shared.with_drain_interval(std::time::Duration::from_secs(3600));
     let before = j.fs.stats();
     let handed = shared.share(written(&mut writers, b"x"));
     assert!(handed.iter().all(|t| matches!(t, Together::Alone(_))));
@@ -142,13 +143,25 @@ fn a_large_write_back_backlog_keeps_syncs_apart_and_is_written_out() {
     wait_for("the backlog's own sync", || {
         j.fs.stats().fs_syncs == before.fs_syncs + 1
     });
-    for (w, t) in writers.iter_mut().zip(handed) {
-        let Together::Alone(sync) = t else {
-            unreachable!()
-        };
-        w.finish_sync(sync.run()).unwrap();
-    }
+    run_alone(&mut writers, handed);
     assert_eq!(j.fs.stats().syncs, before.syncs + 3);
+    // Still over the limit: handed back again, but the backlog's sync does not start
+    // again within the drain interval (a writer that keeps the backlog up is not
+    // chased with syncs).
+    let handed = shared.share(written(&mut writers, b"y"));
+    run_alone(&mut writers, handed);
+    assert_eq!(
+        j.fs.stats().fs_syncs,
+        before.fs_syncs + 1,
+        "no second drain"
+    );
+    // With no interval, the next round over the limit starts another.
+    let shared = shared.with_drain_interval(std::time::Duration::ZERO);
+    let handed = shared.share(written(&mut writers, b"z"));
+    run_alone(&mut writers, handed);
+    wait_for("a second drain", || {
+        j.fs.stats().fs_syncs == before.fs_syncs + 2
+    });
     // Under the limit (or unknown), shared again.
     let (j, shared, mut writers) = Journals::new(3, Some(limit));
     let before = j.fs.stats();
@@ -173,6 +186,16 @@ fn a_failure_the_backlogs_sync_hears_of_ends_sharing() {
         let done = sync.run();
         assert!(!done.is_ok(), "its own sync reports the loss");
         assert!(w.finish_sync(done).is_err());
+    }
+}
+
+/// Runs each sync handed back on its own and records it.
+fn run_alone(writers: &mut [Writer], handed: Vec<Together>) {
+    for (w, t) in writers.iter_mut().zip(handed) {
+        let Together::Alone(sync) = t else {
+            panic!("handed back")
+        };
+        w.finish_sync(sync.run()).unwrap();
     }
 }
 
