@@ -1495,13 +1495,19 @@ mod tests {
         (command, answer)
     }
 
+    /// A new session of a store on `fs` (deterministic clock and ids).
+    fn session_on(fs: &SimFs) -> OwnedSession {
+        Store::new(Layout::with_root("/sim").expect("absolute"))
+            .with_sources(Sources::deterministic(1, 1))
+            .with_vfs(Arc::new(fs.clone()))
+            .create("/w")
+            .expect("create")
+    }
+
     /// The syncs one batch of `n` appends costs.
     fn syncs_of_a_batch(n: usize, durability: p::Durability) -> u64 {
         let fs = SimFs::new();
-        let store = Store::new(Layout::with_root("/sim").expect("absolute"))
-            .with_sources(Sources::deterministic(1, 1))
-            .with_vfs(Arc::new(fs.clone()));
-        let s = store.create("/w").expect("create");
+        let s = session_on(&fs);
         let id = s.session_id().to_owned();
         let (batch, answers): (Vec<_>, Vec<_>) = (0..n).map(|_| append(&id, durability)).unzip();
         let before = fs.stats().syncs;
@@ -1544,10 +1550,7 @@ mod tests {
     #[test]
     fn answers_wait_for_the_sync_and_a_failed_sync_acknowledges_nothing_durable() {
         let fs = SimFs::new();
-        let store = Store::new(Layout::with_root("/sim").expect("absolute"))
-            .with_sources(Sources::deterministic(1, 1))
-            .with_vfs(Arc::new(fs.clone()));
-        let s = store.create("/w").expect("create");
+        let s = session_on(&fs);
         let id = s.session_id().to_owned();
         let (d, durable) = append(&id, p::Durability::Durable);
         let (b, buffered) = append(&id, p::Durability::Buffered);
@@ -1571,10 +1574,7 @@ mod tests {
     #[test]
     fn a_context_is_spelled_alike_however_it_is_read() {
         let fs = SimFs::new();
-        let store = Store::new(Layout::with_root("/sim").expect("absolute"))
-            .with_sources(Sources::deterministic(1, 1))
-            .with_vfs(Arc::new(fs.clone()));
-        let mut s = store.create("/w").expect("create");
+        let mut s = session_on(&fs);
         let message = session_manager::AgentMessage::parse_json(
             r#"{"role":"user","content":"x","timestamp":1,"w":[1e21,0.000001,1.5e300,123456789012345680000]}"#,
         )
