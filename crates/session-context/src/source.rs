@@ -102,6 +102,26 @@ pub trait ContextSource {
         None
     }
 
+    /// A compaction's `firstKeptEntryId` as a key text, where the loaded entry reads
+    /// it as `null` and the reference does not: `1e400` is `Infinity` to the
+    /// reference (D11), spelled `Infinity` (or `-Infinity`) as
+    /// [`id_key`](Self::id_key) spells an id; a source that keeps the record's text
+    /// knows. Asked only where the loaded entry has it `null` or not at all. `None`
+    /// (the default): no id on a path equals it.
+    fn first_kept_key(&self, compaction: Self::Handle) -> Option<Cow<'_, str>> {
+        let _ = compaction;
+        None
+    }
+
+    /// The entry's `id` as a key text when it is not a string, as the reference's
+    /// `Map` keys it (`Infinity` for `1e400`): what a
+    /// [`first_kept_key`](Self::first_kept_key) is compared with. `None` (the
+    /// default): not known.
+    fn id_key(&self, entry: Self::Handle) -> Option<Cow<'_, str>> {
+        let _ = entry;
+        None
+    }
+
     /// Whether the entry's `id` is JSON `null` (as the last entry's id, the
     /// reference's leaf "before the first entry"). By default the entry is loaded and
     /// read; a `1e400` id reads as `null` there (D11) but is `Infinity` to the
@@ -214,6 +234,15 @@ impl<S: ContextSource + ?Sized> ContextSource for &S {
     }
     fn time_ms(&self, entry: S::Handle) -> Option<Option<i64>> {
         (**self).time_ms(entry)
+    }
+    fn summary_truthy(&self, entry: S::Handle) -> Option<bool> {
+        (**self).summary_truthy(entry)
+    }
+    fn first_kept_key(&self, compaction: S::Handle) -> Option<Cow<'_, str>> {
+        (**self).first_kept_key(compaction)
+    }
+    fn id_key(&self, entry: S::Handle) -> Option<Cow<'_, str>> {
+        (**self).id_key(entry)
     }
     fn entry_count(&self) -> usize {
         (**self).entry_count()

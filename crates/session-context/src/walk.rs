@@ -176,26 +176,23 @@ pub fn plan<'s, S: ContextSource>(
         // The latest compaction: the context needs the path from its kept window on.
         let c = w.path.len() - 1;
         let entry = load(source, w.path[c].handle, ContextKind::Compaction)?;
-        match first_kept_id(&entry) {
+        let first = first_kept(source, w.path[c].handle, &entry);
+        match &first {
             // Ids on a path are distinct (each is the last entry with its id), so
             // the nearest match is the only one.
-            Some(serde_json::Value::String(first)) if !first.is_empty() => {
+            FirstKept::Id(first) if !first.is_empty() => {
                 w.until(&mut plan.warnings, |p| {
                     source.id(p.handle) == first.as_str()
                 })?;
             }
             // Compared with entries without a string id, of which a path may hold
             // several: the root-most counts, so the whole path is read.
-            Some(
-                serde_json::Value::String(_)
-                | serde_json::Value::Number(_)
-                | serde_json::Value::Bool(_),
-            ) => {
+            FirstKept::Id(_) | FirstKept::Value(_) | FirstKept::Key(_) => {
                 w.until(&mut plan.warnings, |_| false)?;
             }
-            _ => {}
+            FirstKept::Nothing => {}
         }
-        compaction = Some((c, entry));
+        compaction = Some((c, entry, first));
         marks = settings_above(source, &mut w, &mut plan.warnings)?;
     }
     if marks.is_none() {
@@ -219,12 +216,12 @@ pub fn plan<'s, S: ContextSource>(
             });
         }
     }
-    if let Some((c, entry)) = compaction {
+    if let Some((c, entry, first)) = compaction {
         // The path is root first now.
         let k = walked - 1 - c;
         debug_assert_eq!(plan.compaction, Some(k));
         plan.compaction = Some(k);
-        plan.first_kept = kept_start(source, &plan.path[..k], &entry);
+        plan.first_kept = kept_start(source, &plan.path[..k], &first);
         plan.compaction_entry = Some(entry);
     }
     Ok(plan)
@@ -272,6 +269,36 @@ fn settings_above<S: ContextSource>(
     Ok(Some(marks))
 }
 
+/// A compaction's `firstKeptEntryId` as the reference compares it with ids (`===`).
+enum FirstKept {
+    /// A string: the entry with that id.
+    Id(String),
+    /// A number or a boolean: an entry whose id is that value.
+    Value(serde_json::Value),
+    /// A number beyond a double's range (`±Infinity`), which the loaded entry reads
+    /// as `null`, as the source's key text: an entry whose id has that key.
+    Key(String),
+    /// What no id on a path equals (`null`, absent, an object or array).
+    Nothing,
+}
+
+/// The compaction's `firstKeptEntryId` (the compaction `handle`, loaded as `entry`):
+/// from the loaded entry, or from the source where the entry reads `null` (D11).
+fn first_kept<S: ContextSource>(source: &S, handle: S::Handle, entry: &Entry) -> FirstKept {
+    match first_kept_id(entry) {
+        Some(serde_json::Value::String(s)) => FirstKept::Id(s),
+        Some(v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_))) => {
+            FirstKept::Value(v)
+        }
+        // `null`, or absent where a `null` loads as absent (a compaction read as
+        // one): the source may know better.
+        Some(serde_json::Value::Null) | None => source
+            .first_kept_key(handle)
+            .map_or(FirstKept::Nothing, |k| FirstKept::Key(k.into_owned())),
+        Some(_) => FirstKept::Nothing,
+    }
+}
+
 /// The compaction's `firstKeptEntryId` as the reference reads it.
 fn first_kept_id(entry: &Entry) -> Option<serde_json::Value> {
     match entry {
@@ -288,26 +315,29 @@ fn first_kept_id(entry: &Entry) -> Option<serde_json::Value> {
 /// (compared on the path, so no id lookup is needed and a duplicate id off the path
 /// cannot hide it). A compaction read whole (odd fields) compares its
 /// `firstKeptEntryId` the same way (`===`): a number or boolean equals an id of that
-/// value (a number id beyond 2^53 as JavaScript rounds it); `null` and the rest
-/// equal no id here.
+/// value (a number id beyond 2^53 as JavaScript rounds it), and `Infinity` (a
+/// `1e400`, which the loaded entry reads as `null`) an id of that key when the source
+/// knows both; `null` and the rest equal no id here.
 fn kept_start<S: ContextSource>(
     source: &S,
     before: &[PathEntry<S::Handle>],
-    entry: &Entry,
+    first: &FirstKept,
 ) -> Option<usize> {
-    match first_kept_id(entry) {
-        Some(serde_json::Value::String(first)) => before
+    match first {
+        FirstKept::Id(first) => before
             .iter()
             .position(|p| source.id(p.handle) == first.as_str()),
-        Some(v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_))) => {
-            before.iter().position(|p| {
-                source.id(p.handle).is_empty()
-                    && source
-                        .id_value(p.handle)
-                        .is_some_and(|id| js_strictly_equal(&id, &v))
-            })
-        }
-        _ => None,
+        FirstKept::Value(v) => before.iter().position(|p| {
+            source.id(p.handle).is_empty()
+                && source
+                    .id_value(p.handle)
+                    .is_some_and(|id| js_strictly_equal(&id, v))
+        }),
+        FirstKept::Key(key) => before.iter().position(|p| {
+            source.id(p.handle).is_empty()
+                && source.id_key(p.handle).is_some_and(|id| id == key.as_str())
+        }),
+        FirstKept::Nothing => None,
     }
 }
 

@@ -113,6 +113,24 @@ pub use probe::FIRST_MESSAGE_MAX_BYTES;
 pub fn raw_is_falsy(v: Option<&serde_json::value::RawValue>) -> bool {
     probe::is_falsy(v)
 }
+
+/// A raw JSON value as the index keys an `id` that is not a string (what
+/// [`Derived::id_json`] answers): compact, numbers as JavaScript holds them, a number
+/// beyond a double's range `Infinity` or `-Infinity` (`JSON.parse` reads `1e400` so).
+/// `None` for text that is not JSON. For a reader that holds a record's text and
+/// compares one of its fields with ids, as the reference's `===` does.
+///
+/// ```
+/// use serde_json::value::RawValue;
+/// let raw = |t: &str| RawValue::from_string(t.to_owned()).unwrap();
+/// assert_eq!(session_index::raw_key(&raw("1e400")).as_deref(), Some("Infinity"));
+/// assert_eq!(session_index::raw_key(&raw("-1e400")).as_deref(), Some("-Infinity"));
+/// assert_eq!(session_index::raw_key(&raw("1.0")).as_deref(), Some("1"));
+/// assert_eq!(session_index::raw_key(&raw("true")).as_deref(), Some("true"));
+/// ```
+pub fn raw_key(raw: &serde_json::value::RawValue) -> Option<String> {
+    fields::canonical(raw)
+}
 pub use scan::Scanned;
 
 /// The derived files' constants as the `text` block `docs/format.md` §3 reproduces

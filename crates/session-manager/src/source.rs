@@ -516,6 +516,21 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
         Some(!session_index::raw_is_falsy(Some(summary)))
     }
 
+    /// The record's own text, where a `firstKeptEntryId` of `1e400` is `Infinity`
+    /// though the loaded entry reads `null` (asked only for such a `null`).
+    fn first_kept_key(&self, entry: EntryIndex) -> Option<Cow<'_, str>> {
+        let raw = self.records.raw(entry)?;
+        let fields: HashMap<String, &RawValue> = serde_json::from_slice(&raw).ok()?;
+        session_index::raw_key(fields.get("firstKeptEntryId")?)
+            .filter(|k| k != "null")
+            .map(Cow::Owned)
+    }
+
+    /// The index's key of an id that is not a string (`Infinity` for `1e400`).
+    fn id_key(&self, entry: EntryIndex) -> Option<Cow<'_, str>> {
+        self.records.derived().id_json(entry).map(Cow::Borrowed)
+    }
+
     fn entry_count(&self) -> usize {
         usize::try_from(self.records.derived().counts().entries).unwrap_or(usize::MAX)
     }
