@@ -192,6 +192,8 @@ impl std::io::Write for PayloadBuf<'_> {
 #[derive(Debug)]
 pub struct PendingSync {
     pub(crate) file: Arc<dyn VfsFile>,
+    /// The journal's device (`st_dev`), when known: what a shared sync compares.
+    pub(crate) device: Option<u64>,
     end: u64,
     seq: u64,
 }
@@ -265,6 +267,8 @@ pub struct Writer {
     reserved_to: u64,
     /// Whether blocks past the end may be reserved (released at the seal).
     reserved: bool,
+    /// The journal's device, read (`fstat`) by the first started sync.
+    device: Option<u64>,
 }
 
 /// Blocks a buffered writer reserves past its end at a time: the journal's size,
@@ -695,6 +699,7 @@ impl Writer {
             buf: Vec::new(),
             reserved_to: 0,
             reserved: false,
+            device: None,
         }
     }
 
@@ -753,6 +758,7 @@ impl Writer {
             buf: Vec::new(),
             reserved_to: 0,
             reserved: false,
+            device: None,
         };
         Ok((writer, report))
     }
@@ -1189,8 +1195,12 @@ impl Writer {
         if self.durable_end == self.end {
             return Ok(None);
         }
+        if self.device.is_none() {
+            self.device = self.file.status().ok().map(|st| st.id.dev);
+        }
         Ok(Some(PendingSync {
             file: Arc::clone(&self.file),
+            device: self.device,
             end: self.end,
             seq: self.last_seq,
         }))

@@ -155,7 +155,7 @@ impl SharedSync {
         } else {
             syncs
                 .iter()
-                .map(|s| s.file.status().is_ok_and(|st| st.id.dev == device))
+                .map(|s| s.device == Some(device))
                 .collect()
         };
         let synced = on_it.iter().filter(|s| **s).count() >= 2
