@@ -153,10 +153,7 @@ impl SharedSync {
         let on_it: Vec<bool> = if syncs.len() < 2 || !self.is_sharing() {
             vec![false; syncs.len()]
         } else {
-            syncs
-                .iter()
-                .map(|s| s.device == Some(device))
-                .collect()
+            syncs.iter().map(|s| s.device == Some(device)).collect()
         };
         let synced = on_it.iter().filter(|s| **s).count() >= 2
             && self.backlog_is_small()
