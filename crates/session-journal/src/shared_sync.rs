@@ -100,8 +100,8 @@ impl Handle {
 /// What [`SharedSync::share`] did with one sync.
 #[derive(Debug)]
 pub enum Together {
-    /// Made durable with the others: its outcome, for
-    /// [`Writer::finish_sync`](crate::Writer::finish_sync).
+    /// Run: its outcome (made durable with the others, or by its own sync where the
+    /// caller ran it), for [`Writer::finish_sync`](crate::Writer::finish_sync).
     Synced(SyncDone),
     /// Not shared: the caller runs it on its own ([`PendingSync::run`]), on whichever
     /// thread it likes (several at once, say).

@@ -6,10 +6,12 @@
 //! 64 sessions, 64 `fdatasync`s at a time, each a flush of the device's cache. A
 //! flusher that cannot sync on its worker (another sync holds the one worker that
 //! may block) hands its started sync here instead of running it alone on the blocking
-//! pool. One thread of the blocking pool at a time takes every sync handed in
-//! meanwhile and runs them together ([`SharedSync::run`]: one file-system sync for the
-//! journals on the store's file system, each other one on its own); the syncs handed
-//! in while it runs wait for its next round, as a session's batches wait for its next
+//! pool. One thread of the blocking pool at a time runs *rounds*, each taking every
+//! sync handed in since the last: a round of one runs its `fdatasync` (the next ones
+//! gather meanwhile); a round of several goes through [`SharedSync::share`] (one
+//! file-system sync for the journals on the store's file system), and the syncs it
+//! hands back run on the blocking pool at once, each on its own. The syncs handed in
+//! while a round runs wait for the next, as a session's batches wait for its next
 //! sync. Each flusher then records its outcome and answers its batches as before.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
