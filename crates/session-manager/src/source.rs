@@ -246,6 +246,17 @@ impl SnapshotReader<'_> {
 
 /// Parses an entry payload; with `lenient`, a known type of unexpected shape becomes
 /// [`Entry::Unknown`].
+/// The raw JSON text of a record's top-level field `key`, read as the reference reads
+/// the line (`JSON.parse(line.trim())`: JavaScript's trim, lone surrogates replaced,
+/// the last of a repeated key): for a value the loaded entry cannot hold (`1e400`).
+fn raw_field(raw: &[u8], key: &str) -> Option<Box<RawValue>> {
+    let text = String::from_utf8_lossy(raw);
+    let (clean, _) = replace_lone_surrogates(&text);
+    let fields: HashMap<String, &RawValue> =
+        serde_json::from_str(session_types::js::trim(&clean)).ok()?;
+    fields.get(key).map(|v| (*v).to_owned())
+}
+
 pub(crate) fn parse_entry(
     raw: &[u8],
     path: &Path,
@@ -510,18 +521,15 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
     /// The record's own text, where a `summary` of `1e400` is `Infinity` (truthy)
     /// though the loaded entry reads `null` (asked only for such a falsy one).
     fn summary_truthy(&self, entry: EntryIndex) -> Option<bool> {
-        let raw = self.records.raw(entry)?;
-        let fields: HashMap<String, &RawValue> = serde_json::from_slice(&raw).ok()?;
-        let summary = fields.get("summary")?;
-        Some(!session_index::raw_is_falsy(Some(summary)))
+        let summary = raw_field(&self.records.raw(entry)?, "summary")?;
+        Some(!session_index::raw_is_falsy(Some(&summary)))
     }
 
     /// The record's own text, where a `firstKeptEntryId` of `1e400` is `Infinity`
     /// though the loaded entry reads `null` (asked only for such a `null`).
     fn first_kept_key(&self, entry: EntryIndex) -> Option<Cow<'_, str>> {
-        let raw = self.records.raw(entry)?;
-        let fields: HashMap<String, &RawValue> = serde_json::from_slice(&raw).ok()?;
-        session_index::raw_key(fields.get("firstKeptEntryId")?)
+        let first = raw_field(&self.records.raw(entry)?, "firstKeptEntryId")?;
+        session_index::raw_key(&first)
             .filter(|k| k != "null")
             .map(Cow::Owned)
     }
