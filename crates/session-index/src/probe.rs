@@ -91,33 +91,6 @@ pub(crate) fn is_falsy(v: Option<&RawValue>) -> bool {
     }
 }
 
-/// JavaScript's `String.prototype.trim` (its whitespace set differs from Rust's:
-/// U+FEFF is whitespace, U+0085 is not).
-pub(crate) fn js_trim(s: &str) -> &str {
-    fn ws(c: char) -> bool {
-        matches!(
-            c,
-            '\u{9}'
-                | '\u{a}'
-                | '\u{b}'
-                | '\u{c}'
-                | '\u{d}'
-                | ' '
-                | '\u{a0}'
-                | '\u{1680}'
-                | '\u{2000}'
-                ..='\u{200a}'
-                    | '\u{2028}'
-                    | '\u{2029}'
-                    | '\u{202f}'
-                    | '\u{205f}'
-                    | '\u{3000}'
-                    | '\u{feff}'
-        )
-    }
-    s.trim_matches(ws)
-}
-
 /// The most text of the first user message the index keeps (UTF-8 bytes, cut on a
 /// char boundary): the listing shows a prefix, and a whole message (hundreds of MB
 /// in the wild) would make every sidecar and catalog write, and every command that

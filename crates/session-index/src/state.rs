@@ -14,7 +14,7 @@ use crate::fields::{Fields, Message};
 use crate::ids::Ids;
 use crate::kinds::{ENTRY_KIND, SESSION_HEADER_KIND};
 use crate::marks::{MarkInfo, Marks, model_change, setting_of};
-use crate::probe::{self, FIRST_MESSAGE_MAX_BYTES, Probe, Text};
+use crate::probe::{FIRST_MESSAGE_MAX_BYTES, Probe, Text};
 use crate::store::{Pool, Recs};
 
 /// Sentinel for "no string" in a span.
@@ -1084,7 +1084,7 @@ impl State {
             Observe::Name => {
                 let name = f
                     .name
-                    .map(|n| probe::js_trim(&n).to_owned())
+                    .map(|n| session_types::js::trim(&n).to_owned())
                     .filter(|n| !n.is_empty());
                 self.agg.name = name;
                 self.agg.name_entry = Some(index);
