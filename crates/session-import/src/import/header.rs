@@ -61,7 +61,9 @@ impl Header {
 /// does not read as one object.
 fn splice_id(payload: &[u8], id: &str) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(payload).ok()?;
-    let TopKeys(keys) = serde_json::from_str(text).ok()?;
+    // Read as the reference reads the line: JavaScript's trim (U+3000, U+FEFF…
+    // around the object are whitespace to it, not to JSON); the bytes around stay.
+    let TopKeys(keys) = serde_json::from_str(session_types::js::trim(text)).ok()?;
     let mut ids = keys.iter().filter(|(key, _)| key.is_id);
     let (key, raw) = ids.next()?;
     if ids.next().is_some() || !key.plain {
@@ -284,6 +286,10 @@ mod tests {
             (
                 r#"{"s":"a\\","id":"a b"}"#,
                 r#"{"s":"a\\","id":"legacy-1"}"#,
+            ),
+            (
+                "\u{feff}{\"id\":\"\",\"timestamp\":1e400}\u{3000}",
+                "\u{feff}{\"id\":\"legacy-1\",\"timestamp\":1e400}\u{3000}",
             ),
         ];
         for (from, to) in cases {
