@@ -324,9 +324,15 @@ fn kept_start<S: ContextSource>(
     first: &FirstKept,
 ) -> Option<usize> {
     match first {
-        FirstKept::Id(first) => before
+        FirstKept::Id(first) if !first.is_empty() => before
             .iter()
             .position(|p| source.id(p.handle) == first.as_str()),
+        // `""` is the id of an entry whose id is that string only (`id` answers `""`
+        // for an entry without a string id too: a number `1` is not `""` to `===`).
+        FirstKept::Id(_) => before.iter().position(|p| {
+            source.id(p.handle).is_empty()
+                && source.id_value(p.handle) == Some(serde_json::Value::String(String::new()))
+        }),
         FirstKept::Value(v) => before.iter().position(|p| {
             source.id(p.handle).is_empty()
                 && source
