@@ -149,10 +149,20 @@ impl Store {
     /// many sessions does. `None` where the platform offers none (each journal then
     /// syncs on its own). Open it before the journals it will cover are written: it
     /// hears only of write-back failures after it was opened.
+    /// An error names the directory and what failed there.
     pub fn open_shared_sync(&self) -> std::io::Result<Option<SharedSync>> {
         let dir = self.layout.sessions_dir();
-        self.vfs.create_dir_all(dir)?;
-        Ok(self.vfs.file_system(dir)?.map(SharedSync::new))
+        let located = |what: &str, e: std::io::Error| {
+            std::io::Error::new(e.kind(), format!("{}: {what}: {e}", dir.display()))
+        };
+        self.vfs
+            .create_dir_all(dir)
+            .map_err(|e| located("creating the sessions directory", e))?;
+        let handle = self
+            .vfs
+            .file_system(dir)
+            .map_err(|e| located("opening it for file-system syncs", e))?;
+        Ok(handle.map(SharedSync::new))
     }
 
     /// The artifact directory of the journal at `journal`: the one of the session id

@@ -438,3 +438,40 @@ fn delete_forgets_the_catalog_record() {
     }
     assert_eq!(store.list("/w", &mut ()).expect("list").len(), 1);
 }
+
+/// `open_shared_sync`: a handle on the sessions directory's file system (created
+/// when missing) on this machine; none through a link (each journal then syncs on
+/// its own); an error that names the directory when it cannot be made.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_shared_sync_handle_is_on_the_sessions_directory_and_never_through_a_link() {
+    let (d, store) = store();
+    assert!(!store.layout().sessions_dir().exists());
+    let shared = store.open_shared_sync().expect("opened");
+    assert!(
+        shared.is_some_and(|s| s.is_sharing()),
+        "Linux 5.8+ on ext4 or tmpfs"
+    );
+    assert!(store.layout().sessions_dir().is_dir(), "created");
+
+    let elsewhere = d.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("dir");
+    let linked_root = d.path().join("linked");
+    std::fs::create_dir(&linked_root).expect("dir");
+    std::os::unix::fs::symlink(&elsewhere, linked_root.join("sessions")).expect("link");
+    let linked = store_at(&linked_root, 1);
+    assert!(linked.open_shared_sync().expect("no error").is_none());
+
+    let blocked_root = d.path().join("blocked");
+    std::fs::create_dir(&blocked_root).expect("dir");
+    std::fs::write(blocked_root.join("sessions"), b"a file").expect("file");
+    let blocked = store_at(&blocked_root, 1);
+    let e = blocked
+        .open_shared_sync()
+        .expect_err("a file where the directory goes");
+    let sessions = blocked_root.join("sessions");
+    assert!(
+        e.to_string().contains(&sessions.display().to_string()),
+        "{e}"
+    );
+}
