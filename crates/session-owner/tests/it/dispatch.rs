@@ -55,8 +55,7 @@ fn light_writes_need_no_blocking_thread(multi: bool) {
     starved_runtime(multi).block_on(async {
         let home = tempfile::tempdir().expect("tempdir");
         let owner = owner(home.path());
-        let mut c = Client::connect(&owner);
-        c.initialize().await;
+        let mut c = Client::ready(&owner).await;
         let sid = c.create().await.session_id;
         let release = occupy_the_blocking_pool().await;
         let first = within(
@@ -104,8 +103,7 @@ fn a_durable_append_needs_no_blocking_thread_on_a_multi_thread_runtime() {
     starved_runtime(true).block_on(async {
         let home = tempfile::tempdir().expect("tempdir");
         let owner = owner(home.path());
-        let mut c = Client::connect(&owner);
-        c.initialize().await;
+        let mut c = Client::ready(&owner).await;
         let sid = c.create().await.session_id;
         let release = occupy_the_blocking_pool().await;
         for i in 0..3 {
@@ -131,12 +129,9 @@ async fn inline_and_queued_writes_keep_the_order_sent() {
         store(home.path()),
         OwnerOptions::default().with_outgoing_queue(1024),
     );
-    let mut w = Client::connect(&owner);
-    w.initialize().await;
+    let mut w = Client::ready(&owner).await;
     let sid = w.create().await.session_id;
-    let mut f = Client::connect(&owner);
-    f.initialize().await;
-    f.open(&sid).await;
+    let mut f = Client::joined(&owner, &sid).await;
     f.call::<call::SessionFollow>(SessionParams {
         session_id: sid.clone(),
     })
@@ -200,12 +195,9 @@ async fn writes_behind_a_syncing_batch_wait_their_turn_and_share_one_sync() {
     let gate = Arc::new(Gate::default());
     let store = gated_store(&gate);
     let owner = Owner::new(store, OwnerOptions::default());
-    let mut a = Client::connect(&owner);
-    a.initialize().await;
+    let mut a = Client::ready(&owner).await;
     let sid = a.create().await.session_id;
-    let mut b = Client::connect(&owner);
-    b.initialize().await;
-    b.open(&sid).await;
+    let mut b = Client::joined(&owner, &sid).await;
 
     gate.arm();
     let held = a

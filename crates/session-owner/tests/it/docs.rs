@@ -9,8 +9,7 @@ const RPC_MD: &str = include_str!("../../../../docs/rpc.md");
 async fn the_not_served_marks_of_rpc_md_are_true() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let mut marked = false;
     let mut checked = 0;
     for line in RPC_MD.lines() {

@@ -23,8 +23,7 @@ fn sim_store(fs: &SimFs) -> Store {
 async fn append_then_power_loss(seed: u64, durability: Durability) -> (Vec<String>, Vec<String>) {
     let fs = SimFs::new();
     let owner = Owner::new(sim_store(&fs), OwnerOptions::default());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     let texts: Vec<String> = (0..3).map(|i| format!("m{i}")).collect();
     for t in &texts {

@@ -48,19 +48,14 @@ async fn a_follower_sees_every_entry_of_two_writers_in_journal_order() {
         store(home.path()),
         OwnerOptions::default().with_outgoing_queue(1024),
     );
-    let mut a = Client::connect(&owner);
-    a.initialize().await;
+    let mut a = Client::ready(&owner).await;
     let s = a.create().await;
     let sid = s.session_id.clone();
     a.call::<call::AppendMessage>(append(&sid, "before", None))
         .await
         .expect("append");
-    let mut b = Client::connect(&owner);
-    b.initialize().await;
-    b.open(&sid).await;
-    let mut f = Client::connect(&owner);
-    f.initialize().await;
-    f.open(&sid).await;
+    let b = Client::joined(&owner, &sid).await;
+    let mut f = Client::joined(&owner, &sid).await;
     let followed = f
         .call::<call::SessionFollow>(SessionParams {
             session_id: sid.clone(),
@@ -138,8 +133,7 @@ async fn a_follower_that_never_reads_slows_no_writer_and_is_told_it_lagged() {
         store(home.path()),
         OwnerOptions::default().with_outgoing_queue(8),
     );
-    let mut w = Client::connect(&owner);
-    w.initialize().await;
+    let mut w = Client::ready(&owner).await;
     let s = w.create().await;
     let sid = s.session_id.clone();
     // A small pipe: the follower's lines back up at once.
@@ -208,14 +202,12 @@ async fn a_follower_that_never_reads_slows_no_writer_and_is_told_it_lagged() {
 async fn a_store_follower_sees_sessions_created_renamed_changed_and_deleted() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut v = Client::connect(&owner);
-    v.initialize().await;
+    let mut v = Client::ready(&owner).await;
     v.call::<call::StoreFollow>(StoreFollowParams {})
         .await
         .expect("follow the store");
 
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     let sid = s.session_id.clone();
     c.call::<call::AppendSessionInfo>(AppendSessionInfoParams {

@@ -113,8 +113,7 @@ async fn a_full_session_queue_answers_overloaded_and_retryable() {
         store(home.path()),
         OwnerOptions::default().with_session_queue(2),
     );
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     // Everything in one write on this single-threaded runtime: the connection reads
     // and queues every line before the session's actor runs once.
@@ -152,8 +151,7 @@ async fn a_full_session_queue_answers_overloaded_and_retryable() {
 async fn a_client_that_never_reads_stalls_only_itself() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut good = Client::connect(&owner);
-    good.initialize().await;
+    let mut good = Client::ready(&owner).await;
     let s = good.create().await;
     let mut mute = Client::connect_with_buffer(&owner, 4096);
     mute.initialize().await;

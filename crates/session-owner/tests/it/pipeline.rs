@@ -157,15 +157,10 @@ struct Held {
 
 async fn held() -> Held {
     let (turnstile, fs, owner) = gated_owner();
-    let mut a = Client::connect(&owner);
-    a.initialize().await;
+    let mut a = Client::ready(&owner).await;
     let sid = a.create().await.session_id;
-    let mut b = Client::connect(&owner);
-    b.initialize().await;
-    b.open(&sid).await;
-    let mut r = Client::connect(&owner);
-    r.initialize().await;
-    r.open(&sid).await;
+    let b = Client::joined(&owner, &sid).await;
+    let r = Client::joined(&owner, &sid).await;
     turnstile.close();
     let held = a
         .send::<call::AppendMessage>(append(&sid, "held", None))
@@ -374,8 +369,7 @@ async fn pipelined(c: &mut Client, requests: Vec<Request>) -> Vec<RequestId> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_woken_just_before_a_sync_leaves_during_it() {
     let (turnstile, _, owner) = gated_owner();
-    let mut a = Client::connect(&owner);
-    a.initialize().await;
+    let mut a = Client::ready(&owner).await;
     let sid = a.create().await.session_id;
     turnstile.close();
     let ids = pipelined(
@@ -411,12 +405,9 @@ async fn an_answer_woken_just_before_a_sync_leaves_during_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_is_notified_while_the_next_append_syncs() {
     let (turnstile, _, owner) = gated_owner();
-    let mut a = Client::connect(&owner);
-    a.initialize().await;
+    let mut a = Client::ready(&owner).await;
     let sid = a.create().await.session_id;
-    let mut f = Client::connect(&owner);
-    f.initialize().await;
-    f.open(&sid).await;
+    let mut f = Client::joined(&owner, &sid).await;
     let session = || SessionParams {
         session_id: sid.clone(),
     };
@@ -521,8 +512,7 @@ async fn syncs_of_different_sessions_that_meet_share_one_file_system_sync() {
     let mut clients = Vec::new();
     let mut sessions = Vec::new();
     for _ in 0..5 {
-        let mut c = Client::connect(&owner);
-        c.initialize().await;
+        let mut c = Client::ready(&owner).await;
         sessions.push(c.create().await);
         clients.push(c);
     }

@@ -120,8 +120,7 @@ async fn a_read_is_answered_while_a_durable_batch_is_syncing() {
     let gate = Arc::new(Gate::default());
     let store = gated_store(&gate);
     let owner = Owner::new(store, OwnerOptions::default());
-    let mut writer = Client::connect(&owner);
-    writer.initialize().await;
+    let mut writer = Client::ready(&owner).await;
     let s = writer.create().await;
     let sid = s.session_id.clone();
     let first = writer
@@ -141,9 +140,7 @@ async fn a_read_is_answered_while_a_durable_batch_is_syncing() {
 
     // Another client reads meanwhile: answered, seeing at least what was
     // acknowledged before it asked.
-    let mut reader = Client::connect(&owner);
-    reader.initialize().await;
-    reader.open(&sid).await;
+    let mut reader = Client::joined(&owner, &sid).await;
     let entries = tokio::time::timeout(DEADLINE, reader.branch(&sid))
         .await
         .expect("a read during the sync is answered")

@@ -78,8 +78,7 @@ async fn initialize_comes_first_once_and_a_newer_major_is_refused_by_name() {
 async fn create_append_read_and_build_the_context() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     assert_eq!(s.leaf_id, None);
     assert_eq!(s.header.cwd.as_deref(), Some("/work"));
@@ -154,8 +153,7 @@ async fn create_append_read_and_build_the_context() {
 async fn the_context_is_answered_as_the_reference_spells_it() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     let sid = s.session_id.as_str();
     let reply: session_types::AgentMessage = serde_json::from_value(json!({
@@ -210,8 +208,7 @@ async fn the_context_is_answered_as_the_reference_spells_it() {
 async fn library_errors_arrive_typed() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
 
     let e = c
         .call::<call::StoreOpen>(OpenParams {
@@ -313,8 +310,7 @@ async fn library_errors_arrive_typed() {
 async fn every_session_read_is_served() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     let sid = s.session_id.as_str();
     let a = c
@@ -448,8 +444,7 @@ async fn continue_recent_shares_an_open_session_and_creates_when_none() {
 async fn new_branched_forked_and_switched_sessions_are_opened_on_the_connection() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     let sid = s.session_id.clone();
     let a = c
@@ -540,8 +535,7 @@ async fn new_branched_forked_and_switched_sessions_are_opened_on_the_connection(
 async fn delete_import_and_export_go_through_the_store() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     let sid = s.session_id.clone();
     c.call::<call::AppendMessage>(append(&sid, "kept", None))
@@ -609,8 +603,7 @@ async fn delete_import_and_export_go_through_the_store() {
 async fn import_many_answers_each_source_in_order_and_batches_them() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     // Two exported sessions to import back, and a source that does not exist.
     let mut sources = vec![];
     for (i, text) in ["first", "second"].into_iter().enumerate() {
@@ -689,8 +682,7 @@ async fn import_many_answers_each_source_in_order_and_batches_them() {
 async fn a_listing_asked_with_progress_notifies_before_it_answers() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     for _ in 0..3 {
         let s = c.create().await;
         c.close(&s.session_id).await;
@@ -738,8 +730,7 @@ async fn a_listing_asked_with_progress_notifies_before_it_answers() {
 async fn an_empty_or_foreign_file_is_refused_as_not_a_journal() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut c = Client::connect(&owner);
-    c.initialize().await;
+    let mut c = Client::ready(&owner).await;
     let s = c.create().await;
     let dir = std::path::Path::new(&s.session_file)
         .parent()

@@ -103,11 +103,9 @@ async fn two_clients_append_to_one_session_and_nothing_is_lost_interleaved_or_du
 async fn a_client_that_goes_away_lets_go_of_its_sessions() {
     let home = tempfile::tempdir().expect("tempdir");
     let owner = owner(home.path());
-    let mut a = Client::connect(&owner);
-    a.initialize().await;
+    let mut a = Client::ready(&owner).await;
     let s = a.create().await;
-    let mut b = Client::connect(&owner);
-    b.initialize().await;
+    let mut b = Client::ready(&owner).await;
     b.open(&s.session_id).await;
     // Opening twice on one connection holds one reference.
     b.open(&s.session_id).await;

@@ -28,6 +28,20 @@ pub(crate) struct Client {
 }
 
 impl Client {
+    /// A client of `owner`, initialized.
+    pub(crate) async fn ready(owner: &Arc<Owner>) -> Client {
+        let mut c = Client::connect(owner);
+        c.initialize().await;
+        c
+    }
+
+    /// A client of `owner`, initialized, with the session `sid` open.
+    pub(crate) async fn joined(owner: &Arc<Owner>, sid: &str) -> Client {
+        let mut c = Client::ready(owner).await;
+        c.open(sid).await;
+        c
+    }
+
     /// A client on a new duplex connection to `owner`.
     pub(crate) fn connect(owner: &Arc<Owner>) -> Client {
         Client::connect_with_buffer(owner, 1 << 20)
