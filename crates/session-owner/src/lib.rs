@@ -141,6 +141,28 @@ pub struct Owner {
     activity: tokio::sync::Notify,
     /// `accept` errors met so far (each retried after a pause).
     accept_errors: AtomicU64,
+    /// Why the shared syncs' handle could not be opened, when it could not.
+    shared_syncs_error: Option<String>,
+}
+
+/// Whether the syncs of different sessions that meet run as one file-system sync
+/// ([`OwnerOptions::shared_syncs`], `docs/owner.md`, "Syncs of many sessions").
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SharedSyncs {
+    /// They do.
+    On,
+    /// Turned off by the options: each journal syncs on its own.
+    Off,
+    /// The platform or the sessions directory's file system offers no file-system
+    /// sync that reports write-back failures: each journal syncs on its own.
+    Unsupported,
+    /// The handle on the sessions directory could not be opened (why, naming the
+    /// directory): each journal syncs on its own.
+    Unavailable(String),
+    /// A file-system sync failed: sharing ended for the owner's life, and each
+    /// journal syncs on its own since (so each hears of its own loss).
+    Ended,
 }
 
 /// Counts a connection while it lives.
@@ -167,19 +189,39 @@ impl Owner {
     /// its handle on the sessions directory's file system here, before any session
     /// is written (creating the directory when missing); where that fails, each
     /// journal syncs on its own.
+    /// [`Owner::shared_syncs`] says which it is (`bcs serve` warns of a failure).
     pub fn new(store: Store, options: OwnerOptions) -> Arc<Owner> {
-        let syncs = options
-            .shared_syncs
-            .then(|| store.open_shared_sync().ok().flatten())
-            .flatten()
-            .map(|shared| Arc::new(syncs::Syncs::new(shared)));
+        let (shared, shared_syncs_error) =
+            match options.shared_syncs.then(|| store.open_shared_sync()) {
+                Some(Ok(shared)) => (shared, None),
+                Some(Err(e)) => (None, Some(e.to_string())),
+                None => (None, None),
+            };
+        let syncs = shared.map(|shared| Arc::new(syncs::Syncs::new(shared)));
         Arc::new(Owner {
             store,
             options,
             registry: registry::Registry::new(syncs),
             activity: tokio::sync::Notify::new(),
             accept_errors: AtomicU64::new(0),
+            shared_syncs_error,
         })
+    }
+
+    /// Whether the syncs of different sessions that meet run as one now, and if
+    /// not, why.
+    pub fn shared_syncs(&self) -> SharedSyncs {
+        if !self.options.shared_syncs {
+            return SharedSyncs::Off;
+        }
+        if let Some(e) = &self.shared_syncs_error {
+            return SharedSyncs::Unavailable(e.clone());
+        }
+        match self.registry.syncs() {
+            None => SharedSyncs::Unsupported,
+            Some(s) if s.is_sharing() => SharedSyncs::On,
+            Some(_) => SharedSyncs::Ended,
+        }
     }
 
     fn connection(self: &Arc<Self>) -> Connection {
@@ -244,4 +286,66 @@ impl Owner {
 /// Serves one client on standard input and output until standard input ends.
 pub async fn serve_stdio(owner: Arc<Owner>) -> io::Result<()> {
     owner.serve(tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use session_manager::{AgentMessage, Durability, Layout, Together};
+    use session_testkit::sim::SimFs;
+
+    use super::*;
+
+    fn sim_owner(fs: &SimFs, options: OwnerOptions) -> Arc<Owner> {
+        let store =
+            Store::new(Layout::with_root("/sim").expect("absolute")).with_vfs(Arc::new(fs.clone()));
+        Owner::new(store, options)
+    }
+
+    /// The owner says whether its sessions share file-system syncs, and why not:
+    /// turned off, not offered by the file system, a handle that could not be
+    /// opened (naming the directory), or ended by a failed file-system sync.
+    #[test]
+    fn the_owner_says_whether_syncs_are_shared_and_why_not() {
+        let offered = SimFs::new();
+        offered.offer_file_system(0, None);
+        let owner = sim_owner(&offered, OwnerOptions::default());
+        assert_eq!(owner.shared_syncs(), SharedSyncs::On);
+        let off = sim_owner(&offered, OwnerOptions::default().with_shared_syncs(false));
+        assert_eq!(off.shared_syncs(), SharedSyncs::Off);
+        let plain = sim_owner(&SimFs::new(), OwnerOptions::default());
+        assert_eq!(plain.shared_syncs(), SharedSyncs::Unsupported);
+
+        let home = tempfile::tempdir().expect("tempdir");
+        let layout = Layout::with_root(home.path()).expect("absolute");
+        std::fs::write(layout.sessions_dir(), b"a file").expect("file");
+        let blocked = Owner::new(Store::new(layout.clone()), OwnerOptions::default());
+        let SharedSyncs::Unavailable(why) = blocked.shared_syncs() else {
+            panic!("a file where the sessions directory goes");
+        };
+        assert!(
+            why.contains(&layout.sessions_dir().display().to_string()),
+            "{why}"
+        );
+
+        // Two sessions' syncs meet in a round whose file-system sync fails: each
+        // is handed back to sync on its own, and sharing ends for good.
+        let syncs = owner.registry.syncs().expect("shared");
+        let mut replies = Vec::new();
+        let mut sessions = Vec::new();
+        for _ in 0..2 {
+            let mut s = owner.store().create("/work").expect("created");
+            s.set_durability(Durability::Buffered);
+            s.append_message(AgentMessage::user("x", 0))
+                .expect("appended");
+            let pending = s.start_sync().expect("started").expect("something to sync");
+            replies.push(syncs.hand_in(pending).1);
+            sessions.push(s);
+        }
+        offered.fail_next_file_system_sync();
+        syncs.rounds();
+        for mut reply in replies {
+            assert!(matches!(reply.try_recv(), Ok(Together::Alone(_))));
+        }
+        assert_eq!(owner.shared_syncs(), SharedSyncs::Ended);
+    }
 }

@@ -150,6 +150,11 @@ impl Registry {
         closed.await.unwrap_or(Ok(()))
     }
 
+    /// The owner's shared syncs, if it has any.
+    pub(crate) fn syncs(&self) -> Option<&crate::syncs::Syncs> {
+        self.syncs.as_deref()
+    }
+
     /// The syncs handed in to the shared syncs and not yet taken.
     pub(crate) fn syncs_waiting(&self) -> usize {
         self.syncs.as_ref().map_or(0, |s| s.waiting())

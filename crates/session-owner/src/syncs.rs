@@ -64,7 +64,7 @@ impl Syncs {
 
     /// Queues `pending` for the next round; `true` when no thread runs rounds (the
     /// caller starts one).
-    fn hand_in(&self, pending: PendingSync) -> (bool, oneshot::Receiver<Together>) {
+    pub(crate) fn hand_in(&self, pending: PendingSync) -> (bool, oneshot::Receiver<Together>) {
         let (reply, done) = oneshot::channel();
         let mut lane = self.lane();
         lane.queue.push((pending, reply));
@@ -82,7 +82,7 @@ impl Syncs {
     }
 
     /// Runs rounds until nothing is handed in: each takes every sync handed in.
-    fn rounds(&self) {
+    pub(crate) fn rounds(&self) {
         loop {
             let round = {
                 let mut lane = self.lane();

@@ -1,7 +1,7 @@
 //! `bcs serve`: the session owner (`session-owner`) on the socket or on stdio.
 
 use anyhow::{Context, Result};
-use session_owner::{Owner, OwnerOptions, serve_stdio, socket};
+use session_owner::{Owner, OwnerOptions, SharedSyncs, serve_stdio, socket};
 
 use crate::Failure;
 use crate::cli::ServeArgs;
@@ -22,6 +22,10 @@ pub(crate) fn run(store: &Location, args: &ServeArgs, out: &mut Out) -> Result<(
             .with_idle_timeout(idle)
             .with_shared_syncs(!args.separate_syncs),
     );
+    if let SharedSyncs::Unavailable(why) = owner.shared_syncs() {
+        // Correct either way, only slower with many sessions: worth a word.
+        eprintln!("bcs: warning: {why}; each session's journal syncs on its own");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
