@@ -291,7 +291,9 @@ fn each_entry<'s, S: ContextSource>(
         let entry = load(source, p.handle, p.kind)?;
         if p.kind == ContextKind::BranchSummary
             && !branch_summary_counts(&entry)
-            && source.summary_truthy(p.handle) != Some(true)
+            && !source
+                .raw_field(p.handle, "summary")
+                .is_some_and(|summary| session_types::js::raw_truthy(Some(&summary)))
         {
             continue;
         }

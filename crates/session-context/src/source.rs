@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use serde_json::value::RawValue;
+
 use session_types::{Entry, Usage};
 
 use crate::kind::ContextKind;
@@ -91,32 +93,24 @@ pub trait ContextSource {
         None
     }
 
-    /// Whether a branch summary's `summary` is truthy, when the source reads it better
-    /// than the loaded entry can: a `summary` of `1e400` is `Infinity` to the
-    /// reference (truthy: the summary adds a message, printed `"summary":null`) but
-    /// `null` in the loaded entry (D11); a source that keeps the record's text knows.
-    /// Asked only where the loaded entry's `summary` is falsy. `None` (the default):
-    /// the loaded entry's reading stands.
-    fn summary_truthy(&self, entry: Self::Handle) -> Option<bool> {
-        let _ = entry;
-        None
-    }
-
-    /// A compaction's `firstKeptEntryId` as a key text, where the loaded entry reads
-    /// it as `null` and the reference does not: `1e400` is `Infinity` to the
-    /// reference (D11), spelled `Infinity` (or `-Infinity`) as
-    /// [`id_key`](Self::id_key) spells an id; a source that keeps the record's text
-    /// knows. Asked only where the loaded entry has it `null` or not at all. `None`
-    /// (the default): no id on a path equals it.
-    fn first_kept_key(&self, compaction: Self::Handle) -> Option<Cow<'_, str>> {
-        let _ = compaction;
+    /// The entry's field `key` as raw JSON text, as the reference reads the record's
+    /// line (`JSON.parse` of its trimmed text), when the source keeps that text. Asked
+    /// only where the loaded entry cannot say what the reference sees: a number
+    /// beyond a double's range (`1e400`) is `Infinity` to the reference but `null` in
+    /// the loaded entry (D11). The context reads it as JavaScript does
+    /// (`session_types::js::raw_truthy`, `raw_key`): a branch summary's `summary`
+    /// (truthy: the summary adds a message) and a compaction's `firstKeptEntryId`
+    /// (compared with [`id_key`](Self::id_key)). `None` (the default): the loaded
+    /// entry's reading stands.
+    fn raw_field(&self, entry: Self::Handle, key: &str) -> Option<Box<RawValue>> {
+        let _ = (entry, key);
         None
     }
 
     /// The entry's `id` as a key text when it is not a string, as the reference's
-    /// `Map` keys it (`Infinity` for `1e400`): what a
-    /// [`first_kept_key`](Self::first_kept_key) is compared with. `None` (the
-    /// default): not known.
+    /// `Map` keys it (`Infinity` for `1e400`, `session_types::js::raw_key`): what a
+    /// compaction's [`raw_field`](Self::raw_field) `firstKeptEntryId` is compared
+    /// with. `None` (the default): not known.
     fn id_key(&self, entry: Self::Handle) -> Option<Cow<'_, str>> {
         let _ = entry;
         None
@@ -235,11 +229,8 @@ impl<S: ContextSource + ?Sized> ContextSource for &S {
     fn time_ms(&self, entry: S::Handle) -> Option<Option<i64>> {
         (**self).time_ms(entry)
     }
-    fn summary_truthy(&self, entry: S::Handle) -> Option<bool> {
-        (**self).summary_truthy(entry)
-    }
-    fn first_kept_key(&self, compaction: S::Handle) -> Option<Cow<'_, str>> {
-        (**self).first_kept_key(compaction)
+    fn raw_field(&self, entry: S::Handle, key: &str) -> Option<Box<RawValue>> {
+        (**self).raw_field(entry, key)
     }
     fn id_key(&self, entry: S::Handle) -> Option<Cow<'_, str>> {
         (**self).id_key(entry)

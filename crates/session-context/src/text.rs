@@ -201,6 +201,11 @@ impl ContextSource for TextSource<'_> {
             })
     }
 
+    /// The record's own line: a field of `1e400` is `Infinity` there (D11).
+    fn raw_field(&self, entry: usize, key: &str) -> Option<Box<serde_json::value::RawValue>> {
+        session_types::js::raw_field(self.records.get(entry)?.text, key)
+    }
+
     fn entry_count(&self) -> usize {
         self.records.len()
     }

@@ -293,8 +293,10 @@ fn first_kept<S: ContextSource>(source: &S, handle: S::Handle, entry: &Entry) ->
         // `null`, or absent where a `null` loads as absent (a compaction read as
         // one): the source may know better.
         Some(serde_json::Value::Null) | None => source
-            .first_kept_key(handle)
-            .map_or(FirstKept::Nothing, |k| FirstKept::Key(k.into_owned())),
+            .raw_field(handle, "firstKeptEntryId")
+            .and_then(|raw| session_types::js::raw_key(&raw))
+            .filter(|key| key != "null")
+            .map_or(FirstKept::Nothing, FirstKept::Key),
         Some(_) => FirstKept::Nothing,
     }
 }

@@ -292,21 +292,13 @@ impl<'a> Fields<'a> {
 /// The key text of `undefined` (an absent `targetId`): no JSON text spells it.
 pub(crate) const UNDEFINED: &str = "undefined";
 
-/// A raw JSON value as compact text with numbers as JavaScript holds them (`1.0` is
-/// `1`, `-0` is `0`, digits past 2^53 rounded): equal texts are equal `Map` keys
-/// for numbers, booleans and `null`.
-/// A number beyond a double's range (`1e400`, which `JSON.parse` reads as
-/// `Infinity`) is `Infinity` or `-Infinity`: a key of its own, truthy, and `null`
-/// where it is shown ([`value_of`]).
+/// A raw JSON value as compact text with numbers as JavaScript holds them, a number
+/// beyond a double's range `Infinity` or `-Infinity`: equal texts are equal `Map`
+/// keys for numbers, booleans and `null` (`session_types::js::raw_key`, the one
+/// reading of it). `Infinity` is a key of its own, truthy, and `null` where it is
+/// shown ([`value_of`]).
 pub(crate) fn canonical(raw: &RawValue) -> Option<String> {
-    match serde_json::from_str::<serde_json::Value>(raw.get()) {
-        Ok(v) => Some(session_types::json::js_normalized(&v).to_string()),
-        Err(_) => match raw.get().parse::<f64>() {
-            Ok(x) if x == f64::INFINITY => Some("Infinity".to_owned()),
-            Ok(x) if x == f64::NEG_INFINITY => Some("-Infinity".to_owned()),
-            _ => None,
-        },
-    }
+    session_types::js::raw_key(raw)
 }
 
 /// The value a [`canonical`] text stands for, as `JSON.stringify` writes it

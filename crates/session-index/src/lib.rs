@@ -96,41 +96,6 @@ pub use index::{
     sidecar_path,
 };
 pub use probe::FIRST_MESSAGE_MAX_BYTES;
-
-/// Whether a raw JSON value is JavaScript-falsy as the reference reads it after
-/// `JSON.parse` (`null`, `false`, `0`, `-0`, `""`; absent too): a number beyond a
-/// double's range (`1e400`) is `±Infinity`, truthy. What the index reads a record's
-/// fields with, for a reader that holds the record's text.
-///
-/// ```
-/// use serde_json::value::RawValue;
-/// let raw = |t: &str| RawValue::from_string(t.to_owned()).unwrap();
-/// assert!(session_index::raw_is_falsy(Some(&raw("-0"))));
-/// assert!(session_index::raw_is_falsy(None));
-/// assert!(!session_index::raw_is_falsy(Some(&raw("1e400"))));
-/// assert!(!session_index::raw_is_falsy(Some(&raw("\"0\""))));
-/// ```
-pub fn raw_is_falsy(v: Option<&serde_json::value::RawValue>) -> bool {
-    probe::is_falsy(v)
-}
-
-/// A raw JSON value as the index keys an `id` that is not a string (what
-/// [`Derived::id_json`] answers): compact, numbers as JavaScript holds them, a number
-/// beyond a double's range `Infinity` or `-Infinity` (`JSON.parse` reads `1e400` so).
-/// `None` for text that is not JSON. For a reader that holds a record's text and
-/// compares one of its fields with ids, as the reference's `===` does.
-///
-/// ```
-/// use serde_json::value::RawValue;
-/// let raw = |t: &str| RawValue::from_string(t.to_owned()).unwrap();
-/// assert_eq!(session_index::raw_key(&raw("1e400")).as_deref(), Some("Infinity"));
-/// assert_eq!(session_index::raw_key(&raw("-1e400")).as_deref(), Some("-Infinity"));
-/// assert_eq!(session_index::raw_key(&raw("1.0")).as_deref(), Some("1"));
-/// assert_eq!(session_index::raw_key(&raw("true")).as_deref(), Some("true"));
-/// ```
-pub fn raw_key(raw: &serde_json::value::RawValue) -> Option<String> {
-    fields::canonical(raw)
-}
 pub use scan::Scanned;
 
 /// The derived files' constants as the `text` block `docs/format.md` §3 reproduces

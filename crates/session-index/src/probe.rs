@@ -65,30 +65,16 @@ pub(crate) fn as_str(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Cow<'_, str>>(raw).ok()
 }
 
-/// The number a raw value holds, if it is a JSON number, as `JSON.parse` reads it:
-/// beyond a double's range (`1e400`) it is `±Infinity`.
+/// The number a raw value holds, if it is a JSON number, as `JSON.parse` reads it
+/// (`session_types::js::raw_number`: `1e400` is `±Infinity`).
 pub(crate) fn as_number(v: Option<&RawValue>) -> Option<f64> {
-    let v = v?;
-    let first = *v.get().as_bytes().first()?;
-    if !(first.is_ascii_digit() || first == b'-') {
-        return None;
-    }
-    // A raw value is valid JSON: a number serde refuses is out of range.
-    Some(
-        serde_json::from_str::<f64>(v.get()).unwrap_or(if first == b'-' {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        }),
-    )
+    session_types::js::raw_number(v?)
 }
 
-/// Whether a raw value is JavaScript-falsy (`null`, `false`, `0`, `""`; absent too).
+/// Whether a raw value is JavaScript-falsy (`null`, `false`, `0`, `""`; absent too):
+/// `session_types::js::raw_truthy`, the one reading of it.
 pub(crate) fn is_falsy(v: Option<&RawValue>) -> bool {
-    match v.map(RawValue::get) {
-        None | Some("null") | Some("false") | Some("\"\"") => true,
-        Some(s) => as_number(v).is_some_and(|n| n == 0.0) && !s.starts_with('"'),
-    }
+    !session_types::js::raw_truthy(v)
 }
 
 /// The most text of the first user message the index keeps (UTF-8 bytes, cut on a

@@ -246,17 +246,6 @@ impl SnapshotReader<'_> {
 
 /// Parses an entry payload; with `lenient`, a known type of unexpected shape becomes
 /// [`Entry::Unknown`].
-/// The raw JSON text of a record's top-level field `key`, read as the reference reads
-/// the line (`JSON.parse(line.trim())`: JavaScript's trim, lone surrogates replaced,
-/// the last of a repeated key): for a value the loaded entry cannot hold (`1e400`).
-fn raw_field(raw: &[u8], key: &str) -> Option<Box<RawValue>> {
-    let text = String::from_utf8_lossy(raw);
-    let (clean, _) = replace_lone_surrogates(&text);
-    let fields: HashMap<String, &RawValue> =
-        serde_json::from_str(session_types::js::trim(&clean)).ok()?;
-    fields.get(key).map(|v| (*v).to_owned())
-}
-
 pub(crate) fn parse_entry(
     raw: &[u8],
     path: &Path,
@@ -518,20 +507,10 @@ impl<R: Records> ContextSource for IndexSource<'_, R> {
         info.timestamp_ms.is_none().then_some(None)
     }
 
-    /// The record's own text, where a `summary` of `1e400` is `Infinity` (truthy)
-    /// though the loaded entry reads `null` (asked only for such a falsy one).
-    fn summary_truthy(&self, entry: EntryIndex) -> Option<bool> {
-        let summary = raw_field(&self.records.raw(entry)?, "summary")?;
-        Some(!session_index::raw_is_falsy(Some(&summary)))
-    }
-
-    /// The record's own text, where a `firstKeptEntryId` of `1e400` is `Infinity`
-    /// though the loaded entry reads `null` (asked only for such a `null`).
-    fn first_kept_key(&self, entry: EntryIndex) -> Option<Cow<'_, str>> {
-        let first = raw_field(&self.records.raw(entry)?, "firstKeptEntryId")?;
-        session_index::raw_key(&first)
-            .filter(|k| k != "null")
-            .map(Cow::Owned)
+    /// The record's own text, read as the reference reads its line: a field of
+    /// `1e400` is `Infinity` there though the loaded entry reads `null`.
+    fn raw_field(&self, entry: EntryIndex, key: &str) -> Option<Box<RawValue>> {
+        session_types::js::raw_field(&String::from_utf8_lossy(&self.records.raw(entry)?), key)
     }
 
     /// The index's key of an id that is not a string (`Infinity` for `1e400`).

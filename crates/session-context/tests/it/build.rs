@@ -206,3 +206,30 @@ fn messages_that_are_not_objects_are_pushed_as_they_are() {
         );
     }
 }
+
+/// A source that keeps each record's text reads a field as the reference does where
+/// the loaded entry cannot (`ContextSource::raw_field`, D11): a branch summary whose
+/// `summary` is `1e400` is `Infinity` to the reference, truthy, so it adds its
+/// message (printed `"summary":null`), though the loaded entry reads `null`. The
+/// difffuzz fixtures of seeds 48792 and 227941 (a line ending in U+3000), against
+/// their oracles.
+#[test]
+fn a_text_source_reads_an_infinite_summary_from_the_record_text() {
+    for name in [
+        "branch-summary-summary-infinite-v3",
+        "branch-summary-summary-infinite-js-trimmed-v3",
+    ] {
+        let dir = repo_root().join("tests/fixtures/difffuzz/classes");
+        let file = std::fs::read_to_string(dir.join(format!("{name}.jsonl"))).expect("fixture");
+        let oracle: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{name}.oracle.json"))).expect("oracle"),
+        )
+        .expect("oracle json");
+        // The reference's reading of the file: trimmed, split, the header dropped.
+        let lines: Vec<&str> = session_types::js::trim(&file).split('\n').skip(1).collect();
+        let text = TextSource::new(lines.iter().copied());
+        let ctx = build_context(&text, Leaf::Default, &ContextOptions::reference())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(ctx.to_reference_json(), oracle["context"], "{name}");
+    }
+}

@@ -10,6 +10,7 @@
 use std::borrow::Cow;
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Whether `c` is whitespace to `String.prototype.trim` (ECMAScript WhiteSpace and
 /// LineTerminator): unlike Rust's `char::is_whitespace`, U+FEFF is and U+0085 is not.
@@ -87,6 +88,91 @@ pub fn truthy(v: Option<&Value>) -> bool {
         Some(Value::Number(n)) => n.as_f64().is_some_and(|x| x != 0.0),
         Some(Value::String(s)) => !s.is_empty(),
         Some(Value::Array(_) | Value::Object(_)) => true,
+    }
+}
+
+/// The raw JSON text of a record's top-level field `key`, read as the reference reads
+/// the record's line (`JSON.parse(line.trim())`: JavaScript's trim, lone surrogates
+/// replaced, the last of a repeated key), for a value a typed reading cannot hold
+/// (`1e400`, D11). `None` when the line is not a JSON object or has no such field.
+///
+/// ```
+/// use session_types::js::raw_field;
+/// let line = "\u{feff}{\"type\":\"compaction\",\"firstKeptEntryId\":1e400}\u{3000}";
+/// assert_eq!(raw_field(line, "firstKeptEntryId").unwrap().get(), "1e400");
+/// assert!(raw_field(line, "summary").is_none());
+/// assert!(raw_field("[1]", "summary").is_none());
+/// ```
+pub fn raw_field(line: &str, key: &str) -> Option<Box<RawValue>> {
+    let (clean, _) = crate::json::replace_lone_surrogates(line);
+    let fields: std::collections::HashMap<String, &RawValue> =
+        serde_json::from_str(trim(&clean)).ok()?;
+    fields.get(key).map(|v| (*v).to_owned())
+}
+
+/// The number a raw JSON value holds, if it is a JSON number, as `JSON.parse` reads
+/// it: beyond a double's range (`1e400`, which serde refuses) it is `±Infinity`.
+pub fn raw_number(v: &RawValue) -> Option<f64> {
+    let first = *v.get().as_bytes().first()?;
+    if !(first.is_ascii_digit() || first == b'-') {
+        return None;
+    }
+    // A raw value is valid JSON: a number serde refuses is out of range.
+    Some(
+        serde_json::from_str::<f64>(v.get()).unwrap_or(if first == b'-' {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        }),
+    )
+}
+
+/// [`truthy`] of a raw JSON value as the reference holds it after `JSON.parse`
+/// (`None` is `undefined`): where the parsed value cannot say it, a number beyond a
+/// double's range (`1e400`) is `±Infinity`, truthy, though serde reads it as `null`
+/// (D11).
+///
+/// ```
+/// use serde_json::value::RawValue;
+/// use session_types::js::raw_truthy;
+/// let raw = |t: &str| RawValue::from_string(t.to_owned()).unwrap();
+/// assert!(!raw_truthy(Some(&raw("-0"))));
+/// assert!(!raw_truthy(None));
+/// assert!(raw_truthy(Some(&raw("1e400"))));
+/// assert!(raw_truthy(Some(&raw("\"0\""))));
+/// assert!(!raw_truthy(Some(&raw("\"\""))));
+/// ```
+pub fn raw_truthy(v: Option<&RawValue>) -> bool {
+    match v.map(RawValue::get) {
+        None | Some("null" | "false" | "\"\"") => false,
+        Some(s) if s.starts_with('"') => true,
+        Some(_) => v.and_then(raw_number).is_none_or(|n| n != 0.0),
+    }
+}
+
+/// A raw JSON value as a key text, equal for values the reference's `===` and
+/// `Map` keys hold equal (for numbers, booleans and `null`): compact, numbers as
+/// JavaScript holds them (`1.0` is `1`, `-0` is `0`, digits past 2^53 rounded), a
+/// number beyond a double's range `Infinity` or `-Infinity` (`JSON.parse` reads
+/// `1e400` so). `None` for text that is not JSON.
+///
+/// ```
+/// use serde_json::value::RawValue;
+/// use session_types::js::raw_key;
+/// let raw = |t: &str| RawValue::from_string(t.to_owned()).unwrap();
+/// assert_eq!(raw_key(&raw("1e400")).as_deref(), Some("Infinity"));
+/// assert_eq!(raw_key(&raw("-1e400")).as_deref(), Some("-Infinity"));
+/// assert_eq!(raw_key(&raw("1.0")).as_deref(), Some("1"));
+/// assert_eq!(raw_key(&raw("true")).as_deref(), Some("true"));
+/// ```
+pub fn raw_key(raw: &RawValue) -> Option<String> {
+    match serde_json::from_str::<Value>(raw.get()) {
+        Ok(v) => Some(crate::json::js_normalized(&v).to_string()),
+        Err(_) => match raw.get().parse::<f64>() {
+            Ok(x) if x == f64::INFINITY => Some("Infinity".to_owned()),
+            Ok(x) if x == f64::NEG_INFINITY => Some("-Infinity".to_owned()),
+            _ => None,
+        },
     }
 }
 
@@ -415,6 +501,42 @@ mod tests {
             Cow::Borrowed(_)
         ));
         assert_eq!(finite_view("[1E+400]"), "[null]");
+    }
+
+    /// A raw value's truthiness is the parsed value's wherever serde can hold it, and
+    /// `Infinity`'s (truthy) where it cannot.
+    #[test]
+    fn raw_truthiness_is_the_parsed_values() {
+        for text in [
+            "null",
+            "false",
+            "true",
+            "0",
+            "-0",
+            "0.0",
+            "-0e5",
+            "1",
+            "-1",
+            "0.5",
+            "1e-400",
+            "\"\"",
+            "\"0\"",
+            "\"false\"",
+            "\" \"",
+            "[]",
+            "[0]",
+            "{}",
+            "{\"a\":0}",
+        ] {
+            let raw = RawValue::from_string(text.to_owned()).expect("json");
+            let parsed: Value = serde_json::from_str(text).expect("json");
+            assert_eq!(raw_truthy(Some(&raw)), truthy(Some(&parsed)), "{text}");
+        }
+        for text in ["1e400", "-1e400", "[1e400]"] {
+            let raw = RawValue::from_string(text.to_owned()).expect("json");
+            assert!(raw_truthy(Some(&raw)), "{text}");
+        }
+        assert!(!raw_truthy(None));
     }
 
     #[test]
