@@ -47,6 +47,12 @@ pub struct ResidentSession {
     /// Per record of `derived`, the position of its entry in `entries`
     /// ([`NO_ENTRY`] for the header record and payloads that are not entries).
     slots: Vec<u32>,
+    /// The text of each entry record read from a journal that holds a number beyond
+    /// a double's range (`1e400`: `Infinity` to the reference, `null` in the typed
+    /// entry, D11), by record: what the context reads such a field from, as the
+    /// views that read the journal do. Only those records: a resident view holds
+    /// typed entries, not their text.
+    raw: std::collections::HashMap<u32, Box<[u8]>>,
     leaf: Option<EntryId>,
     file: Option<PathBuf>,
     session_dir: PathBuf,
@@ -105,6 +111,16 @@ impl ResidentSession {
         if self.derived.len() == before {
             return; // a frame of another kind: counted, not a record
         }
+        if kind == kinds::ENTRY
+            && session_types::js::may_hold_infinite_number(payload)
+            && matches!(
+                session_types::js::finite_view(&String::from_utf8_lossy(payload)),
+                std::borrow::Cow::Owned(_)
+            )
+            && let Ok(record) = u32::try_from(before)
+        {
+            self.raw.insert(record, payload.into());
+        }
         match entry {
             Some(e) => {
                 self.slots
@@ -132,6 +148,7 @@ impl ResidentSession {
             derived: Derived::new(),
             entries: Vec::new(),
             slots: Vec::new(),
+            raw: std::collections::HashMap::new(),
             leaf: None,
             file,
             session_dir,
@@ -161,6 +178,7 @@ impl ResidentSession {
             derived: &self.derived,
             entries: &self.entries,
             slots: &self.slots,
+            raw: &self.raw,
             session: &self.name_in_errors,
         }
     }

@@ -359,6 +359,8 @@ pub(crate) struct Memory<'a> {
     pub(crate) entries: &'a [Entry],
     /// Per record of `derived`, the position of its entry in `entries`.
     pub(crate) slots: &'a [u32],
+    /// The text of the records a typed entry cannot hold whole (`1e400`).
+    pub(crate) raw: &'a HashMap<u32, Box<[u8]>>,
     pub(crate) session: &'a str,
 }
 
@@ -398,6 +400,10 @@ impl Records for Memory<'_> {
 
     fn session(&self) -> String {
         self.session.to_owned()
+    }
+
+    fn raw(&self, i: EntryIndex) -> Option<Vec<u8>> {
+        self.raw.get(&i.0).map(|text| text.to_vec())
     }
 }
 

@@ -747,3 +747,43 @@ fn labels_land_on_the_nodes_the_reference_labels() {
         assert_eq!(labels(&view.get_tree()), want, "resident, dup {dup}");
     }
 }
+
+/// A value beyond a double's range (`1e400`, D11) is `Infinity` to the reference but
+/// `null` in a typed entry: the views that read a journal read it from the record's
+/// text alike, so a read-only view answers what the owned session answers (the
+/// difffuzz fixtures of such values; `from_entries`, given typed entries only, cannot
+/// know it).
+#[test]
+fn a_read_only_view_reads_values_beyond_a_double_as_the_owned_session() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = store_at(dir.path(), 22);
+    let classes = fixtures_dir().join("difffuzz/classes");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&classes)
+        .expect("fixture dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.contains("-infinite") && name.ends_with(".jsonl")
+        })
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{files:?}");
+    for file in files {
+        let case = file.display().to_string();
+        let journal = store.import(&file).expect("imported").journal;
+        let mut owned = store.open(&journal).expect("open");
+        let all_ids: Vec<String> = owned
+            .read_entries(ALL)
+            .expect("entries")
+            .iter()
+            .filter_map(Entry::id)
+            .map(str::to_owned)
+            .collect();
+        let mut want = owned_answers(&mut owned, &all_ids);
+        drop(owned);
+        let mut view = store.open_read_only(&journal).expect("view");
+        let got = resident_answers(&mut view, &all_ids);
+        align_branches(&mut want, &got);
+        assert_eq!(got, want, "{case}");
+    }
+}

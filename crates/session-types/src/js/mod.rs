@@ -13,6 +13,7 @@ pub mod stringify;
 pub mod value;
 
 pub use value::{
-    date_of, finite_view, is_blank, is_whitespace, map_numbers, raw_field, raw_key, raw_number,
-    raw_truthy, string_to_number, to_number, trim, trim_end_bytes, trim_start_bytes, truthy,
+    date_of, finite_view, is_blank, is_whitespace, map_numbers, may_hold_infinite_number,
+    raw_field, raw_key, raw_number, raw_truthy, string_to_number, to_number, trim, trim_end_bytes,
+    trim_start_bytes, truthy,
 };

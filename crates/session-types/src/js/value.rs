@@ -270,6 +270,60 @@ pub fn finite_view(text: &str) -> Cow<'_, str> {
     map_numbers(text, |x| x.is_infinite().then_some("null"))
 }
 
+/// Whether JSON text may hold a number beyond the range of a double (`1e400`), a
+/// necessary condition for [`finite_view`] to change it, checked at memory speed
+/// (`finite_view` tokenizes every byte): such a number has an exponent of three
+/// digits or more, or at least 210 integer digits (with an exponent of at most two
+/// digits, below `1.8e308` needs fewer), where a number token may start. Strings
+/// are not told apart: a `true` asks [`finite_view`].
+///
+/// ```
+/// use session_types::js::may_hold_infinite_number;
+/// assert!(may_hold_infinite_number(br#"{"summary":1e400}"#));
+/// assert!(!may_hold_infinite_number(br#"{"text":"the e100 one","n":1e99}"#));
+/// ```
+pub fn may_hold_infinite_number(text: &[u8]) -> bool {
+    // An exponent of three digits or more, after digits (and a point) that follow
+    // what may precede a number token (not a letter or a quote: `"2183e475"`, an
+    // id, is not one).
+    for e in memchr::memchr2_iter(b'e', b'E', text) {
+        let start = text[..e]
+            .iter()
+            .rposition(|b| !(b.is_ascii_digit() || *b == b'.'))
+            .map_or(0, |p| p + 1);
+        if start == e
+            || start.checked_sub(1).is_some_and(|p| {
+                !matches!(
+                    text[p],
+                    b':' | b',' | b'[' | b'-' | b' ' | b'\t' | b'\n' | b'\r'
+                )
+            })
+        {
+            continue;
+        }
+        let mut i = e + 1;
+        if matches!(text.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if text
+            .get(i..i + 3)
+            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+        {
+            return true;
+        }
+    }
+    // A run of `LONG_RUN` digits or more holds a multiple of `LONG_RUN / 2`.
+    const LONG_RUN: usize = 210;
+    (LONG_RUN / 2..text.len())
+        .step_by(LONG_RUN / 2)
+        .filter(|&p| text[p].is_ascii_digit())
+        .any(|p| {
+            let before = text[..p].iter().rev().take_while(|b| b.is_ascii_digit());
+            let after = text[p..].iter().take_while(|b| b.is_ascii_digit());
+            before.count() + after.count() >= LONG_RUN
+        })
+}
+
 /// `text` (JSON) with each number token outside strings for which `f` gives a
 /// replacement replaced by it; `f` sees the token as a double (a token beyond a
 /// double's range as `±Infinity`). The one scanner of number tokens that readers of
@@ -501,6 +555,50 @@ mod tests {
             Cow::Borrowed(_)
         ));
         assert_eq!(finite_view("[1E+400]"), "[null]");
+    }
+
+    /// Every number [`finite_view`] replaces is one [`may_hold_infinite_number`] says
+    /// may be there: exponents of every length, long mantissas with short exponents,
+    /// at every offset of the long-run sampling.
+    #[test]
+    fn the_cheap_check_misses_no_infinite_number() {
+        let mut numbers: Vec<String> = [
+            "1e400",
+            "-1e999",
+            "1E+309",
+            "1.8e308",
+            "1.7976931348623159e308",
+            "10e308",
+            "100e307",
+            "1e0400",
+            "0.5e310",
+            "1e308",
+            "9e99",
+            "1e-400",
+            "1.5",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        for digits in [208, 209, 210, 250, 308, 309, 400] {
+            numbers.push(format!("1{}", "0".repeat(digits)));
+            numbers.push(format!("1{}e99", "0".repeat(digits)));
+            numbers.push(format!("-9{}.5e9", "9".repeat(digits)));
+        }
+        let mut infinite = 0;
+        for n in &numbers {
+            for pad in 0..110 {
+                let text = format!(r#"{{"a":"{}","n":{n}}}"#, "x".repeat(pad));
+                if matches!(finite_view(&text), Cow::Owned(_)) {
+                    infinite += 1;
+                    assert!(may_hold_infinite_number(text.as_bytes()), "{n} at {pad}");
+                }
+            }
+        }
+        assert!(infinite > 1000, "{infinite}");
+        assert!(!may_hold_infinite_number(
+            br#"{"n":1e99,"m":12345,"t":"e400"}"#
+        ));
     }
 
     /// A raw value's truthiness is the parsed value's wherever serde can hold it, and
