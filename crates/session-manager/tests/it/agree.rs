@@ -77,6 +77,15 @@ fn error_kind(e: &ReadError) -> String {
     }
 }
 
+/// The ids of the entries that have one: what the answers are asked for.
+fn all_ids(entries: &[Entry]) -> Vec<String> {
+    entries
+        .iter()
+        .filter_map(Entry::id)
+        .map(str::to_owned)
+        .collect()
+}
+
 fn ids_of<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Vec<String> {
     entries
         .into_iter()
@@ -208,11 +217,7 @@ fn align_branches(owned: &mut Answers, resident: &Answers) {
 fn check_journal(store: &Store, path: &Path, case: &str) {
     let mut owned = store.open(path).expect("open");
     let entries = owned.read_entries(ALL).expect("entries");
-    let all_ids: Vec<String> = entries
-        .iter()
-        .filter_map(Entry::id)
-        .map(str::to_owned)
-        .collect();
+    let all_ids = all_ids(&entries);
     let reference = owned_answers(&mut owned, &all_ids);
     let header = owned.header().clone();
     drop(owned);
@@ -513,12 +518,7 @@ fn every_view_of_random_sessions_agrees() {
             assert_eq!(a, b);
         }
         let path = owned.session_file().expect("persisted").to_path_buf();
-        let all_ids: Vec<String> = mem
-            .get_entries()
-            .iter()
-            .filter_map(Entry::id)
-            .map(str::to_owned)
-            .collect();
+        let all_ids = all_ids(mem.get_entries());
         let mut want = owned_answers(&mut owned, &all_ids);
         drop(owned);
         let got = resident_answers(&mut mem, &all_ids);
@@ -772,13 +772,7 @@ fn a_read_only_view_reads_values_beyond_a_double_as_the_owned_session() {
         let case = file.display().to_string();
         let journal = store.import(&file).expect("imported").journal;
         let mut owned = store.open(&journal).expect("open");
-        let all_ids: Vec<String> = owned
-            .read_entries(ALL)
-            .expect("entries")
-            .iter()
-            .filter_map(Entry::id)
-            .map(str::to_owned)
-            .collect();
+        let all_ids = all_ids(&owned.read_entries(ALL).expect("entries"));
         let mut want = owned_answers(&mut owned, &all_ids);
         drop(owned);
         let mut view = store.open_read_only(&journal).expect("view");
