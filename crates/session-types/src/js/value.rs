@@ -318,9 +318,12 @@ pub fn may_hold_infinite_number(text: &[u8]) -> bool {
         .step_by(LONG_RUN / 2)
         .filter(|&p| text[p].is_ascii_digit())
         .any(|p| {
-            let before = text[..p].iter().rev().take_while(|b| b.is_ascii_digit());
-            let after = text[p..].iter().take_while(|b| b.is_ascii_digit());
-            before.count() + after.count() >= LONG_RUN
+            // At most `LONG_RUN` each way: a text of digits costs linear time.
+            let before = text[..p].iter().rev().take(LONG_RUN);
+            let after = text[p..].iter().take(LONG_RUN);
+            before.take_while(|b| b.is_ascii_digit()).count()
+                + after.take_while(|b| b.is_ascii_digit()).count()
+                >= LONG_RUN
         })
 }
 
@@ -599,6 +602,24 @@ mod tests {
         assert!(!may_hold_infinite_number(
             br#"{"n":1e99,"m":12345,"t":"e400"}"#
         ));
+    }
+
+    /// Untrusted text of any shape is checked in linear time: 2 MiB of digits, of
+    /// points and digits, and of `1e` pairs (a guard: a rescan from each `e` or each
+    /// sampled digit would not end).
+    #[test]
+    fn the_cheap_check_is_linear_on_hostile_text() {
+        let n = 2 << 20;
+        assert!(may_hold_infinite_number(&vec![b'7'; n]));
+        let points: Vec<u8> = (0..n)
+            .map(|i| if i % 2 == 0 { b'.' } else { b'1' })
+            .collect();
+        assert!(!may_hold_infinite_number(&points));
+        let mut pairs = b":".to_vec();
+        pairs.extend((0..n / 2).flat_map(|_| *b"1e"));
+        assert!(!may_hold_infinite_number(&pairs));
+        pairs.extend(b",1e400");
+        assert!(may_hold_infinite_number(&pairs));
     }
 
     /// A raw value's truthiness is the parsed value's wherever serde can hold it, and
