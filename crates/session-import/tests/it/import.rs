@@ -532,8 +532,9 @@ fn the_imports_registry_is_private() {
 
 /// The reference never refuses a header version: `migrateToCurrentVersion` compares
 /// `header.version ?? 1` with numbers, so JavaScript converts it. Expected outcomes
-/// follow its code (`>= 3` untouched, `< 2` v1, `< 3` v2, NaN untouched); the
-/// difffuzz class fixtures `import-refused-unsupported-legacy-version-*` check them
+/// follow its code (`>= 3` untouched, `< 2` v1, `< 3` v2, NaN untouched; `1e400` is
+/// `Infinity`, which the parsed header reads `null`); the difffuzz class fixtures
+/// `import-refused-unsupported-legacy-version-*` and `d11-header-version-*` check them
 /// against its answers.
 #[test]
 fn odd_header_versions_are_read_as_the_reference_compares_them() {
@@ -552,6 +553,9 @@ fn odd_header_versions_are_read_as_the_reference_compares_them() {
         ("0", 1, "3", true),
         ("true", 1, "3", true),
         ("\"\"", 1, "3", true),
+        // Beyond a double's range: `Infinity` (kept, printed `null`), `-Infinity`.
+        ("1e400", 3, "null", false),
+        ("-1e400", 1, "3", true),
     ];
     for (i, (version, logical, after, renamed)) in cases.into_iter().enumerate() {
         let header = HEADER_V3.replace("\"version\":3", &format!("\"version\":{version}"));

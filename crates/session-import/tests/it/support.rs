@@ -45,10 +45,12 @@ pub(crate) fn records(journal: &Path) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// A record as the reference would hold it.
+/// A record as the reference would print it (a number beyond a double's range,
+/// `Infinity` to it, as `null`).
 pub(crate) fn js_value(text: &[u8]) -> Value {
     let text = std::str::from_utf8(text).unwrap();
     let (view, _) = session_types::json::replace_lone_surrogates(text);
+    let view = session_types::js::finite_view(&view);
     session_types::json::js_normalized(&serde_json::from_str(&view).unwrap())
 }
 

@@ -770,7 +770,12 @@ fn a_read_only_view_reads_values_beyond_a_double_as_the_owned_session() {
     assert!(files.len() >= 5, "{files:?}");
     for file in files {
         let case = file.display().to_string();
-        let journal = store.import(&file).expect("imported").journal;
+        // A header whose id is `1e400` is no header, to the reference too.
+        let Ok(imported) = store.import(&file) else {
+            assert!(case.contains("header-id"), "{case}: refused");
+            continue;
+        };
+        let journal = imported.journal;
         let mut owned = store.open(&journal).expect("open");
         let all_ids = all_ids(&owned.read_entries(ALL).expect("entries"));
         let mut want = owned_answers(&mut owned, &all_ids);
