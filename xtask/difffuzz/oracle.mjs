@@ -155,7 +155,10 @@ async function one(pi, clock, file, dir) {
 	out.labels = {};
 	for (const e of entries) {
 		const l = sm.getLabel(e.id);
-		if (l !== undefined) out.labels[e.id] = l;
+		// An own property even for the id `__proto__` (an assignment would set the
+		// object's prototype and drop the label from the output).
+		if (l !== undefined)
+			Object.defineProperty(out.labels, e.id, { value: l, enumerable: true, writable: true, configurable: true });
 	}
 	if (contextLoops(sm, entries)) out.contextHang = true;
 	else {
