@@ -64,8 +64,22 @@ fn known() -> BTreeMap<String, BTreeSet<String>> {
         .collect()
 }
 
+/// The stack of the replay's threads: the committed inputs include records nested
+/// as deep as the reference reads (`classes/deep-1000-v3`), which the comparison's
+/// recursive walks and a debug build's frames take more than a default 2 MiB for.
+const REPLAY_STACK: usize = 256 << 20;
+
 #[test]
 fn committed_inputs_match_the_reference_except_known_mismatches() {
+    std::thread::Builder::new()
+        .stack_size(REPLAY_STACK)
+        .spawn(replay)
+        .expect("the replay thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e));
+}
+
+fn replay() {
     let scratch = tempfile::tempdir().expect("a scratch directory");
     let inputs = committed();
     assert!(inputs.len() >= 300, "{} committed inputs", inputs.len());
@@ -78,11 +92,16 @@ fn committed_inputs_match_the_reference_except_known_mismatches() {
             .enumerate()
             .map(|(k, part)| {
                 let scratch = scratch.path().join(k.to_string());
-                s.spawn(move || {
-                    part.iter()
-                        .map(|(_, path, theirs)| view::compare(theirs, &view::ours(path, &scratch)))
-                        .collect::<Vec<_>>()
-                })
+                std::thread::Builder::new()
+                    .stack_size(REPLAY_STACK)
+                    .spawn_scoped(s, move || {
+                        part.iter()
+                            .map(|(_, path, theirs)| {
+                                view::compare(theirs, &view::ours(path, &scratch))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .expect("a replay thread")
             })
             .collect();
         workers

@@ -43,7 +43,7 @@ use crate::message::{AgentMessage, AssistantMessage, Cost, ToolResultMessage, Us
 
 /// A `message` record read directly, or `None` where the derived reading must decide.
 pub(crate) fn message_record(text: &str) -> Option<Read> {
-    serde_json::from_str::<Record>(text)
+    crate::json::from_str::<Record>(text)
         .ok()
         .map(|Record(entry, shape)| Read { entry, shape })
 }
@@ -537,7 +537,7 @@ map_reader!(Record, "a message record", |map| {
 /// A message read directly (a `message` record's `message`, or an owner request's),
 /// or `None` where the derived reading must decide.
 pub(crate) fn message(text: &str) -> Option<AgentMessage> {
-    serde_json::from_str::<Message>(text).ok().map(|m| m.0)
+    crate::json::from_str::<Message>(text).ok().map(|m| m.0)
 }
 
 /// A message of a role read directly.

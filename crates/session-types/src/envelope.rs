@@ -167,7 +167,7 @@ impl<'a> Envelope<'a> {
                 )
             }));
         }
-        let strict = match serde_json::from_str(text) {
+        let strict = match crate::json::from_str(text) {
             Ok(e) => return Ok(e),
             Err(e) => crate::ParseError::from_serde(text, &e),
         };
@@ -179,7 +179,7 @@ impl<'a> Envelope<'a> {
         ) {
             return Err(strict);
         }
-        match serde_json::from_str::<serde_json::Value>(&crate::js::finite_view(text)) {
+        match crate::json::from_str::<serde_json::Value>(&crate::js::finite_view(text)) {
             Ok(serde_json::Value::Object(m)) => Ok(Envelope::of_map(&m)),
             _ => Err(strict),
         }

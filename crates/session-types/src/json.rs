@@ -143,6 +143,38 @@ pub fn replace_lone_surrogates(text: &str) -> (std::borrow::Cow<'_, str>, Vec<Lo
 mod tests {
     use super::*;
 
+    /// A record nested past serde_json's 128 levels and up to [`MAX_READ_DEPTH`] is
+    /// read (on a thread of its own), whole; one level deeper is a located error, as
+    /// is every record serde_json refuses for another reason; brackets inside strings
+    /// do not count.
+    #[test]
+    fn records_are_read_as_deep_as_the_reference_reads_them() {
+        let record = |levels: usize| {
+            // The record and its `data` object are two levels.
+            let nested = format!("{}{}", "[".repeat(levels - 2), "]".repeat(levels - 2));
+            format!(
+                r#"{{"type":"custom","id":"c1","parentId":null,"timestamp":"2026-01-21T12:03:30.446Z","customType":"x","data":{{"a":{nested},"s":"[[[[{{{{"}}}}"#
+            )
+        };
+        for levels in [129, 1000, MAX_READ_DEPTH] {
+            let text = record(levels);
+            assert_eq!(nesting_depth(&text), levels);
+            let entry = crate::Entry::read(&text).unwrap_or_else(|e| panic!("{levels}: {e}"));
+            let printed = entry.to_json();
+            assert!(printed.contains(&"[".repeat(levels - 2)), "{levels}");
+            assert!(printed.contains(r#""s":"[[[[{{""#), "{levels}");
+            assert_eq!(printed.len(), text.len(), "{levels}");
+            assert!(crate::Entry::parse(&text).is_ok(), "{levels}");
+        }
+        let too_deep = record(MAX_READ_DEPTH + 1);
+        let e = crate::Entry::read(&too_deep).expect_err("past the limit");
+        assert!(e.message.starts_with("recursion limit exceeded"), "{e}");
+        assert!(
+            crate::Entry::read(&record(1000)[..500]).is_err(),
+            "truncated"
+        );
+    }
+
     #[test]
     fn js_numbers() {
         assert_eq!(js_number(1.0).to_string(), "1");
@@ -173,4 +205,93 @@ mod tests {
             }
         );
     }
+}
+
+/// The deepest nesting of arrays and objects a stored record may have and still be
+/// read. `serde_json` stops at 128 levels; node 20's `JSON.parse` has no limit, but
+/// its `JSON.stringify` (what prints a session) fails between 2,000 and 5,000 levels
+/// ("Maximum call stack size exceeded"), and the reference's answers for a record of
+/// 5,000 never came. A record read here is printed, compared and dropped by
+/// recursive code on its caller's thread (a 2 MiB runtime or test thread, a debug
+/// build's frames near 1 KiB a level): 1,024 levels (the reference's tested 1,000 and
+/// their record) fit there; deeper records stay errors ([`read_deep`]).
+pub const MAX_READ_DEPTH: usize = 1024;
+
+/// The stack of the thread that reads a record nested past `serde_json`'s limit:
+/// reserved, not committed, and room for [`MAX_READ_DEPTH`] levels of the derived
+/// readers in a debug build.
+const DEEP_STACK: usize = 256 << 20;
+
+thread_local! {
+    /// This thread reads without `serde_json`'s recursion limit ([`read_deep`]).
+    static UNLIMITED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `serde_json::from_str` for this crate's readers of stored records: with its
+/// recursion limit, except on the thread [`read_deep`] runs them on.
+pub(crate) fn from_str<'a, T: serde::Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
+    if !UNLIMITED.get() {
+        return serde_json::from_str(text);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Runs `read` (a reading of `text` through [`from_str`]); when it failed on
+/// `serde_json`'s recursion limit and `text` nests no deeper than
+/// [`MAX_READ_DEPTH`] (counted without recursion), runs it once more without the
+/// limit, on a thread whose stack holds that many levels.
+pub(crate) fn read_deep<T: Send>(
+    text: &str,
+    read: impl Fn() -> Result<T, crate::ParseError> + Sync,
+) -> Result<T, crate::ParseError> {
+    let first = read();
+    match &first {
+        Err(e)
+            if e.message.starts_with("recursion limit exceeded")
+                && nesting_depth(text) <= MAX_READ_DEPTH =>
+        {
+            let again = std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .name("deep-record".to_owned())
+                    .stack_size(DEEP_STACK)
+                    .spawn_scoped(s, || {
+                        UNLIMITED.set(true);
+                        read()
+                    })
+                    .ok()
+                    .and_then(|t| t.join().ok())
+            });
+            again.unwrap_or(first)
+        }
+        _ => first,
+    }
+}
+
+/// The deepest nesting of arrays and objects in JSON text (strings skipped), in one
+/// pass without recursion.
+pub fn nesting_depth(text: &str) -> usize {
+    let b = text.as_bytes();
+    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    deepest
 }

@@ -107,10 +107,10 @@ impl AgentMessage {
         if let Some(m) = crate::decode::message(text) {
             return Ok(m);
         }
-        if let Ok(typed) = serde_json::from_str::<TypedAgentMessage>(text) {
+        if let Ok(typed) = crate::json::from_str::<TypedAgentMessage>(text) {
             return Ok(typed.into());
         }
-        serde_json::from_str(text)
+        crate::json::from_str(text)
     }
 
     /// The `role` string of this message (`None` if an unknown message has no string role).

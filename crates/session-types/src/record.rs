@@ -112,6 +112,12 @@ impl Entry {
     /// assert_eq!(e.js_property("thinkingLevel"), Some(serde_json::json!(3)));
     /// ```
     pub fn read(text: &str) -> Result<Entry, ParseError> {
+        crate::json::read_deep(text, || Self::read_within_limit(text))
+    }
+
+    /// [`Entry::read`] within `serde_json`'s recursion limit (past it on the thread
+    /// of [`crate::json::read_deep`]).
+    fn read_within_limit(text: &str) -> Result<Entry, ParseError> {
         let text = crate::js::trim(text);
         // A message record read directly (what `Entry::parse` reads first) whose text
         // is certainly its own serialization prints as stored without comparing.
@@ -141,7 +147,7 @@ impl Entry {
             return Ok(as_stored(e, v));
         }
         // `Value` keeps the last of repeated keys, as `JSON.parse` does.
-        let value: Value = match serde_json::from_str(&view) {
+        let value: Value = match crate::json::from_str(&view) {
             Ok(v) => v,
             Err(_) => return Err(strict),
         };
@@ -171,10 +177,16 @@ impl Entry {
     /// `type` this version does not know gives [`Entry::Unknown`]; a known `type` with
     /// missing or wrong-typed fields is an error. Readers use [`Entry::read`].
     pub fn parse(text: &str) -> Result<Entry, ParseError> {
+        crate::json::read_deep(text, || Self::parse_within_limit(text))
+    }
+
+    /// [`Entry::parse`] within `serde_json`'s recursion limit (past it on the thread
+    /// of [`crate::json::read_deep`]).
+    fn parse_within_limit(text: &str) -> Result<Entry, ParseError> {
         let first = text.trim_start().as_bytes().first().copied();
         if first != Some(b'{') {
             // Still run the parser so a syntax error is located precisely.
-            return Err(match serde_json::from_str::<Value>(text) {
+            return Err(match crate::json::from_str::<Value>(text) {
                 Err(e) => ParseError::from_serde(text, &e),
                 Ok(v) => ParseError::new(
                     ParseErrorKind::NotAnObject,
@@ -193,15 +205,15 @@ impl Entry {
             if let Some(read) = crate::decode::message_record(text) {
                 return Ok(read.entry);
             }
-            if let Ok(typed) = serde_json::from_str::<crate::entry::TypedMessageRecord>(text) {
+            if let Ok(typed) = crate::json::from_str::<crate::entry::TypedMessageRecord>(text) {
                 return Ok(Entry::from(typed));
             }
         }
-        if let Ok(typed) = serde_json::from_str::<crate::entry::TypedEntry>(text) {
+        if let Ok(typed) = crate::json::from_str::<crate::entry::TypedEntry>(text) {
             return Ok(Entry::from(typed));
         }
         let entry: Entry =
-            serde_json::from_str(text).map_err(|e| ParseError::from_serde(text, &e))?;
+            crate::json::from_str(text).map_err(|e| ParseError::from_serde(text, &e))?;
         if let Entry::Unknown(map) = &entry {
             match map.get("type") {
                 Some(Value::String(t)) if let Some(t) = EntryType::from_name(t) => {
@@ -364,7 +376,7 @@ pub(crate) fn as_stored(entry: Entry, text: &str) -> Entry {
     let Entry::Message(mut m) = entry else {
         return entry;
     };
-    if let Ok(Value::Object(mut record)) = serde_json::from_str::<Value>(text)
+    if let Ok(Value::Object(mut record)) = crate::json::from_str::<Value>(text)
         && let Some(Value::Object(stored)) = record.remove("message")
     {
         keep_stored(&mut m.message, &stored);
@@ -386,7 +398,7 @@ fn keep_stored(message: &mut AgentMessage, stored: &serde_json::Map<String, Valu
 fn known_type_error(text: &str, entry_type: EntryType) -> ParseError {
     use crate::entry::*;
     fn err<T: serde::de::DeserializeOwned>(text: &str) -> Option<serde_json::Error> {
-        serde_json::from_str::<T>(text).err()
+        crate::json::from_str::<T>(text).err()
     }
     // One arm per type and no wildcard: a new entry type does not compile until it
     // names its own model here.

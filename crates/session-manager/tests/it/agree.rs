@@ -786,3 +786,23 @@ fn a_read_only_view_reads_values_beyond_a_double_as_the_owned_session() {
         assert_eq!(got, want, "{case}");
     }
 }
+
+/// A record nested as deep as the reference reads and prints (1,000 levels of
+/// `details` and of a custom entry's `data`, past serde_json's 128) is read: the
+/// context holds its message with the nesting whole, and every view agrees.
+#[test]
+fn a_record_nested_as_deep_as_the_reference_reads_is_read() {
+    let dir = tempfile::tempdir().expect("dir");
+    let store = store_at(dir.path(), 23);
+    for depth in [200, 1000] {
+        let file = fixtures_dir().join(format!("difffuzz/classes/deep-{depth}-v3.jsonl"));
+        let journal = store.import(&file).expect("imported").journal;
+        let s = store.open(&journal).expect("open");
+        let ctx = s.build_session_context().expect("context");
+        assert_eq!(ctx.messages.len(), 2, "depth {depth}");
+        let json = ctx.to_reference_json().to_string();
+        assert!(json.contains(&"[".repeat(depth)), "depth {depth}");
+        drop(s);
+        check_journal(&store, &journal, &format!("deep-{depth}"));
+    }
+}
