@@ -214,7 +214,7 @@ mod tests {
 /// 5,000 never came. A record read here is printed, compared and dropped by
 /// recursive code on its caller's thread (a 2 MiB runtime or test thread, a debug
 /// build's frames near 1 KiB a level): 1,024 levels (the reference's tested 1,000 and
-/// their record) fit there; deeper records stay errors ([`read_deep`]).
+/// their record) fit there; deeper records stay errors ([`crate::Entry::read`]).
 pub const MAX_READ_DEPTH: usize = 1024;
 
 /// The stack of the thread that reads a record nested past `serde_json`'s limit:
