@@ -55,10 +55,10 @@ pub enum LineError {
 }
 
 /// Checks a line's length and nesting depth in one pass without recursion or
-/// allocation. Brackets inside strings are skipped (escapes included): a string's
-/// contents are crossed from one `"` or `\` to the next (`memchr2`), not byte by
-/// byte, so a line that is mostly text costs little. The bytes are otherwise not
-/// validated: that is the parser's job once the line is known to be shallow.
+/// allocation (`session_types::json::depth_past`: brackets inside strings are
+/// skipped, a string's contents crossed from one `"` or `\` to the next, so a line
+/// that is mostly text costs little). The bytes are otherwise not validated: that is
+/// the parser's job once the line is known to be shallow.
 pub fn check_line(line: &[u8], limits: LineLimits) -> Result<(), LineError> {
     if line.len() > limits.max_line_bytes {
         return Err(LineError::TooLong {
@@ -66,41 +66,11 @@ pub fn check_line(line: &[u8], limits: LineLimits) -> Result<(), LineError> {
             limit: limits.max_line_bytes,
         });
     }
-    let mut depth = 0usize;
-    let mut i = 0;
-    while let Some(&b) = line.get(i) {
-        i += 1;
-        match b {
-            b'"' => {
-                // To the string's closing quote, past every escape (an unterminated
-                // string ends the line).
-                loop {
-                    let Some(at) = line
-                        .get(i..)
-                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
-                    else {
-                        return Ok(());
-                    };
-                    i += at;
-                    if line[i] == b'"' {
-                        i += 1;
-                        break;
-                    }
-                    i += 2; // the backslash and the byte it escapes
-                }
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > limits.max_depth {
-                    return Err(LineError::TooDeep {
-                        limit: limits.max_depth,
-                        offset: i - 1,
-                    });
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
+    match session_types::json::depth_past(line, limits.max_depth) {
+        Some(offset) => Err(LineError::TooDeep {
+            limit: limits.max_depth,
+            offset,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }

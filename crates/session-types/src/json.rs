@@ -139,6 +139,126 @@ pub fn replace_lone_surrogates(text: &str) -> (std::borrow::Cow<'_, str>, Vec<Lo
     (std::borrow::Cow::Owned(out), found)
 }
 
+/// The deepest nesting of arrays and objects a stored record may have and still be
+/// read. `serde_json` stops at 128 levels; node 20's `JSON.parse` has no limit, but
+/// its `JSON.stringify` (what prints a session) fails between 2,000 and 5,000 levels
+/// ("Maximum call stack size exceeded"), and the reference's answers for a record of
+/// 5,000 never came. A record read here is printed, compared and dropped by
+/// recursive code on its caller's thread (a 2 MiB runtime or test thread, a debug
+/// build's frames near 1 KiB a level): 1,024 levels (the reference's tested 1,000 and
+/// their record) fit there; deeper records stay errors ([`crate::Entry::read`]).
+pub const MAX_READ_DEPTH: usize = 1024;
+
+/// The stack of the thread that reads a record nested past `serde_json`'s limit:
+/// reserved, not committed, and room for [`MAX_READ_DEPTH`] levels of the derived
+/// readers in a debug build.
+const DEEP_STACK: usize = 256 << 20;
+
+thread_local! {
+    /// This thread reads without `serde_json`'s recursion limit ([`read_deep`]).
+    static UNLIMITED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `serde_json::from_str` for this crate's readers of stored records: with its
+/// recursion limit, except on the thread [`read_deep`] runs them on.
+pub(crate) fn from_str<'a, T: serde::Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
+    if !UNLIMITED.get() {
+        return serde_json::from_str(text);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Runs `read` (a reading of `text` through [`from_str`]); when it failed on
+/// `serde_json`'s recursion limit and `text` nests no deeper than
+/// [`MAX_READ_DEPTH`] ([`depth_past`]), runs it once more without the limit, on a
+/// thread whose stack holds that many levels. A record nested deeper is refused
+/// with the byte where it crosses the limit.
+pub(crate) fn read_deep<T: Send>(
+    text: &str,
+    read: impl Fn() -> Result<T, crate::ParseError> + Sync,
+) -> Result<T, crate::ParseError> {
+    let first = read();
+    match &first {
+        Err(e) if e.message.starts_with("recursion limit exceeded") => {
+            if let Some(offset) = depth_past(text.as_bytes(), MAX_READ_DEPTH) {
+                return Err(crate::ParseError {
+                    kind: e.kind,
+                    line: 1,
+                    column: offset + 1,
+                    message: format!(
+                        "arrays and objects nest deeper than the {MAX_READ_DEPTH} levels a record may have"
+                    ),
+                });
+            }
+            let again = std::thread::scope(|s| {
+                std::thread::Builder::new()
+                    .name("deep-record".to_owned())
+                    .stack_size(DEEP_STACK)
+                    .spawn_scoped(s, || {
+                        UNLIMITED.set(true);
+                        read()
+                    })
+                    .ok()
+                    .and_then(|t| t.join().ok())
+            });
+            again.unwrap_or(first)
+        }
+        _ => first,
+    }
+}
+
+/// The index just past the closing quote of the JSON string whose contents start at
+/// `from` (just past its opening quote), escapes included; `b.len()` when the string
+/// is not terminated. The contents are crossed from one `"` or `\` to the next
+/// (`memchr2`), not byte by byte. The string scanner of the non-recursive passes over
+/// JSON text ([`depth_past`], `js::map_numbers`).
+pub fn string_end(b: &[u8], from: usize) -> usize {
+    let mut i = from;
+    loop {
+        let Some(at) = b
+            .get(i..)
+            .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+        else {
+            return b.len();
+        };
+        i += at;
+        if b[i] == b'"' {
+            return i + 1;
+        }
+        i += 2; // the backslash and the byte it escapes
+    }
+}
+
+/// The byte offset of the bracket where arrays and objects in JSON text nest past
+/// `limit` levels (brackets in strings skipped), or `None` when they never do: one
+/// pass, without recursion or allocation, and without validating anything else.
+/// What a reader checks before parsing text a recursive parser would go too deep in
+/// (the owner's request lines, `session_protocol::check_line`; a stored record read
+/// past `serde_json`'s limit).
+pub fn depth_past(b: &[u8], limit: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&c) = b.get(i) {
+        i += 1;
+        match c {
+            b'"' => i = string_end(b, i),
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i - 1);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,7 +278,8 @@ mod tests {
         };
         for levels in [129, 1000, MAX_READ_DEPTH] {
             let text = record(levels);
-            assert_eq!(nesting_depth(&text), levels);
+            assert_eq!(depth_past(text.as_bytes(), levels), None);
+            assert!(depth_past(text.as_bytes(), levels - 1).is_some());
             let entry = crate::Entry::read(&text).unwrap_or_else(|e| panic!("{levels}: {e}"));
             let printed = entry.to_json();
             assert!(printed.contains(&"[".repeat(levels - 2)), "{levels}");
@@ -168,7 +289,15 @@ mod tests {
         }
         let too_deep = record(MAX_READ_DEPTH + 1);
         let e = crate::Entry::read(&too_deep).expect_err("past the limit");
-        assert!(e.message.starts_with("recursion limit exceeded"), "{e}");
+        assert!(
+            e.message.contains("nest deeper than the 1024 levels"),
+            "{e}"
+        );
+        // The bracket that opens level 1,025: the record's `{`, `data`'s `{`, then
+        // `"a":` and 1,022 more brackets.
+        let crossing = too_deep.find(r#""a":"#).expect("a") + 4 + MAX_READ_DEPTH - 2;
+        assert_eq!(e.column, crossing + 1, "{e}");
+        assert_eq!(&too_deep[crossing..=crossing], "[");
         assert!(
             crate::Entry::read(&record(1000)[..500]).is_err(),
             "truncated"
@@ -205,93 +334,4 @@ mod tests {
             }
         );
     }
-}
-
-/// The deepest nesting of arrays and objects a stored record may have and still be
-/// read. `serde_json` stops at 128 levels; node 20's `JSON.parse` has no limit, but
-/// its `JSON.stringify` (what prints a session) fails between 2,000 and 5,000 levels
-/// ("Maximum call stack size exceeded"), and the reference's answers for a record of
-/// 5,000 never came. A record read here is printed, compared and dropped by
-/// recursive code on its caller's thread (a 2 MiB runtime or test thread, a debug
-/// build's frames near 1 KiB a level): 1,024 levels (the reference's tested 1,000 and
-/// their record) fit there; deeper records stay errors ([`crate::Entry::read`]).
-pub const MAX_READ_DEPTH: usize = 1024;
-
-/// The stack of the thread that reads a record nested past `serde_json`'s limit:
-/// reserved, not committed, and room for [`MAX_READ_DEPTH`] levels of the derived
-/// readers in a debug build.
-const DEEP_STACK: usize = 256 << 20;
-
-thread_local! {
-    /// This thread reads without `serde_json`'s recursion limit ([`read_deep`]).
-    static UNLIMITED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// `serde_json::from_str` for this crate's readers of stored records: with its
-/// recursion limit, except on the thread [`read_deep`] runs them on.
-pub(crate) fn from_str<'a, T: serde::Deserialize<'a>>(text: &'a str) -> serde_json::Result<T> {
-    if !UNLIMITED.get() {
-        return serde_json::from_str(text);
-    }
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.disable_recursion_limit();
-    let value = T::deserialize(&mut de)?;
-    de.end()?;
-    Ok(value)
-}
-
-/// Runs `read` (a reading of `text` through [`from_str`]); when it failed on
-/// `serde_json`'s recursion limit and `text` nests no deeper than
-/// [`MAX_READ_DEPTH`] (counted without recursion), runs it once more without the
-/// limit, on a thread whose stack holds that many levels.
-pub(crate) fn read_deep<T: Send>(
-    text: &str,
-    read: impl Fn() -> Result<T, crate::ParseError> + Sync,
-) -> Result<T, crate::ParseError> {
-    let first = read();
-    match &first {
-        Err(e)
-            if e.message.starts_with("recursion limit exceeded")
-                && nesting_depth(text) <= MAX_READ_DEPTH =>
-        {
-            let again = std::thread::scope(|s| {
-                std::thread::Builder::new()
-                    .name("deep-record".to_owned())
-                    .stack_size(DEEP_STACK)
-                    .spawn_scoped(s, || {
-                        UNLIMITED.set(true);
-                        read()
-                    })
-                    .ok()
-                    .and_then(|t| t.join().ok())
-            });
-            again.unwrap_or(first)
-        }
-        _ => first,
-    }
-}
-
-/// The deepest nesting of arrays and objects in JSON text (strings skipped), in one
-/// pass without recursion.
-pub fn nesting_depth(text: &str) -> usize {
-    let b = text.as_bytes();
-    let (mut depth, mut deepest, mut i) = (0usize, 0usize, 0usize);
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-        i += 1;
-    }
-    deepest
 }

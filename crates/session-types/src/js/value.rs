@@ -338,14 +338,7 @@ pub fn map_numbers(text: &str, mut f: impl FnMut(f64) -> Option<&'static str>) -
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'"' => {
-                // Skip the string, escapes included.
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
+            b'"' => i = crate::json::string_end(b, i + 1),
             c if c == b'-' || c.is_ascii_digit() => {
                 let start = i;
                 while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
