@@ -63,34 +63,51 @@ impl V1State {
     }
 }
 
-/// The logical version of a header's `version` value, and whether the value is odd
-/// (not absent, `null`, or the number 1, 2 or 3).
+/// The logical version of a header's `version` value, and the value's text when it
+/// is odd (not absent, `null`, or the number 1, 2 or 3). `line` is the header's text,
+/// `map` the record read from it.
 ///
 /// The reference never refuses a version: `migrateToCurrentVersion` reads
 /// `header.version ?? 1` and compares it with numbers, so JavaScript converts it
 /// (`Number(value)`, [`session_types::js::to_number`]): `>= 3` is left as it is (3;
 /// `"3"`, 4, `"0x3"`), `< 2` migrates from v1 (`0`, `true`, `"1"`, `[]`), `< 3` from v2
 /// (2.5, `"2"`), and a value that is no number (`"v2"`, `{}`) compares false every way:
-/// nothing is migrated, as for 3.
-pub(crate) fn header_version(v: Option<&Value>) -> (u32, bool) {
-    let Some(v) = v.filter(|v| !v.is_null()) else {
-        return (1, false);
+/// nothing is migrated, as for 3. A number beyond a double's range reads `null` in
+/// `map` but is `±Infinity` to the reference, so its text is read from `line`:
+/// `1e400` compares `>= 3`, `-1e400` `< 2`.
+pub(crate) fn header_version(map: &Map<String, Value>, line: &[u8]) -> (u32, Option<String>) {
+    let read = |x: f64| {
+        if x < 2.0 {
+            1
+        } else if x < 3.0 {
+            2
+        } else {
+            // `>= 3`, or NaN.
+            3
+        }
     };
-    let canonical = v.as_u64().filter(|n| (1..=3).contains(n));
-    if let Some(n) = canonical {
-        // 1..=3 fits.
-        return (u32::try_from(n).unwrap_or(3), false);
+    match map.get("version") {
+        None => (1, None),
+        Some(Value::Null) => {
+            let infinite = session_types::js::raw_field(&String::from_utf8_lossy(line), "version")
+                .and_then(|raw| {
+                    let x = session_types::js::raw_number(&raw).filter(|x| x.is_infinite())?;
+                    Some((read(x), raw.get().to_owned()))
+                });
+            match infinite {
+                Some((version, found)) => (version, Some(found)),
+                None => (1, None),
+            }
+        }
+        Some(v) => match v.as_u64().filter(|n| (1..=3).contains(n)) {
+            // 1..=3 fits.
+            Some(n) => (u32::try_from(n).unwrap_or(3), None),
+            None => (
+                read(session_types::js::to_number(Some(v))),
+                Some(v.to_string()),
+            ),
+        },
     }
-    let x = session_types::js::to_number(Some(v));
-    let read = if x < 2.0 {
-        1
-    } else if x < 3.0 {
-        2
-    } else {
-        // `>= 3`, or NaN.
-        3
-    };
-    (read, true)
 }
 
 /// Sets `version` to 3 the way the reference does: v1 appends `version` (2, then 3 in

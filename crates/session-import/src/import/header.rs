@@ -212,27 +212,8 @@ impl Run<'_> {
                 found: "a session header nested too deeply to read".to_owned(),
             });
         };
-        // A `version` beyond a double's range reads `null` in the map but is
-        // `±Infinity` to the reference: `Infinity` compares `>= 3`, `-Infinity` `< 2`.
-        let infinite = map
-            .get("version")
-            .is_some_and(serde_json::Value::is_null)
-            .then(|| session_types::js::raw_field(&String::from_utf8_lossy(buf), "version"))
-            .flatten()
-            .filter(|raw| session_types::js::raw_number(raw).is_some_and(f64::is_infinite));
-        let (version, odd) = match &infinite {
-            Some(raw) if raw.get().starts_with('-') => (1, true),
-            Some(_) => (3, true),
-            None => header_version(map.get("version")),
-        };
-        if odd {
-            let found = match &infinite {
-                Some(raw) => raw.get().to_owned(),
-                None => map
-                    .get("version")
-                    .map(ToString::to_string)
-                    .unwrap_or_default(),
-            };
+        let (version, odd) = header_version(&map, buf);
+        if let Some(found) = odd {
             self.issue(
                 meta.number,
                 IssueKind::HeaderVersionRead {
