@@ -276,7 +276,8 @@ enum FirstKept {
     /// A number or a boolean: an entry whose id is that value.
     Value(serde_json::Value),
     /// A number beyond a double's range (`±Infinity`), which the loaded entry reads
-    /// as `null`, as the source's key text: an entry whose id has that key.
+    /// as `null`, or a string holding a lone surrogate, which it reads with U+FFFD,
+    /// as the source's key text: an entry whose id has that key.
     Key(String),
     /// What no id on a path equals (`null`, absent, an object or array).
     Nothing,
@@ -286,6 +287,12 @@ enum FirstKept {
 /// from the loaded entry, or from the source where the entry reads `null` (D11).
 fn first_kept<S: ContextSource>(source: &S, handle: S::Handle, entry: &Entry) -> FirstKept {
     match first_kept_id(entry) {
+        // A U+FFFD may stand for a lone surrogate of the record's text (D6), which
+        // equals only an id of the same code units: the source's key of it.
+        Some(serde_json::Value::String(s)) if s.contains('\u{fffd}') => source
+            .raw_field(handle, "firstKeptEntryId")
+            .and_then(|raw| session_types::json::lone_surrogate_key(raw.get()))
+            .map_or(FirstKept::Id(s), FirstKept::Key),
         Some(serde_json::Value::String(s)) => FirstKept::Id(s),
         Some(v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_))) => {
             FirstKept::Value(v)

@@ -440,8 +440,9 @@ impl Derived {
     }
 
     /// The entry's `id` as canonical JSON text when it is not a string (`1` for `1.0`,
-    /// `Infinity` for `1e400`, which [`Derived::id_value`] shows as `null`); `None`
-    /// for a string id or none.
+    /// `Infinity` for `1e400`, which [`Derived::id_value`] shows as `null`) or a
+    /// string holding a lone surrogate (`"\ud800"`, shown with U+FFFD); `None` for
+    /// another string id or none.
     pub fn id_json(&self, i: EntryIndex) -> Option<&str> {
         self.state.recs.get(i.0 as usize)?;
         self.state.id_json_of(i.0)

@@ -49,7 +49,8 @@ pub(crate) struct Fields<'a> {
     /// `id`, if a string.
     pub(crate) id: Option<Cow<'a, str>>,
     /// `id` as canonical JSON text ([`canonical`]) when it is present but not a
-    /// string (`5`, `false`, `null`, `{…}`): the reference's maps are keyed by it.
+    /// string (`5`, `false`, `null`, `{…}`) or a string holding a lone surrogate:
+    /// the reference's maps are keyed by it.
     pub(crate) id_json: Option<String>,
     /// `parentId`, if a string.
     pub(crate) parent_id: Option<Cow<'a, str>>,
@@ -180,8 +181,12 @@ impl<'a> Fields<'a> {
                 }),
             },
         };
-        let other =
-            |r: Option<&RawValue>| r.filter(|r| !r.get().starts_with('"')).and_then(canonical);
+        // A value that is no string the index holds: not a string, or a string
+        // holding a lone surrogate (keyed by its canonical text, D6).
+        let other = |r: Option<&RawValue>| {
+            r.filter(|r| !r.get().starts_with('"') || probe::is_unreadable_str(r))
+                .and_then(canonical)
+        };
         Fields {
             entry_type: probe::as_str(p.entry_type),
             type_json: other(p.entry_type),
@@ -210,9 +215,10 @@ impl<'a> Fields<'a> {
                 None => Some(UNDEFINED.to_owned()),
                 r => other(r),
             },
-            label: probe::as_str(p.label).filter(|l| !l.is_empty() && !probe::is_falsy(p.label)),
-            name: probe::as_str(p.name),
-            state: probe::as_str(p.state),
+            label: probe::as_str_lossy(p.label)
+                .filter(|l| !l.is_empty() && !probe::is_falsy(p.label)),
+            name: probe::as_str_lossy(p.name),
+            state: probe::as_str_lossy(p.state),
             status: p.status,
             message,
         }
@@ -304,7 +310,13 @@ pub(crate) fn canonical(raw: &RawValue) -> Option<String> {
 /// The value a [`canonical`] text stands for, as `JSON.stringify` writes it
 /// (`Infinity` as `null`).
 pub(crate) fn value_of(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+    serde_json::from_str(text)
+        .or_else(|_| {
+            // A string holding a lone surrogate: shown as every typed view reads it.
+            let (clean, _) = session_types::json::replace_lone_surrogates(text);
+            serde_json::from_str(&clean)
+        })
+        .unwrap_or(serde_json::Value::Null)
 }
 
 fn message_fields(m: &AgentMessage) -> Option<MessageFields<'_>> {

@@ -65,6 +65,24 @@ pub(crate) fn as_str(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Cow<'_, str>>(raw).ok()
 }
 
+/// The string a raw value holds, if it is a JSON string, with every lone surrogate
+/// (which [`as_str`] refuses) read as U+FFFD, as every typed view reads it: for a
+/// field that is shown, never compared (a label, a name).
+pub(crate) fn as_str_lossy(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    as_str(v).or_else(|| {
+        let raw = v?.get();
+        raw.starts_with('"').then_some(())?;
+        let (clean, _) = session_types::json::replace_lone_surrogates(raw);
+        serde_json::from_str::<String>(&clean).ok().map(Cow::Owned)
+    })
+}
+
+/// Whether a raw value is a JSON string that [`as_str`] cannot read
+/// (it holds a lone surrogate).
+pub(crate) fn is_unreadable_str(v: &RawValue) -> bool {
+    v.get().starts_with('"') && as_str(Some(v)).is_none()
+}
+
 /// The number a raw value holds, if it is a JSON number, as `JSON.parse` reads it
 /// (`session_types::js::raw_number`: `1e400` is `±Infinity`).
 pub(crate) fn as_number(v: Option<&RawValue>) -> Option<f64> {

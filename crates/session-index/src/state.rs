@@ -74,7 +74,8 @@ pub(crate) const REC_UNPARSABLE: u8 = 1;
 pub(crate) const REC_PARENT_JSON: u8 = 2;
 
 /// The record's id span holds its `id` as canonical JSON text (`5`, `false`, `null`,
-/// `{…}`): the id is not a string, and the reference keys its maps by the value.
+/// `{…}`, or a string holding a lone surrogate, which no UTF-8 holds): the id is no
+/// string the index can hold, and the reference keys its maps by the value.
 pub(crate) const REC_ID_JSON: u8 = 4;
 
 /// The entry has no `parentId` key (`undefined`, not `null`, to the reference).
@@ -93,7 +94,10 @@ pub(crate) enum Key<'a> {
     Undefined,
     /// A string.
     Str(&'a [u8]),
-    /// A number, boolean or `null`, as canonical JSON text.
+    /// A number, boolean or `null`, as canonical JSON text; or a string holding a
+    /// lone surrogate, which no Rust string holds, as its canonical JSON text
+    /// (`session_types::json::lone_surrogate_key`, quotes included: it meets no
+    /// string key, whose bytes are the decoded text, and no number).
     Json(&'a [u8]),
     /// An object or array: equal to nothing else (the record holding it).
     Unique(u32),
@@ -103,10 +107,9 @@ impl<'a> Key<'a> {
     /// The key of a value kept as canonical JSON text (`record`: whose value it is).
     pub(crate) fn of_json(text: &'a [u8], record: u32) -> Key<'a> {
         match text.first() {
-            Some(b'"') => {
-                // Only `""` is kept as JSON text among strings.
-                Key::Str(text.get(1..text.len().saturating_sub(1)).unwrap_or(&[]))
-            }
+            // Among strings, only `""` and those holding a lone surrogate are kept as
+            // JSON text.
+            Some(b'"') if text == b"\"\"" => Key::Str(&[]),
             Some(b'{' | b'[') => Key::Unique(record),
             _ => Key::Json(text),
         }

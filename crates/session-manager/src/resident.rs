@@ -49,9 +49,9 @@ pub struct ResidentSession {
     slots: Vec<u32>,
     /// The text of each entry record read from a journal that holds a number beyond
     /// a double's range (`1e400`: `Infinity` to the reference, `null` in the typed
-    /// entry, D11), by record: what the context reads such a field from, as the
-    /// views that read the journal do. Only those records: a resident view holds
-    /// typed entries, not their text.
+    /// entry, D11) or a lone surrogate (U+FFFD in the typed entry, D6), by record:
+    /// what the context reads such a field from, as the views that read the journal
+    /// do. Only those records: a resident view holds typed entries, not their text.
     raw: std::collections::HashMap<u32, Box<[u8]>>,
     leaf: Option<EntryId>,
     file: Option<PathBuf>,
@@ -112,11 +112,13 @@ impl ResidentSession {
             return; // a frame of another kind: counted, not a record
         }
         if kind == kinds::ENTRY
-            && session_types::js::may_hold_infinite_number(payload)
-            && matches!(
-                session_types::js::finite_view(&String::from_utf8_lossy(payload)),
-                std::borrow::Cow::Owned(_)
-            )
+            && (session_types::js::may_hold_infinite_number(payload)
+                && matches!(
+                    session_types::js::finite_view(&String::from_utf8_lossy(payload)),
+                    std::borrow::Cow::Owned(_)
+                )
+                || !session_types::json::find_lone_surrogates(&String::from_utf8_lossy(payload))
+                    .is_empty())
             && let Ok(record) = u32::try_from(before)
         {
             self.raw.insert(record, payload.into());

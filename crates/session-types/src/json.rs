@@ -139,6 +139,47 @@ pub fn replace_lone_surrogates(text: &str) -> (std::borrow::Cow<'_, str>, Vec<Lo
     (std::borrow::Cow::Owned(out), found)
 }
 
+/// A JSON string literal holding lone surrogates (`"a\uD800"`, which no Rust string
+/// holds) as one canonical text: equal for literals that are the same JavaScript
+/// string (the same UTF-16 code units), different otherwise. Between the lone
+/// surrogates the text is decoded and written back as `serde_json` writes strings;
+/// each lone surrogate is written `\udxxx` (lower case). `None` when `literal` is not
+/// a JSON string literal or holds no lone surrogate.
+///
+/// What keys an `id` the reference compares exactly although a typed view reads it
+/// with U+FFFD (`docs/context.md`, D6).
+///
+/// ```
+/// use session_types::json::lone_surrogate_key;
+/// assert_eq!(lone_surrogate_key(r#""a\uD800\u0062""#).as_deref(), Some(r#""a\ud800b""#));
+/// assert_eq!(lone_surrogate_key(r#""\ud83d\ude80""#), None); // a pair: no lone one
+/// assert_eq!(lone_surrogate_key(r#""\\ud800""#), None); // an escaped backslash
+/// ```
+pub fn lone_surrogate_key(literal: &str) -> Option<String> {
+    let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
+    let found = find_lone_surrogates(inner);
+    if found.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(literal.len());
+    out.push('"');
+    let mut last = 0;
+    let part = |text: &str, out: &mut String| -> Option<()> {
+        let s: String = serde_json::from_str(&format!("\"{text}\"")).ok()?;
+        let written = serde_json::to_string(&s).ok()?;
+        out.push_str(&written[1..written.len() - 1]);
+        Some(())
+    };
+    for lone in &found {
+        part(inner.get(last..lone.offset)?, &mut out)?;
+        out.push_str(&format!("\\u{:04x}", lone.unit));
+        last = lone.offset + 6;
+    }
+    part(inner.get(last..)?, &mut out)?;
+    out.push('"');
+    Some(out)
+}
+
 /// The deepest nesting of arrays and objects a stored record may have and still be
 /// read. `serde_json` stops at 128 levels; node 20's `JSON.parse` has no limit, but
 /// its `JSON.stringify` (what prints a session) fails between 2,000 and 5,000 levels

@@ -1,5 +1,5 @@
 //! The catalog's bytes (`docs/format.md` §3, "Listing catalog"): a checked header,
-//! then framed records, each a binary [`Record`] (version 5).
+//! then framed records, each a binary [`Record`] (version 6).
 //!
 //! The record type here is the wire format and nothing else: it is converted to and
 //! from [`SessionSummary`] field by field, so renaming a field of a public type cannot
@@ -19,7 +19,7 @@ use crate::summary::{Modified, SessionSummary};
 /// The first 8 bytes of a catalog.
 pub(crate) const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'C', b'A', b'T', b'\n'];
 /// The catalog format version.
-pub(crate) const VERSION: u32 = 5;
+pub(crate) const VERSION: u32 = 6;
 /// The header's length: magic, version, flags, stamp (secs, nanos), reserved,
 /// `base_end`, and the header's own check.
 pub(crate) const HEADER_LEN: usize = 48;

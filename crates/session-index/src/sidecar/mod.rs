@@ -1,4 +1,4 @@
-//! The index sidecar's byte format (version 10): its layout, [`encode`] and [`open`]
+//! The index sidecar's byte format (version 11): its layout, [`encode`] and [`open`]
 //! (checks included), and the pages a loaded index reads on demand ([`Base`]).
 //!
 //! `docs/format.md` §3 specifies it and reproduces [`layout_table`], which is printed
@@ -46,7 +46,7 @@ pub(crate) use paged::{Base, Rebuild, Resident};
 /// The first 8 bytes of an index sidecar.
 pub const MAGIC: [u8; 8] = [0x89, b'B', b'C', b'S', b'I', b'D', b'X', b'\n'];
 /// The sidecar format version this crate writes and reads (older ones are rebuilt).
-pub const VERSION: u32 = 10;
+pub const VERSION: u32 = 11;
 /// Fixed header length.
 pub const HEADER_LEN: usize = 136;
 /// Length of one encoded record.

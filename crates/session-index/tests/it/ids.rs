@@ -288,3 +288,74 @@ fn ids_of_other_json_types_are_found_through_a_loaded_table() {
     let (rebuilt, _) = open(fs.clone(), path);
     assert_eq!(fingerprint(&ix), fingerprint(&rebuilt));
 }
+
+/// An id holding a lone surrogate (`"\uD800"`, which no Rust string holds) is keyed
+/// by its exact UTF-16 code units, as the reference's `Map` keys it (D6): a
+/// `parentId` spelling it in lower case finds it, the string U+FFFD (what a typed
+/// view reads it as) does not, and a surrogate pair spelled as escapes is the string
+/// it encodes. The same after a load of the sidecar and after a rebuild.
+#[test]
+fn ids_holding_lone_surrogates_are_keyed_by_their_code_units() {
+    let text = concat!(
+        r#"{"type":"session","version":3,"id":"j","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"custom","id":"\uD800","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":"\ufffd","parentId":"\ud800","timestamp":"2026-01-01T00:00:02.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":"a\ud800","parentId":"\ufffd","timestamp":"2026-01-01T00:00:03.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":"\ud83d\ude80","parentId":"\u0061\uD800","timestamp":"2026-01-01T00:00:04.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":"b","parentId":"🚀","timestamp":"2026-01-01T00:00:05.000Z"}"#,
+        "\n",
+        r#"{"type":"custom","id":"c","parentId":"\udc00","timestamp":"2026-01-01T00:00:06.000Z"}"#,
+        "\n",
+        r#"{"type":"label","id":"l","parentId":"c","timestamp":"2026-01-01T00:00:07.000Z","targetId":"a\ud800","label":"L\ud800"}"#,
+        "\n",
+    );
+    let fs = sim();
+    let path = Path::new("/s/surrogates.jsonl");
+    write(fs.clone(), path, text);
+    let (built, _) = open(fs.clone(), path);
+    let (ix, report) = open(fs.clone(), path);
+    assert_eq!(report.status, IndexStatus::Fresh);
+    for ix in [&built, &ix] {
+        let parent = |i: u32| {
+            ix.json_parent(EntryIndex(i))
+                .map(|(t, p)| (t.to_owned(), p))
+                .or_else(|| {
+                    ix.parent(EntryIndex(i))
+                        .map(|p| ("string".to_owned(), Some(p)))
+                })
+        };
+        assert_eq!(parent(1), None);
+        assert_eq!(
+            parent(2),
+            Some((r#""\ud800""#.to_owned(), Some(EntryIndex(1))))
+        );
+        assert_eq!(parent(3), Some(("string".to_owned(), Some(EntryIndex(2)))));
+        assert_eq!(
+            parent(4),
+            Some((r#""a\ud800""#.to_owned(), Some(EntryIndex(3))))
+        );
+        assert_eq!(parent(5), Some(("string".to_owned(), Some(EntryIndex(4)))));
+        // A lone low surrogate names no entry: an orphan, not a root.
+        assert_eq!(parent(6), Some((r#""\udc00""#.to_owned(), None)));
+        assert_eq!(ix.find("🚀"), Some(EntryIndex(4)));
+        assert_eq!(ix.find("\u{fffd}"), Some(EntryIndex(2)));
+        // Shown as a typed view reads them.
+        assert_eq!(
+            ix.id_value(EntryIndex(3)),
+            Some(serde_json::Value::from("a\u{fffd}"))
+        );
+        assert_eq!(
+            ix.label_of(EntryIndex(3)),
+            Some(serde_json::Value::from("L\u{fffd}"))
+        );
+        assert_eq!(ix.label_of(EntryIndex(2)), None);
+    }
+    fs.remove_file(&sidecar_path(path)).unwrap();
+    let (rebuilt, _) = open(fs.clone(), path);
+    assert_eq!(fingerprint(&ix), fingerprint(&rebuilt));
+}

@@ -92,9 +92,11 @@ pub fn truthy(v: Option<&Value>) -> bool {
 }
 
 /// The raw JSON text of a record's top-level field `key`, read as the reference reads
-/// the record's line (`JSON.parse(line.trim())`: JavaScript's trim, lone surrogates
-/// replaced, the last of a repeated key), for a value a typed reading cannot hold
-/// (`1e400`, D11). `None` when the line is not a JSON object or has no such field.
+/// the record's line (`JSON.parse(line.trim())`: JavaScript's trim, the last of a
+/// repeated key), for a value a typed reading cannot hold (`1e400`, D11; a string
+/// holding a lone surrogate, D6, kept as written). `None` when the line is not a JSON
+/// object or has no such field. Where a key holds a lone surrogate (no Rust string
+/// holds it), the line is read with every lone surrogate replaced by U+FFFD.
 ///
 /// ```
 /// use session_types::js::raw_field;
@@ -102,12 +104,21 @@ pub fn truthy(v: Option<&Value>) -> bool {
 /// assert_eq!(raw_field(line, "firstKeptEntryId").unwrap().get(), "1e400");
 /// assert!(raw_field(line, "summary").is_none());
 /// assert!(raw_field("[1]", "summary").is_none());
+/// let lone = r#"{"id":"\ud800","\udc00":1}"#;
+/// assert_eq!(raw_field(lone, "id").unwrap().get(), r#""\ufffd""#);
+/// assert_eq!(raw_field(&lone.replace(r"\udc00", "k"), "id").unwrap().get(), r#""\ud800""#);
 /// ```
 pub fn raw_field(line: &str, key: &str) -> Option<Box<RawValue>> {
-    let (clean, _) = crate::json::replace_lone_surrogates(line);
-    let fields: std::collections::HashMap<String, &RawValue> =
-        serde_json::from_str(trim(&clean)).ok()?;
-    fields.get(key).map(|v| (*v).to_owned())
+    type Fields<'a> = std::collections::HashMap<String, &'a RawValue>;
+    let field = |fields: Fields<'_>| fields.get(key).map(|v| (*v).to_owned());
+    if let Ok(fields) = serde_json::from_str::<Fields<'_>>(trim(line)) {
+        return field(fields);
+    }
+    let (clean, found) = crate::json::replace_lone_surrogates(line);
+    if found.is_empty() {
+        return None;
+    }
+    field(serde_json::from_str(trim(&clean)).ok()?)
 }
 
 /// The number a raw JSON value holds, if it is a JSON number, as `JSON.parse` reads
@@ -154,7 +165,9 @@ pub fn raw_truthy(v: Option<&RawValue>) -> bool {
 /// `Map` keys hold equal (for numbers, booleans and `null`): compact, numbers as
 /// JavaScript holds them (`1.0` is `1`, `-0` is `0`, digits past 2^53 rounded), a
 /// number beyond a double's range `Infinity` or `-Infinity` (`JSON.parse` reads
-/// `1e400` so). `None` for text that is not JSON.
+/// `1e400` so). A string is its JSON text; one holding a lone surrogate is
+/// [`crate::json::lone_surrogate_key`]'s text, equal for equal JavaScript strings.
+/// `None` for text that is not JSON.
 ///
 /// ```
 /// use serde_json::value::RawValue;
@@ -164,11 +177,23 @@ pub fn raw_truthy(v: Option<&RawValue>) -> bool {
 /// assert_eq!(raw_key(&raw("-1e400")).as_deref(), Some("-Infinity"));
 /// assert_eq!(raw_key(&raw("1.0")).as_deref(), Some("1"));
 /// assert_eq!(raw_key(&raw("true")).as_deref(), Some("true"));
+/// // A lone surrogate, which the reference compares exactly (`docs/context.md`, D6).
+/// assert_eq!(raw_key(&raw(r#""\uD800""#)).as_deref(), Some(r#""\ud800""#));
 /// ```
 pub fn raw_key(raw: &RawValue) -> Option<String> {
-    match serde_json::from_str::<Value>(raw.get()) {
+    let text = raw.get();
+    match serde_json::from_str::<Value>(text) {
         Ok(v) => Some(crate::json::js_normalized(&v).to_string()),
-        Err(_) => match raw.get().parse::<f64>() {
+        // A string holding a lone surrogate, which no Rust string holds.
+        Err(_) if text.starts_with('"') => crate::json::lone_surrogate_key(text),
+        // An object or array holding one: keyed by itself wherever it is a key, its
+        // text is what it shows, read as every typed view reads it (U+FFFD).
+        Err(_) if text.starts_with(['{', '[']) => {
+            let (clean, _) = crate::json::replace_lone_surrogates(text);
+            let v: Value = serde_json::from_str(&clean).ok()?;
+            Some(crate::json::js_normalized(&v).to_string())
+        }
+        Err(_) => match text.parse::<f64>() {
             Ok(x) if x == f64::INFINITY => Some("Infinity".to_owned()),
             Ok(x) if x == f64::NEG_INFINITY => Some("-Infinity".to_owned()),
             _ => None,
