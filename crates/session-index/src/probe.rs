@@ -151,8 +151,13 @@ impl Excerpt {
     }
 
     /// Appends the value of the JSON string literal `raw` (quotes included), decoding
-    /// no more of it than the excerpt can keep. `false` if it does not decode.
+    /// no more of it than the excerpt can keep, each lone surrogate (which no Rust
+    /// string holds) as U+FFFD, as every typed view reads it. `false` if it does not
+    /// decode.
     fn push_json_str(&mut self, raw: &str) -> bool {
+        // Same length: `\uD800` becomes `\ufffd`.
+        let (replaced, _) = session_types::json::replace_lone_surrogates(raw);
+        let raw = &*replaced;
         if raw.len() <= 2 {
             return serde_json::from_str::<Cow<'_, str>>(raw).is_ok();
         }
