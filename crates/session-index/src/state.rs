@@ -834,6 +834,12 @@ impl State {
         // decoding), JavaScript whitespace around the object ignored (`trim()`).
         let decoded = String::from_utf8_lossy(payload);
         let text = Some(session_types::js::trim(&decoded));
+        // A key holding a lone surrogate (no Rust string holds it, so no key of the
+        // record, its message or a block could be matched with a field) is read with
+        // U+FFFD, in keys only: no key the probe reads is such a key, and values keep
+        // their text (an id holding one is keyed exactly, D6).
+        let keys_read = text.map(session_types::json::replace_lone_surrogates_in_keys);
+        let text = keys_read.as_deref();
         let mut probe = text
             .filter(|t| t.starts_with('{'))
             .and_then(|t| serde_json::from_str::<Probe<'_>>(t).ok());

@@ -244,6 +244,15 @@ impl SnapshotReader<'_> {
     }
 }
 
+/// Reads a record payload as every view reads it: invalid UTF-8 as U+FFFD, and each
+/// lone surrogate (which no Rust string holds) as U+FFFD; the journal keeps the
+/// bytes. What the header of a session is read through, so a header holding one
+/// (its `cwd`, an unmodelled field) opens as the reference opens it.
+pub(crate) fn read_record(raw: &[u8]) -> Result<Record, session_types::ParseError> {
+    let text = String::from_utf8_lossy(raw);
+    Record::parse(&replace_lone_surrogates(&text).0)
+}
+
 /// Parses an entry payload; with `lenient`, a known type of unexpected shape becomes
 /// [`Entry::Unknown`].
 pub(crate) fn parse_entry(
@@ -254,10 +263,7 @@ pub(crate) fn parse_entry(
 ) -> Result<Entry, ReadError> {
     // Valid UTF-8 (every payload the engine writes) is borrowed as is: the lossy
     // reading, which copies, is for the rest.
-    let text = match std::str::from_utf8(raw) {
-        Ok(t) => Cow::Borrowed(t),
-        Err(_) => String::from_utf8_lossy(raw),
-    };
+    let text = String::from_utf8_lossy(raw);
     let (clean, _) = replace_lone_surrogates(&text);
     let err = |source: session_types::ParseError| ReadError::Parse {
         path: path.to_path_buf(),

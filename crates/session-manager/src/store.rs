@@ -421,8 +421,7 @@ impl Store {
                     pending.push(frame);
                     continue;
                 }
-                let text = String::from_utf8_lossy(&frame.payload);
-                let header = match Record::parse(&text) {
+                let header = match crate::source::read_record(&frame.payload) {
                     Ok(Record::Header(h)) => h,
                     Ok(_) => {
                         pending.push(frame);
@@ -747,8 +746,7 @@ fn read_header(index: &Index, reader: &Reader, path: &Path) -> Result<SessionHea
     let frame = reader
         .read_frame_within(info.offset, end)
         .map_err(|e| OpenError::from(ReadError::from(e)))?;
-    let text = String::from_utf8_lossy(&frame.payload);
-    match Record::parse(&text) {
+    match crate::source::read_record(&frame.payload) {
         Ok(Record::Header(h)) => Ok(h),
         Ok(_) => Err(OpenError::NoHeader {
             path: path.to_path_buf(),

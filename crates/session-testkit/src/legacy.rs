@@ -51,8 +51,10 @@ pub fn write_journal(
     let mut w = Writer::create(path, id, opts)?;
     let mut frames = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {
-        // Read as JSON.parse reads it (a number beyond a double's range is no error).
-        let view = session_types::js::finite_view(r);
+        // Read as JSON.parse reads it (a number beyond a double's range is no error,
+        // nor is a lone surrogate, which a typed view reads as U+FFFD).
+        let clean = session_types::json::replace_lone_surrogates(r).0;
+        let view = session_types::js::finite_view(&clean);
         let is_header = i == 0
             && serde_json::from_str::<serde_json::Value>(&view)
                 .ok()

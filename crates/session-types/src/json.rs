@@ -139,6 +139,64 @@ pub fn replace_lone_surrogates(text: &str) -> (std::borrow::Cow<'_, str>, Vec<Lo
     (std::borrow::Cow::Owned(out), found)
 }
 
+/// JSON text with every lone surrogate escape *inside an object key* replaced by
+/// `\ufffd` (the same length: every other byte stays where it was), values
+/// untouched. Returns the text unchanged (borrowed) when no key holds one.
+///
+/// A reader whose struct fields are matched by key (a key is decoded to a string to
+/// be compared) refuses a key no Rust string holds, though the key is none it reads;
+/// this reading lets it read the record, while a value holding a lone surrogate (an
+/// id the reference compares exactly, D6) keeps its text.
+///
+/// ```
+/// use session_types::json::replace_lone_surrogates_in_keys;
+/// let text = r#"{"id":"\ud800","\ud800x":"\udc00", "a" :{"\uDC00":1}}"#;
+/// assert_eq!(
+///     replace_lone_surrogates_in_keys(text),
+///     r#"{"id":"\ud800","\ufffdx":"\udc00", "a" :{"\ufffd":1}}"#
+/// );
+/// ```
+pub fn replace_lone_surrogates_in_keys(text: &str) -> std::borrow::Cow<'_, str> {
+    let found = find_lone_surrogates(text);
+    if found.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    // The strings that are keys: followed by `:`. Outside strings a `"` opens one.
+    let b = text.as_bytes();
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while let Some(k) = b.get(i..).and_then(|rest| memchr::memchr(b'"', rest)) {
+        let start = i + k;
+        let end = string_end(b, start + 1);
+        let next = b.get(end..).and_then(|rest| {
+            rest.iter()
+                .position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r'))
+        });
+        if next.is_some_and(|n| b[end + n] == b':') {
+            keys.push(start..end);
+        }
+        i = end;
+    }
+    // Both lists ascend: one pass over the two.
+    let mut key = keys.iter().peekable();
+    let mut in_key = |offset: usize| {
+        while key.next_if(|k| k.end <= offset).is_some() {}
+        key.peek().is_some_and(|k| k.contains(&offset))
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for lone in found.iter().filter(|l| in_key(l.offset)) {
+        out.push_str(&text[last..lone.offset]);
+        out.push_str("\\ufffd");
+        last = lone.offset + 6;
+    }
+    if last == 0 {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    out.push_str(&text[last..]);
+    std::borrow::Cow::Owned(out)
+}
+
 /// A JSON string literal holding lone surrogates (`"a\uD800"`, which no Rust string
 /// holds) as one canonical text: equal for literals that are the same JavaScript
 /// string (the same UTF-16 code units), different otherwise. Between the lone

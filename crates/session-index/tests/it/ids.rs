@@ -359,3 +359,46 @@ fn ids_holding_lone_surrogates_are_keyed_by_their_code_units() {
     let (rebuilt, _) = open(fs.clone(), path);
     assert_eq!(fingerprint(&ix), fingerprint(&rebuilt));
 }
+
+/// A key holding a lone surrogate (which no Rust string holds, so a field reader
+/// cannot match it) makes no record unreadable: a header's, an entry's, its
+/// message's and a text block's such key is read with U+FFFD, values keep their
+/// text, and the fields the index reads are read as the reference reads them.
+#[test]
+fn keys_holding_lone_surrogates_hide_no_field() {
+    let text = concat!(
+        r#"{"type":"session","version":3,"id":"j","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w","\ud800":0}"#,
+        "\n",
+        r#"{"type":"message","id":"\ud800","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","\udc00":1,"message":{"role":"assistant","\udc00x":true,"content":[{"type":"text","text":"hi","\ud800":2}],"timestamp":1767225601000}}"#,
+        "\n",
+        r#"{"type":"message","id":"u","parentId":"\ud800","timestamp":"2026-01-01T00:00:02.000Z","message":{"\ud800":0,"role":"user","content":[{"\ud800":1,"type":"text","text":"hello"}],"timestamp":1767225602000}}"#,
+        "\n",
+        r#"{"type":"label","id":"l","parentId":"u","timestamp":"2026-01-01T00:00:03.000Z","targetId":"\ud800","label":"L","\ud800":null}"#,
+        "\n",
+    );
+    let fs = sim();
+    let path = Path::new("/s/keys.jsonl");
+    write(fs.clone(), path, text);
+    let (ix, _) = open(fs.clone(), path);
+    assert_eq!(ix.counts().unparsable, 0);
+    let summary = ix.summary();
+    assert_eq!(summary.cwd, "/w");
+    assert_eq!(summary.message_count, 2);
+    assert_eq!(summary.first_message, "hello");
+    assert_eq!(
+        ix.kind_of(EntryIndex(1)),
+        Some(("message", Some("assistant")))
+    );
+    assert_eq!(ix.kind_of(EntryIndex(2)), Some(("message", Some("user"))));
+    assert_eq!(
+        ix.json_parent(EntryIndex(2)),
+        Some((r#""\ud800""#, Some(EntryIndex(1))))
+    );
+    assert_eq!(
+        ix.label_of(EntryIndex(1)),
+        Some(serde_json::Value::from("L"))
+    );
+    fs.remove_file(&sidecar_path(path)).unwrap();
+    let (rebuilt, _) = open(fs.clone(), path);
+    assert_eq!(fingerprint(&ix), fingerprint(&rebuilt));
+}
