@@ -764,7 +764,9 @@ fn a_read_only_view_reads_values_beyond_a_double_as_the_owned_session() {
         .map(|e| e.expect("entry").path())
         .filter(|p| {
             let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            (name.contains("-infinite") || name.contains("probe-surrogate"))
+            (name.contains("-infinite")
+                || name.contains("probe-surrogate")
+                || name.contains("probe-utf8"))
                 && name.ends_with(".jsonl")
         })
         .collect();
