@@ -42,6 +42,18 @@ bothImplementations("buildSessionContext", (get) => {
     await sm.close();
   });
 
+  it("a message holding a lone surrogate (an emoji cut in half) is stored, read back with U+FFFD by the SDK (D6)", async () => {
+    const sm = await get().create("/w");
+    const cut = `cut ${"\u{1F680}".slice(0, 1)} here, kept \u{1F680}`;
+    await sm.appendMessage(user(cut));
+    const m = ((await sm.buildSessionContext()).messages as { content: string }[])[0]!;
+    // The reference keeps the lone code unit; the owner reads it as a UTF-8 encoder
+    // writes it. Equal once made well-formed.
+    const wellFormed = m.content.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD");
+    assert.equal(wellFormed, "cut \uFFFD here, kept \u{1F680}");
+    await sm.close();
+  });
+
   it("one user message; a four-message chain keeps its roles in order", async () => {
     const sm = await get().create("/w");
     await sm.appendMessage(user("q1"));

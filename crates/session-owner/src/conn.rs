@@ -209,7 +209,10 @@ impl Conn {
     }
 
     async fn handle(self: Arc<Self>, line: &[u8]) -> bool {
-        match Incoming::parse(line, self.owner.options.line_limits) {
+        // A lone surrogate reads as U+FFFD (as a UTF-8 encoder writes it): a message
+        // holding one is stored, not refused.
+        let line = session_protocol::read_lone_surrogates(line);
+        match Incoming::parse(&line, self.owner.options.line_limits) {
             Err(r) => self.send(encode_error(r.id.as_ref(), &r.error)).await,
             // `initialized` and unknown notifications need no answer; we send no
             // requests, so responses are stray and dropped.

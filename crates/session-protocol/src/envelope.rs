@@ -176,10 +176,11 @@ impl<'a> Incoming<'a> {
 }
 
 /// Reads a whole request line into a typed [`Request`] (what a server does with
-/// [`Incoming::Request`]): an unknown method or ill-fitting params is a [`Refusal`]
-/// naming the request's id.
+/// [`Incoming::Request`], lone surrogates read as U+FFFD: [`crate::read_lone_surrogates`]):
+/// an unknown method or ill-fitting params is a [`Refusal`] naming the request's id.
 pub fn parse_request(line: &[u8], limits: LineLimits) -> Result<(RequestId, Request), Refusal> {
-    match Incoming::parse(line, limits)? {
+    let line = crate::read_lone_surrogates(line);
+    match Incoming::parse(&line, limits)? {
         Incoming::Request { id, method, params } => {
             let request = typed_request(&method, params).map_err(|error| Refusal {
                 id: Some(id.clone()),

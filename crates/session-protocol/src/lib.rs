@@ -55,7 +55,9 @@ pub use envelope::{
     encode_request, encode_result, parse_request, typed_request,
 };
 pub use error::{Error, ErrorObject, LimitKind, code};
-pub use line::{LineError, LineLimits, MAX_DEPTH, MAX_LINE_BYTES, check_line};
+pub use line::{
+    LineError, LineLimits, MAX_DEPTH, MAX_LINE_BYTES, check_line, read_lone_surrogates,
+};
 pub use methods::*;
 pub use notification::{
     AppendedParams, Direction, InitializedParams, ListProgressParams, Notification,

@@ -74,3 +74,21 @@ pub fn check_line(line: &[u8], limits: LineLimits) -> Result<(), LineError> {
         None => Ok(()),
     }
 }
+
+/// A line with every lone surrogate escape (`\ud800` not paired; JSON allows it,
+/// JavaScript strings hold it, e.g. one cut in the middle of an emoji, and
+/// `JSON.stringify` writes it so) replaced by `\ufffd`, which is what a UTF-8
+/// encoder (`TextEncoder`) writes for one: no Rust string holds it, and refusing
+/// the request would lose a message its client could not have spelled otherwise.
+/// The same length as `line`, so offsets in it stay true. Borrowed when it has none
+/// (or is not UTF-8: the parser refuses it then). What the owner reads every line
+/// through, before [`crate::Incoming::parse`].
+pub fn read_lone_surrogates(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return std::borrow::Cow::Borrowed(line);
+    };
+    match session_types::json::replace_lone_surrogates(text).0 {
+        std::borrow::Cow::Borrowed(_) => std::borrow::Cow::Borrowed(line),
+        std::borrow::Cow::Owned(s) => std::borrow::Cow::Owned(s.into_bytes()),
+    }
+}

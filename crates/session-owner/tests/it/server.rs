@@ -773,3 +773,28 @@ async fn an_empty_or_foreign_file_is_refused_as_not_a_journal() {
         assert_eq!(e.to_string().matches(p.as_str()).count(), 1, "{e}");
     }
 }
+
+/// A lone surrogate in a request (JavaScript strings hold them, e.g. one cut in the
+/// middle of an emoji, and `JSON.stringify` writes them as `\ud83d`) is read as
+/// U+FFFD, as a UTF-8 encoder writes it: the message is stored, not refused, and
+/// every other byte of the request is read as sent.
+#[tokio::test]
+async fn a_lone_surrogate_in_a_request_is_stored_as_u_fffd() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let owner = owner(home.path());
+    let mut c = Client::ready(&owner).await;
+    let s = c.create().await;
+    let sid = s.session_id.as_str();
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":90,"method":"session/appendMessage","params":{{"sessionId":"{sid}","message":{{"role":"user","content":"cut \ud83d here, kept \ud83d\ude80, \\ud83d escaped","timestamp":1}}}}}}"#
+    );
+    c.send_raw(format!("{line}\n").as_bytes()).await;
+    let answer = c.recv().await;
+    assert_eq!(answer["id"], json!(90), "{answer}");
+    assert!(answer["result"]["entryId"].is_string(), "{answer}");
+    c.close(sid).await;
+    assert_eq!(
+        texts_in(&store(home.path()), &s.session_file),
+        ["cut \u{fffd} here, kept \u{1f680}, \\ud83d escaped"]
+    );
+}
