@@ -55,6 +55,10 @@ enum Line {
 }
 
 fn parse_line(text: &str) -> Result<Line, String> {
+    // A lone surrogate escape (a JavaScript string cut in the middle of an emoji) is
+    // read as U+FFFD, as the owner reads a request holding one: stored, not refused.
+    let (text, _) = session_types::json::replace_lone_surrogates(text);
+    let text = &*text;
     let v: Value = serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
     let Value::Object(m) = &v else {
         return Err("expected a JSON object".to_owned());

@@ -60,6 +60,26 @@ fn append_entries_and_messages_prints_ids() {
     assert_eq!(r.ok().lines().count(), 1);
 }
 
+/// A line holding a lone surrogate escape (a JavaScript string cut in the middle of
+/// an emoji, as `JSON.stringify` writes it) is appended with U+FFFD in its place, as
+/// the owner reads a request holding one; an escaped backslash before `ud83d` is
+/// text, kept.
+#[test]
+fn a_lone_surrogate_is_appended_as_u_fffd() {
+    let b = Bcs::new();
+    b.run(&["new", "--id", "s1", "--cwd", "/w"]).ok();
+    let input = concat!(
+        r#"{"role":"user","content":"cut \ud83d here \\ud83d","timestamp":1}"#,
+        "\n",
+        r#"{"type":"custom_message","customType":"k","content":"\udc00","display":true}"#,
+        "\n",
+    );
+    assert_eq!(b.run_stdin(&["append", "s1"], input).ok().lines().count(), 2);
+    let ctx = b.run(&["context", "s1", "--json"]).json();
+    assert_eq!(ctx["messages"][0]["content"], "cut \u{fffd} here \\ud83d");
+    assert_eq!(ctx["messages"][1]["content"], "\u{fffd}");
+}
+
 #[test]
 fn a_bad_line_names_its_number_and_keeps_earlier_lines() {
     let b = Bcs::new();
