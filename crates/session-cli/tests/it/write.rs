@@ -74,7 +74,10 @@ fn a_lone_surrogate_is_appended_as_u_fffd() {
         r#"{"type":"custom_message","customType":"k","content":"\udc00","display":true}"#,
         "\n",
     );
-    assert_eq!(b.run_stdin(&["append", "s1"], input).ok().lines().count(), 2);
+    assert_eq!(
+        b.run_stdin(&["append", "s1"], input).ok().lines().count(),
+        2
+    );
     let ctx = b.run(&["context", "s1", "--json"]).json();
     assert_eq!(ctx["messages"][0]["content"], "cut \u{fffd} here \\ud83d");
     assert_eq!(ctx["messages"][1]["content"], "\u{fffd}");
