@@ -116,6 +116,9 @@ pub(crate) struct MessageFields<'a> {
 pub(crate) enum Content<'a> {
     /// As JSON text.
     Json(&'a RawValue),
+    /// As JSON text read anew as `JSON.parse` reads it (a message whose object repeats
+    /// a key: the last value wins).
+    Owned(Box<RawValue>),
     /// Typed user-style content (a string or blocks).
     User(&'a UserContent),
     /// Typed blocks.
@@ -134,6 +137,7 @@ impl Content<'_> {
         let mut out = Excerpt::new(limit);
         match self {
             Content::Json(raw) => return probe::extract_text(raw, limit),
+            Content::Owned(raw) => return probe::extract_text(raw, limit),
             Content::Read(Some(why)) => return Text::Throws(why),
             Content::Read(None) => {}
             _ if limit == 0 => {}
@@ -173,12 +177,23 @@ impl<'a> Fields<'a> {
             Some(m) if m.get() == "null" => Message::Missing,
             Some(m) if !probe::is_object(m) => Message::Unreadable,
             Some(m) => match serde_json::from_str::<MessageProbe<'a>>(m.get()) {
-                Err(_) => Message::Unreadable,
                 Ok(m) => Message::Object(MessageFields {
                     role: probe::as_str(m.role),
                     timestamp: probe::as_number(m.timestamp),
                     content: m.content.map(Content::Json),
                 }),
+                // A repeated key (a message object's `role` twice): read the object as
+                // `JSON.parse` does, the last value of each key winning.
+                Err(_) => crate::state::reread_as_javascript(m.get())
+                    .and_then(|text| {
+                        let m = serde_json::from_str::<MessageProbe<'_>>(&text).ok()?;
+                        Some(MessageFields {
+                            role: probe::as_str(m.role).map(|r| Cow::Owned(r.into_owned())),
+                            timestamp: probe::as_number(m.timestamp),
+                            content: m.content.map(|c| Content::Owned(c.to_owned())),
+                        })
+                    })
+                    .map_or(Message::Unreadable, Message::Object),
             },
         };
         // A value that is no string the index holds: not a string, or a string

@@ -282,8 +282,21 @@ pub(crate) fn extract_text(content: &RawValue, limit: usize) -> Text {
         if !s.starts_with('{') {
             continue;
         }
-        let Ok(block) = serde_json::from_str::<Block<'_>>(s) else {
-            continue;
+        // A block repeating a key (`type` twice) is read as `JSON.parse` reads it: the
+        // last value wins.
+        let reread;
+        let block = match serde_json::from_str::<Block<'_>>(s) {
+            Ok(block) => block,
+            Err(_) => {
+                let Some(text) = crate::state::reread_as_javascript(s) else {
+                    continue;
+                };
+                reread = text;
+                let Ok(block) = serde_json::from_str::<Block<'_>>(&reread) else {
+                    continue;
+                };
+                block
+            }
         };
         if as_str(block.t).as_deref() != Some("text") {
             continue;

@@ -1197,7 +1197,7 @@ fn owned_key(k: Key<'_>) -> Option<(bool, Box<[u8]>)> {
 /// double's range stays one (`1e400`, which the probe reads as `Infinity` as on a
 /// line without a repeated key): it stands in as the largest double while serde
 /// reads the object, unless the line holds that double itself (then it is `null`).
-fn reread_as_javascript(text: &str) -> Option<String> {
+pub(crate) fn reread_as_javascript(text: &str) -> Option<String> {
     let object = |t: &str| match serde_json::from_str(t).ok()? {
         serde_json::Value::Object(o) => serde_json::to_string(&o).ok(),
         _ => None,

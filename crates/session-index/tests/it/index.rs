@@ -822,3 +822,34 @@ fn an_empty_id_at_the_end_of_the_pool_keeps_the_sidecar_usable() {
         }
     }
 }
+
+/// A message object or a text block that repeats a key is read as `JSON.parse` reads
+/// it, the last value winning, as a repeated key of the record itself is: before, the
+/// message read as unreadable (no role, so the context failed on the kind the loaded
+/// entry had) and the block was skipped (no first message).
+#[test]
+fn keys_repeated_inside_a_message_or_a_block_are_read_as_javascript_reads_them() {
+    let text = concat!(
+        r#"{"type":"session","version":3,"id":"j","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","role":"user","content":[{"type":"image","type":"text","text":"x","text":"first"}],"timestamp":1767225601000,"timestamp":1767225609000}}"#,
+        "\n",
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","role":"assistant","content":[],"timestamp":1767225602000}}"#,
+        "\n",
+    );
+    let fs = sim();
+    let path = Path::new("/s/repeats.jsonl");
+    write(fs.clone(), path, text);
+    let (ix, _) = open(fs.clone(), path);
+    assert_eq!(ix.kind_of(EntryIndex(1)), Some(("message", Some("user"))));
+    assert_eq!(
+        ix.kind_of(EntryIndex(2)),
+        Some(("message", Some("assistant")))
+    );
+    let summary = ix.summary();
+    assert_eq!(summary.first_message, "first");
+    assert_eq!(summary.message_count, 2);
+    fs.remove_file(&sidecar_path(path)).unwrap();
+    let (rebuilt, _) = open(fs.clone(), path);
+    assert_eq!(fingerprint(&ix), fingerprint(&rebuilt));
+}
