@@ -1198,7 +1198,21 @@ fn owned_key(k: Key<'_>) -> Option<(bool, Box<[u8]>)> {
 /// line without a repeated key): it stands in as the largest double while serde
 /// reads the object, unless the line holds that double itself (then it is `null`).
 pub(crate) fn reread_as_javascript(text: &str) -> Option<String> {
-    let object = |t: &str| match serde_json::from_str(t).ok()? {
+    reread_exact(text).or_else(|| {
+        // A string value holding a lone surrogate, which no `Value` holds: read with
+        // U+FFFD, as every typed view reads it.
+        let (clean, found) = session_types::json::replace_lone_surrogates(text);
+        if found.is_empty() {
+            return None;
+        }
+        reread_exact(&clean)
+    })
+}
+
+/// [`reread_as_javascript`] of text without lone surrogates (`None` otherwise). Read
+/// as deep as a stored record is read (`session_types::json::value_deep`).
+fn reread_exact(text: &str) -> Option<String> {
+    let object = |t: &str| match session_types::json::value_deep(t)? {
         serde_json::Value::Object(o) => serde_json::to_string(&o).ok(),
         _ => None,
     };

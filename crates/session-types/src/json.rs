@@ -271,6 +271,17 @@ pub(crate) fn from_str<'a, T: serde::Deserialize<'a>>(text: &'a str) -> serde_js
     Ok(value)
 }
 
+/// JSON text read into a [`serde_json::Value`] as the stored-record readers read it:
+/// past `serde_json`'s 128 levels, up to [`MAX_READ_DEPTH`], on a thread of its own
+/// (`read_deep`). `None` when it is no JSON or nests deeper. For a reader that must
+/// see a record as `JSON.parse` does (the last of repeated keys) however deep it is.
+pub fn value_deep(text: &str) -> Option<serde_json::Value> {
+    read_deep(text, || {
+        from_str::<serde_json::Value>(text).map_err(|e| crate::ParseError::from_serde(text, &e))
+    })
+    .ok()
+}
+
 /// Runs `read` (a reading of `text` through [`from_str`]); when it failed on
 /// `serde_json`'s recursion limit and `text` nests no deeper than
 /// [`MAX_READ_DEPTH`] ([`depth_past`]), runs it once more without the limit, on a
@@ -400,6 +411,39 @@ mod tests {
         assert!(
             crate::Entry::read(&record(1000)[..500]).is_err(),
             "truncated"
+        );
+    }
+
+    /// A record nested past 128 levels that also repeats a key (read as `JSON.parse`
+    /// reads it, the last value winning, through a `Value`) is read whole, by the
+    /// entry reader and the envelope reader alike: before, the strict reading's
+    /// "duplicate field" ended both, and the import dropped the line.
+    #[test]
+    fn a_deep_record_repeating_a_key_is_read() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let text = format!(
+            r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-21T12:01:30.446Z","message":{{"role":"assistant","content":[{{"type":"text","text":"t","x":{deep}}}],"role":"user","timestamp":1}}}}"#
+        );
+        let entry = crate::Entry::read(&text).expect("read");
+        assert_eq!(
+            entry
+                .js_property("message")
+                .and_then(|m| m.get("role").cloned()),
+            Some(serde_json::Value::from("user"))
+        );
+        let env = crate::Envelope::parse(&text).expect("envelope");
+        assert_eq!(env.role(), Some("user"));
+        assert_eq!(
+            value_deep(&text).and_then(|v| v["message"]["role"].as_str().map(str::to_owned)),
+            Some("user".to_owned())
+        );
+        let custom = format!(
+            r#"{{"type":"custom","id":"c1","parentId":null,"timestamp":"2026-01-21T12:01:30.446Z","customType":"a","data":{deep},"customType":"b"}}"#
+        );
+        let entry = crate::Entry::read(&custom).expect("read");
+        assert_eq!(
+            entry.js_property("customType"),
+            Some(serde_json::Value::from("b"))
         );
     }
 

@@ -149,6 +149,12 @@ impl Entry {
         // `Value` keeps the last of repeated keys, as `JSON.parse` does.
         let value: Value = match crate::json::from_str(&view) {
             Ok(v) => v,
+            // Too deep for this thread's reading (a record past 128 levels that also
+            // repeats a key): that error, so `read_deep` reads it again without the
+            // limit, where the strict reading's error would end it.
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                return Err(ParseError::from_serde(&view, &e));
+            }
             Err(_) => return Err(strict),
         };
         let Value::Object(map) = value else {

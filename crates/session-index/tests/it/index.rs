@@ -836,19 +836,28 @@ fn keys_repeated_inside_a_message_or_a_block_are_read_as_javascript_reads_them()
         "\n",
         r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","role":"assistant","content":[],"timestamp":1767225602000}}"#,
         "\n",
+        // Past serde_json's 128 levels, and with a lone surrogate in a value (no
+        // `Value` holds one): read all the same.
+        r#"{"type":"message","id":"c","parentId":"b","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"t","x":DEEP}],"role":"user","timestamp":1767225603000}}"#,
+        "\n",
+        r#"{"type":"message","id":"d","parentId":"c","timestamp":"2026-01-01T00:00:04.000Z","message":{"\ud800":1,"role":"assistant","content":"q\udc00","role":"user","timestamp":1767225604000}}"#,
+        "\n",
     );
+    let text = text.replace("DEEP", &format!("{}{}", "[".repeat(200), "]".repeat(200)));
     let fs = sim();
     let path = Path::new("/s/repeats.jsonl");
-    write(fs.clone(), path, text);
+    write(fs.clone(), path, &text);
     let (ix, _) = open(fs.clone(), path);
     assert_eq!(ix.kind_of(EntryIndex(1)), Some(("message", Some("user"))));
     assert_eq!(
         ix.kind_of(EntryIndex(2)),
         Some(("message", Some("assistant")))
     );
+    assert_eq!(ix.kind_of(EntryIndex(3)), Some(("message", Some("user"))));
+    assert_eq!(ix.kind_of(EntryIndex(4)), Some(("message", Some("user"))));
     let summary = ix.summary();
     assert_eq!(summary.first_message, "first");
-    assert_eq!(summary.message_count, 2);
+    assert_eq!(summary.message_count, 4);
     fs.remove_file(&sidecar_path(path)).unwrap();
     let (rebuilt, _) = open(fs.clone(), path);
     assert_eq!(fingerprint(&ix), fingerprint(&rebuilt));
