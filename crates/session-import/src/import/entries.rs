@@ -254,7 +254,10 @@ impl Run<'_> {
                 n,
                 IssueKind::InvalidJson {
                     column: 1,
-                    message: "nesting too deep to migrate".to_owned(),
+                    message: format!(
+                        "nests deeper than the {} levels a record may have: not migrated",
+                        session_types::json::MAX_READ_DEPTH
+                    ),
                 },
             );
             return;

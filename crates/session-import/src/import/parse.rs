@@ -190,7 +190,13 @@ fn owned(e: Envelope<'_>) -> Envelope<'static> {
 pub(super) fn parse_map(buf: &[u8]) -> Option<Map<String, Value>> {
     let text = String::from_utf8_lossy(buf);
     let (view, _) = replace_lone_surrogates(session_types::js::trim(&text));
-    serde_json::from_str(&session_types::js::finite_view(&view)).ok()
+    // As deep as a stored record is read (past serde_json's 128 levels, up to
+    // `session_types::json::MAX_READ_DEPTH`, on a thread of its own): the reference
+    // migrates such a line.
+    match session_types::json::value_deep(&session_types::js::finite_view(&view))? {
+        Value::Object(map) => Some(map),
+        _ => None,
+    }
 }
 
 pub(super) fn session_state(buf: &[u8]) -> Option<String> {

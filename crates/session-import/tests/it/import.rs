@@ -593,6 +593,42 @@ fn odd_header_versions_are_read_as_the_reference_compares_them() {
     }
 }
 
+/// A v1 line nested past serde_json's 128 levels is migrated as the reference
+/// migrates it (it repeats a key, so only a reading as `JSON.parse` reads it tells
+/// its message): before, it was dropped as "nesting too deep to migrate". One nested
+/// past the 1,024 levels a record may have is still dropped, with the limit named.
+#[test]
+fn a_deep_v1_line_is_migrated() {
+    let src = tempfile::tempdir().unwrap();
+    let header = HEADER_V3.replace("\"version\":3,", "");
+    let line = |levels: usize| {
+        format!(
+            r#"{{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"t","x":{}{}}}],"role":"user","timestamp":1}}}}"#,
+            "[".repeat(levels),
+            "]".repeat(levels)
+        )
+    };
+    let source = write_source(
+        src.path(),
+        "deep.jsonl",
+        format!("{header}\n{}\n{}\n", line(200), line(1100)).as_bytes(),
+    );
+    let dest = tempfile::tempdir().unwrap();
+    let out = import_into(&source, dest.path()).unwrap();
+    assert_eq!(out.source.version, 1);
+    let recs = records(&out.journal);
+    assert_eq!(recs.len(), 2, "the header and the 200-level line");
+    let m = session_types::json::value_deep(std::str::from_utf8(&recs[1]).unwrap())
+        .expect("a deep record reads");
+    assert_eq!(m["message"]["role"], "user");
+    assert!(
+        out.issues.iter().any(|i| i.line == 3
+            && matches!(&i.kind, IssueKind::InvalidJson { message, .. } if message.contains("1024 levels"))),
+        "{:?}",
+        out.issues
+    );
+}
+
 /// A file system that changes the source (one byte, in place) when it is opened the
 /// second time: between the scan that hashed it and the pass that imports it.
 #[derive(Debug)]
