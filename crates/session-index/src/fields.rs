@@ -325,13 +325,8 @@ pub(crate) fn canonical(raw: &RawValue) -> Option<String> {
 /// The value a [`canonical`] text stands for, as `JSON.stringify` writes it
 /// (`Infinity` as `null`).
 pub(crate) fn value_of(text: &str) -> serde_json::Value {
-    serde_json::from_str(text)
-        .or_else(|_| {
-            // A string holding a lone surrogate: shown as every typed view reads it.
-            let (clean, _) = session_types::json::replace_lone_surrogates(text);
-            serde_json::from_str(&clean)
-        })
-        .unwrap_or(serde_json::Value::Null)
+    // A string holding a lone surrogate is shown as every typed view reads it.
+    session_types::json::from_str_lossy(text).unwrap_or(serde_json::Value::Null)
 }
 
 fn message_fields(m: &AgentMessage) -> Option<MessageFields<'_>> {

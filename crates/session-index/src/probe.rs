@@ -72,8 +72,9 @@ pub(crate) fn as_str_lossy(v: Option<&RawValue>) -> Option<Cow<'_, str>> {
     as_str(v).or_else(|| {
         let raw = v?.get();
         raw.starts_with('"').then_some(())?;
-        let (clean, _) = session_types::json::replace_lone_surrogates(raw);
-        serde_json::from_str::<String>(&clean).ok().map(Cow::Owned)
+        session_types::json::from_str_lossy::<String>(raw)
+            .ok()
+            .map(Cow::Owned)
     })
 }
 

@@ -884,18 +884,12 @@ impl State {
                 if self.agg.header.is_none() {
                     // Lone surrogates (which no Rust string holds) read as U+FFFD, as
                     // every typed view reads them (D6).
-                    fn lossy(t: &str) -> std::borrow::Cow<'_, str> {
-                        session_types::json::replace_lone_surrogates(t).0
-                    }
-                    let v = |r: Option<&RawValue>| {
-                        r.and_then(|r| serde_json::from_str(&lossy(r.get())).ok())
-                    };
+                    use session_types::json::from_str_lossy;
+                    let v = |r: Option<&RawValue>| r.and_then(|r| from_str_lossy(r.get()).ok());
                     // As JSON.parse reads it: a number beyond a double's range
                     // elsewhere in the header does not hide the other fields.
                     let raw: serde_json::Map<String, serde_json::Value> = text
-                        .and_then(|t| {
-                            serde_json::from_str(&session_types::js::finite_view(&lossy(t))).ok()
-                        })
+                        .and_then(|t| from_str_lossy(&session_types::js::finite_view(t)).ok())
                         .unwrap_or_default();
                     self.agg.header = Some(HeaderInfo {
                         id: v(p.id),

@@ -112,16 +112,17 @@ impl ResidentSession {
             return; // a frame of another kind: counted, not a record
         }
         if kind == kinds::ENTRY
-            && (session_types::js::may_hold_infinite_number(payload)
-                && matches!(
-                    session_types::js::finite_view(&String::from_utf8_lossy(payload)),
-                    std::borrow::Cow::Owned(_)
-                )
-                || !session_types::json::find_lone_surrogates(&String::from_utf8_lossy(payload))
-                    .is_empty())
             && let Ok(record) = u32::try_from(before)
         {
-            self.raw.insert(record, payload.into());
+            let text = String::from_utf8_lossy(payload);
+            let infinite = session_types::js::may_hold_infinite_number(payload)
+                && matches!(
+                    session_types::js::finite_view(&text),
+                    std::borrow::Cow::Owned(_)
+                );
+            if infinite || !session_types::json::find_lone_surrogates(&text).is_empty() {
+                self.raw.insert(record, payload.into());
+            }
         }
         match entry {
             Some(e) => {

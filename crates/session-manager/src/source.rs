@@ -11,7 +11,6 @@ use serde_json::value::RawValue;
 use session_context::{ContextKind, ContextSource, Node, Parent, PathMarks, UsageAttribution};
 use session_index::{Derived, EntryIndex, Index, kinds};
 use session_journal::{Capture, FrameRun, Offset, Reader};
-use session_types::json::replace_lone_surrogates;
 use session_types::{Entry, Record};
 
 use crate::error::ReadError;
@@ -244,15 +243,6 @@ impl SnapshotReader<'_> {
     }
 }
 
-/// Reads a record payload as every view reads it: invalid UTF-8 as U+FFFD, and each
-/// lone surrogate (which no Rust string holds) as U+FFFD; the journal keeps the
-/// bytes. What the header of a session is read through, so a header holding one
-/// (its `cwd`, an unmodelled field) opens as the reference opens it.
-pub(crate) fn read_record(raw: &[u8]) -> Result<Record, session_types::ParseError> {
-    let text = String::from_utf8_lossy(raw);
-    Record::parse(&replace_lone_surrogates(&text).0)
-}
-
 /// Parses an entry payload; with `lenient`, a known type of unexpected shape becomes
 /// [`Entry::Unknown`].
 pub(crate) fn parse_entry(
@@ -261,16 +251,12 @@ pub(crate) fn parse_entry(
     offset: u64,
     lenient: bool,
 ) -> Result<Entry, ReadError> {
-    // Valid UTF-8 (every payload the engine writes) is borrowed as is: the lossy
-    // reading, which copies, is for the rest.
-    let text = String::from_utf8_lossy(raw);
-    let (clean, _) = replace_lone_surrogates(&text);
     let err = |source: session_types::ParseError| ReadError::Parse {
         path: path.to_path_buf(),
         offset,
         source,
     };
-    match Record::parse(&clean) {
+    match Record::read_payload(raw) {
         Ok(Record::Entry(e)) => Ok(e),
         Ok(Record::Header(_)) => Err(ReadError::NotAnEntry {
             path: path.to_path_buf(),
@@ -279,7 +265,7 @@ pub(crate) fn parse_entry(
         Err(e) => {
             if lenient
                 && let Ok(serde_json::Value::Object(map)) =
-                    serde_json::from_str::<serde_json::Value>(&clean)
+                    session_types::json::from_str_lossy(&String::from_utf8_lossy(raw))
             {
                 return Ok(Entry::Unknown(map));
             }

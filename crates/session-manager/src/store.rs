@@ -421,7 +421,7 @@ impl Store {
                     pending.push(frame);
                     continue;
                 }
-                let header = match crate::source::read_record(&frame.payload) {
+                let header = match Record::read_payload(&frame.payload) {
                     Ok(Record::Header(h)) => h,
                     Ok(_) => {
                         pending.push(frame);
@@ -746,7 +746,7 @@ fn read_header(index: &Index, reader: &Reader, path: &Path) -> Result<SessionHea
     let frame = reader
         .read_frame_within(info.offset, end)
         .map_err(|e| OpenError::from(ReadError::from(e)))?;
-    match crate::source::read_record(&frame.payload) {
+    match Record::read_payload(&frame.payload) {
         Ok(Record::Header(h)) => Ok(h),
         Ok(_) => Err(OpenError::NoHeader {
             path: path.to_path_buf(),

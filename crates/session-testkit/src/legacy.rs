@@ -53,10 +53,9 @@ pub fn write_journal(
     for (i, r) in records.iter().enumerate() {
         // Read as JSON.parse reads it (a number beyond a double's range is no error,
         // nor is a lone surrogate, which a typed view reads as U+FFFD).
-        let clean = session_types::json::replace_lone_surrogates(r).0;
-        let view = session_types::js::finite_view(&clean);
+        let view = session_types::js::finite_view(r);
         let is_header = i == 0
-            && serde_json::from_str::<serde_json::Value>(&view)
+            && session_types::json::from_str_lossy::<serde_json::Value>(&view)
                 .ok()
                 .and_then(|v| {
                     v.get("type")
@@ -68,7 +67,7 @@ pub fn write_journal(
         let tag = if is_header {
             Tag::default()
         } else {
-            serde_json::from_str::<serde_json::Value>(&view)
+            session_types::json::from_str_lossy::<serde_json::Value>(&view)
                 .ok()
                 .and_then(|v| v.get("id").and_then(|t| t.as_str()).map(id_tag))
                 .unwrap_or_default()

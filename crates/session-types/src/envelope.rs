@@ -182,14 +182,9 @@ impl<'a> Envelope<'a> {
         // A record past serde_json's 128 levels is read again without that limit, on
         // a thread of its own (`json::read_deep`), as `Entry::read` reads it.
         let view = crate::js::finite_view(text);
-        crate::json::read_deep(&view, || {
-            match crate::json::from_str::<serde_json::Value>(&view) {
-                Ok(serde_json::Value::Object(m)) => Ok(Envelope::of_map(&m)),
-                Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
-                    Err(crate::ParseError::from_serde(&view, &e))
-                }
-                _ => Err(strict.clone()),
-            }
+        crate::json::read_deep(&view, || match crate::json::value_or(&view, &strict)? {
+            serde_json::Value::Object(m) => Ok(Envelope::of_map(&m)),
+            _ => Err(strict.clone()),
         })
     }
 

@@ -271,6 +271,36 @@ pub(crate) fn from_str<'a, T: serde::Deserialize<'a>>(text: &'a str) -> serde_js
     Ok(value)
 }
 
+/// The start of `serde_json`'s message when input nests past its recursion limit.
+const RECURSION_LIMIT: &str = "recursion limit exceeded";
+
+/// `text` read into a [`serde_json::Value`] (the last of repeated keys winning, as
+/// `JSON.parse` keeps it) within this thread's depth limit ([`from_str`]): the
+/// reading a lenient reader falls back to. When it stops at `serde_json`'s recursion
+/// limit that error is returned, so [`read_deep`] reads again without the limit;
+/// any other failure is `otherwise` (the caller's error from its stricter reading,
+/// which says more).
+pub(crate) fn value_or(
+    text: &str,
+    otherwise: &crate::ParseError,
+) -> Result<serde_json::Value, crate::ParseError> {
+    from_str(text).map_err(|e| {
+        if e.to_string().starts_with(RECURSION_LIMIT) {
+            crate::ParseError::from_serde(text, &e)
+        } else {
+            otherwise.clone()
+        }
+    })
+}
+
+/// `serde_json::from_str` of `text` with each lone surrogate escape read as U+FFFD
+/// ([`replace_lone_surrogates`]; no copy when there is none): how a value that is
+/// shown, never compared, is read from stored text (a label, a session name, a
+/// header's fields), as every typed view reads it.
+pub fn from_str_lossy<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
+    serde_json::from_str(&replace_lone_surrogates(text).0)
+}
+
 /// JSON text read into a [`serde_json::Value`] as the stored-record readers read it:
 /// past `serde_json`'s 128 levels, up to [`MAX_READ_DEPTH`], on a thread of its own
 /// (`read_deep`). `None` when it is no JSON or nests deeper. For a reader that must
@@ -293,7 +323,7 @@ pub(crate) fn read_deep<T: Send>(
 ) -> Result<T, crate::ParseError> {
     let first = read();
     match &first {
-        Err(e) if e.message.starts_with("recursion limit exceeded") => {
+        Err(e) if e.message.starts_with(RECURSION_LIMIT) => {
             if let Some(offset) = depth_past(text.as_bytes(), MAX_READ_DEPTH) {
                 return Err(crate::ParseError {
                     kind: e.kind,

@@ -51,6 +51,21 @@ impl Record {
         }
     }
 
+    /// Reads a stored payload as every view of it reads it: [`Record::parse`] of its
+    /// bytes with invalid UTF-8 as U+FFFD (Node's decoding) and each lone surrogate
+    /// escape, which no Rust string holds, as U+FFFD (`docs/context.md`, D6). The
+    /// payload's bytes are the journal's to keep; this is its typed view.
+    ///
+    /// ```
+    /// use session_types::Record;
+    /// let r = Record::read_payload(br#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w\ud800"}"#).unwrap();
+    /// assert!(matches!(r, Record::Header(h) if h.cwd.as_deref() == Some("/w\u{fffd}")));
+    /// ```
+    pub fn read_payload(payload: &[u8]) -> Result<Record, ParseError> {
+        let text = String::from_utf8_lossy(payload);
+        Record::parse(&crate::json::replace_lone_surrogates(&text).0)
+    }
+
     /// Compact JSON text, keys in the reference's order for the modelled fields.
     pub fn to_json(&self) -> String {
         match self {
@@ -146,17 +161,9 @@ impl Entry {
         {
             return Ok(as_stored(e, v));
         }
-        // `Value` keeps the last of repeated keys, as `JSON.parse` does.
-        let value: Value = match crate::json::from_str(&view) {
-            Ok(v) => v,
-            // Too deep for this thread's reading (a record past 128 levels that also
-            // repeats a key): that error, so `read_deep` reads it again without the
-            // limit, where the strict reading's error would end it.
-            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
-                return Err(ParseError::from_serde(&view, &e));
-            }
-            Err(_) => return Err(strict),
-        };
+        // `Value` keeps the last of repeated keys, as `JSON.parse` does (past 128
+        // levels on `read_deep`'s thread).
+        let value = crate::json::value_or(&view, &strict)?;
         let Value::Object(map) = value else {
             return Err(strict);
         };

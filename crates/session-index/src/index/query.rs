@@ -64,11 +64,7 @@ impl Index {
                 found: frame.info.seq,
             });
         }
-        // Read as every view reads a record: a lone surrogate (which no Rust string
-        // holds) as U+FFFD; the journal keeps the bytes.
-        let text = String::from_utf8_lossy(&frame.payload);
-        let (text, _) = session_types::json::replace_lone_surrogates(&text);
-        Record::parse(&text).map_err(|source| LoadError::Parse {
+        Record::read_payload(&frame.payload).map_err(|source| LoadError::Parse {
             path: self.journal.clone(),
             offset: Offset(r.offset),
             source,

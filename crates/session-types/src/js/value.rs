@@ -189,8 +189,7 @@ pub fn raw_key(raw: &RawValue) -> Option<String> {
         // An object or array holding one: keyed by itself wherever it is a key, its
         // text is what it shows, read as every typed view reads it (U+FFFD).
         Err(_) if text.starts_with(['{', '[']) => {
-            let (clean, _) = crate::json::replace_lone_surrogates(text);
-            let v: Value = serde_json::from_str(&clean).ok()?;
+            let v: Value = crate::json::from_str_lossy(text).ok()?;
             Some(crate::json::js_normalized(&v).to_string())
         }
         Err(_) => match text.parse::<f64>() {
